@@ -1,0 +1,26 @@
+//! BTF for btfenc: the model, lowering from the DWARF model, deduplication,
+//! split/distill/relocate, serialization in either byte order, and reading.
+//!
+//! ## API Structure
+//! - [`raw`]: the on-disk format (`Documentation/bpf/btf.rst`): constants,
+//!   header and record layouts. Every rule of the format lives there.
+//! - [`types`]: the decoded in-memory model, [`Btf`] and [`Type`].
+//! - [`strings`]: the deduplicating string table.
+//! - [`write`]: serialization, [`read`]: parsing raw blobs and ELF `.BTF`.
+//! - [`lower`]: DWARF model → BTF, with pahole's rules.
+//! - [`dedup`]: cross-CU deduplication with `btf__dedup` semantics.
+//! - [`dump`]: bpftool's raw text format, [`diff`]: semantic comparison.
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
+pub mod dedup;
+pub mod diff;
+pub mod dump;
+pub mod lower;
+pub mod raw;
+pub mod read;
+pub mod strings;
+pub mod types;
+pub mod write;
+
+pub use self::types::*;

@@ -1,0 +1,323 @@
+//! The intermediate type model: what one compilation unit says about C types,
+//! functions and variables, with the DWARF encoding details already resolved.
+//!
+//! Why a model of its own: DWARF spreads one fact over several attributes and
+//! forms (a member's position is `DW_AT_data_member_location` plus
+//! `DW_AT_data_bit_offset`, or the DWARF 4 `DW_AT_bit_offset` counted from the
+//! other end of the storage unit), and the BTF lowering should not have to
+//! know any of that. Every fact here is already in its final unit (bits for
+//! member offsets, bytes for sizes, element counts for array dimensions).
+//!
+//! ## API Structure
+//! - [`CuModel`] owns a CU's [`Node`]s (types), [`Function`]s and
+//!   [`Variable`]s. Nodes are addressed by [`NodeId`], an index into
+//!   `CuModel::nodes`, so references are `Copy` and cycles are free.
+//! - Variable-length parts (members, parameters, enumerators, dimensions,
+//!   annotation strings) are slices allocated in the caller's
+//!   [`bumpalo::Bump`]; the whole model of one CU is dropped at once with
+//!   that arena, once the CU has been lowered.
+//! - Strings borrow from the mapped ELF (`'input`), or from a decompressed
+//!   section buffer that lives as long as the [`crate::ElfFile`].
+
+/// Index of a [`Node`] in [`CuModel::nodes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+/// A reference to a type: `void` (absent `DW_AT_type`, or
+/// `DW_TAG_unspecified_type`), or a node of the same CU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    /// No type (C `void`).
+    Void,
+    /// A type node of this CU.
+    Node(NodeId),
+}
+
+/// Source language of a CU, as far as the selection rules care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// Any C dialect (`DW_LANG_C*`).
+    C,
+    /// `DW_LANG_Rust`.
+    Rust,
+    /// Any C++ dialect.
+    CPlusPlus,
+    /// Assembly (`DW_LANG_Mips_Assembler`), which gcc uses for `.S` files.
+    Assembly,
+    /// Anything else, with the raw `DW_LANG_*` value.
+    Other(u16),
+}
+
+/// `DW_AT_encoding` of a base type, reduced to what BTF can express.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BaseEncoding {
+    /// `DW_ATE_signed`.
+    Signed,
+    /// `DW_ATE_unsigned`.
+    Unsigned,
+    /// `DW_ATE_signed_char`.
+    SignedChar,
+    /// `DW_ATE_unsigned_char`.
+    UnsignedChar,
+    /// `DW_ATE_boolean`.
+    Boolean,
+    /// `DW_ATE_float`.
+    Float,
+    /// `DW_ATE_complex_float` and other encodings BTF has no kind for.
+    Other(u8),
+}
+
+/// `DW_TAG_{const,volatile,restrict,atomic}_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Qualifier {
+    /// `const`.
+    Const,
+    /// `volatile`.
+    Volatile,
+    /// `restrict`.
+    Restrict,
+    /// `_Atomic` (BTF has no kind for it; pahole drops it).
+    Atomic,
+}
+
+/// Struct, union or class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompositeKind {
+    /// `DW_TAG_structure_type`.
+    Struct,
+    /// `DW_TAG_union_type`.
+    Union,
+    /// `DW_TAG_class_type`.
+    Class,
+}
+
+/// One member of a struct or union.
+#[derive(Clone, Copy, Debug)]
+pub struct Member<'input, 'arena> {
+    /// `None` for anonymous members (nested anonymous struct/union).
+    pub name: Option<&'input str>,
+    /// The member's type.
+    pub ty: TypeRef,
+    /// Offset of the member's first bit from the start of the enclosing
+    /// struct, whatever attributes DWARF used to say so.
+    pub bit_offset: u64,
+    /// Width in bits for a bitfield member, 0 for an ordinary member.
+    pub bitfield_size: u32,
+    /// `btf_decl_tag` annotation values on this member.
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// One enumerator.
+#[derive(Clone, Copy, Debug)]
+pub struct Enumerator<'input> {
+    /// Enumerator name.
+    pub name: &'input str,
+    /// The value's 64 bits; interpret with [`Enumerator::negative`].
+    pub value: u64,
+    /// True when DWARF encoded the value as a negative signed number.
+    pub negative: bool,
+}
+
+/// One formal parameter of a subroutine type or function.
+#[derive(Clone, Copy, Debug)]
+pub struct Param<'input, 'arena> {
+    /// Parameter name, when DWARF gives one.
+    pub name: Option<&'input str>,
+    /// Parameter type.
+    pub ty: TypeRef,
+    /// Where the parameter lives on entry, for the optimized-function rules.
+    pub location: ParamLocation,
+    /// `btf_decl_tag` annotation values on this parameter.
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// What DWARF says about a parameter's location at function entry; pahole's
+/// `optimized_func` rules decide on it whether a signature is trustworthy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamLocation {
+    /// No `DW_AT_location` and no `DW_AT_const_value`: optimized out.
+    OptimizedOut,
+    /// The value is known to be constant (`DW_AT_const_value`).
+    Constant,
+    /// At entry, in this DWARF register number (first location expression
+    /// op is `DW_OP_reg*`/`DW_OP_regx`, or an entry-value of one).
+    Register(u16),
+    /// Somewhere else (stack, a composite piece list, ...).
+    Other,
+    /// Not looked at (type-level prototypes).
+    Unknown,
+}
+
+/// A type node.
+#[derive(Clone, Copy, Debug)]
+pub enum Node<'input, 'arena> {
+    /// `DW_TAG_base_type`.
+    Base {
+        /// Type name (`int`, `long unsigned int`, ...).
+        name: &'input str,
+        /// `DW_AT_byte_size`.
+        byte_size: u32,
+        /// `DW_AT_encoding`.
+        encoding: BaseEncoding,
+        /// `DW_AT_bit_size`, when the type is narrower than its storage.
+        bit_size: Option<u32>,
+    },
+    /// `DW_TAG_pointer_type` (also C++ references, which C never has).
+    Pointer {
+        /// Pointee.
+        target: TypeRef,
+        /// `btf_type_tag` annotation values on this pointer, in DWARF order.
+        type_tags: &'arena [&'input str],
+    },
+    /// A qualifier.
+    Qualified {
+        /// Which qualifier.
+        qualifier: Qualifier,
+        /// Qualified type.
+        target: TypeRef,
+    },
+    /// `DW_TAG_typedef`.
+    Typedef {
+        /// Typedef name.
+        name: &'input str,
+        /// Aliased type.
+        target: TypeRef,
+        /// `btf_decl_tag` annotation values.
+        decl_tags: &'arena [&'input str],
+    },
+    /// `DW_TAG_array_type`.
+    Array {
+        /// Element type.
+        elem: TypeRef,
+        /// One entry per `DW_TAG_subrange_type`, outermost first; 0 for a
+        /// flexible or unknown bound.
+        dims: &'arena [u64],
+    },
+    /// `DW_TAG_{structure,union,class}_type`.
+    Composite {
+        /// Struct, union or class.
+        kind: CompositeKind,
+        /// `None` for anonymous aggregates.
+        name: Option<&'input str>,
+        /// `DW_AT_byte_size` (0 for declarations).
+        byte_size: u32,
+        /// `DW_AT_declaration`: only a forward declaration.
+        declaration: bool,
+        /// Data members in DWARF order (static members and nested type
+        /// definitions are not members).
+        members: &'arena [Member<'input, 'arena>],
+        /// `btf_decl_tag` annotation values on the aggregate itself.
+        decl_tags: &'arena [&'input str],
+    },
+    /// `DW_TAG_enumeration_type`.
+    Enum {
+        /// `None` for anonymous enums.
+        name: Option<&'input str>,
+        /// `DW_AT_byte_size`.
+        byte_size: u32,
+        /// `DW_AT_declaration`.
+        declaration: bool,
+        /// Signedness of the underlying `DW_AT_type`, when DWARF gives one.
+        underlying_signed: Option<bool>,
+        /// Enumerators in DWARF order.
+        enumerators: &'arena [Enumerator<'input>],
+    },
+    /// `DW_TAG_subroutine_type` (a function type, reached through pointers).
+    Subroutine {
+        /// Return type.
+        ret: TypeRef,
+        /// Parameters.
+        params: &'arena [Param<'input, 'arena>],
+        /// Ends in `DW_TAG_unspecified_parameters` (`...`).
+        varargs: bool,
+    },
+    /// A DIE that names a type but which BTF cannot express, kept so that
+    /// references to it stay valid; lowered as `void` (as pahole does for
+    /// `DW_TAG_unspecified_type`).
+    Unsupported {
+        /// The DWARF tag, for diagnostics.
+        tag: u16,
+    },
+}
+
+/// A `DW_TAG_subprogram` (definition or declaration), with attributes
+/// inherited through `DW_AT_abstract_origin`/`DW_AT_specification`.
+#[derive(Clone, Copy, Debug)]
+pub struct Function<'input, 'arena> {
+    /// `DW_AT_name` (following `DW_AT_abstract_origin`/`DW_AT_specification`).
+    pub name: &'input str,
+    /// `DW_AT_linkage_name`, if any.
+    pub linkage_name: Option<&'input str>,
+    /// Return type.
+    pub ret: TypeRef,
+    /// Formal parameters.
+    pub params: &'arena [Param<'input, 'arena>],
+    /// Ends in `...`.
+    pub varargs: bool,
+    /// `DW_AT_external`.
+    pub external: bool,
+    /// `DW_AT_declaration`: not a definition.
+    pub declaration: bool,
+    /// `DW_AT_inline` says declared or actually inlined (an abstract
+    /// instance root without code of its own).
+    pub inline: bool,
+    /// `DW_AT_low_pc` of the out-of-line code (or first range), if any.
+    pub low_pc: Option<u64>,
+    /// `DW_AT_calling_convention` is `DW_CC_nocall`: callers cannot use
+    /// the declared signature.
+    pub nocall: bool,
+    /// `btf_decl_tag` annotation values on the function.
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// A variable DIE at CU scope (or a static one in a function: pahole does
+/// not encode those, but they are reported with `in_function` so the rule
+/// lives in one place, the lowering).
+#[derive(Clone, Copy, Debug)]
+pub struct Variable<'input, 'arena> {
+    /// `DW_AT_name` (following `DW_AT_specification`).
+    pub name: &'input str,
+    /// Type.
+    pub ty: TypeRef,
+    /// `DW_AT_external`.
+    pub external: bool,
+    /// `DW_AT_declaration`.
+    pub declaration: bool,
+    /// The address from a `DW_OP_addr` location, if that is the location.
+    pub address: Option<u64>,
+    /// Declared inside a function body.
+    pub in_function: bool,
+    /// `btf_decl_tag` annotation values.
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// Everything one compilation unit contributed.
+#[derive(Debug)]
+pub struct CuModel<'input, 'arena> {
+    /// Offset of the CU header in `.debug_info`, for diagnostics and for
+    /// ordering.
+    pub offset: u64,
+    /// `DW_AT_name` of the CU.
+    pub name: Option<&'input str>,
+    /// `DW_AT_language`.
+    pub language: Language,
+    /// Type nodes, addressed by [`NodeId`].
+    pub nodes: Vec<Node<'input, 'arena>>,
+    /// Function definitions and declarations, in DIE order.
+    pub functions: Vec<Function<'input, 'arena>>,
+    /// Variables, in DIE order.
+    pub variables: Vec<Variable<'input, 'arena>>,
+    /// Number of DIEs visited (for `-V` statistics).
+    pub die_count: u64,
+}
+
+impl<'input, 'arena> CuModel<'input, 'arena> {
+    /// The node a [`NodeId`] names.
+    ///
+    /// # Panics
+    /// If `id` was not produced for this CU (a bug, not bad input: the walker
+    /// only hands out ids of nodes it pushed).
+    pub fn node(&self, id: NodeId) -> &Node<'input, 'arena> {
+        &self.nodes[id.0 as usize]
+    }
+}
