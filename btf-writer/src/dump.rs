@@ -167,7 +167,13 @@ pub fn dump_type(
     id: TypeId,
     ty: &Type<'_>,
 ) -> io::Result<()> {
-    write!(out, "[{}] {} '{}'", id.0, Kind::of(ty).name(), or_anon(type_name(ty)))?;
+    write!(
+        out,
+        "[{}] {} '{}'",
+        id.0,
+        Kind::of(ty).name(),
+        or_anon(type_name(ty))
+    )?;
     match ty {
         Type::Int(int) => write!(
             out,
@@ -190,9 +196,11 @@ pub fn dump_type(
         Type::Struct(composite) | Type::Union(composite) => dump_members(out, composite)?,
         Type::Enum(e) => dump_enum32(out, e)?,
         Type::Enum64(e) => dump_enum64(out, e)?,
-        Type::Fwd(fwd) => {
-            write!(out, " fwd_kind={}", if fwd.union { "union" } else { "struct" })?
-        }
+        Type::Fwd(fwd) => write!(
+            out,
+            " fwd_kind={}",
+            if fwd.union { "union" } else { "struct" }
+        )?,
         Type::Func(func) => write!(
             out,
             " type_id={} linkage={}",
@@ -200,7 +208,12 @@ pub fn dump_type(
             linkage_name(func.linkage)
         )?,
         Type::FuncProto(proto) => {
-            write!(out, " ret_type_id={} vlen={}", proto.ret.0, proto.params.len())?;
+            write!(
+                out,
+                " ret_type_id={} vlen={}",
+                proto.ret.0,
+                proto.params.len()
+            )?;
             for param in &proto.params {
                 write!(out, "\n\t'{}' type_id={}", or_anon(param.name), param.ty.0)?;
             }
@@ -245,7 +258,12 @@ pub fn dump_type(
 }
 
 fn dump_members(out: &mut dyn Write, composite: &Composite<'_>) -> io::Result<()> {
-    write!(out, " size={} vlen={}", composite.size, composite.members.len())?;
+    write!(
+        out,
+        " size={} vlen={}",
+        composite.size,
+        composite.members.len()
+    )?;
     for member in &composite.members {
         write!(
             out,
@@ -294,7 +312,12 @@ fn dump_enum64(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
     )?;
     for value in &e.values {
         if e.signed {
-            write!(out, "\n\t'{}' val={}LL", or_anon(value.name), value.value as i64)?;
+            write!(
+                out,
+                "\n\t'{}' val={}LL",
+                or_anon(value.name),
+                value.value as i64
+            )?;
         } else {
             write!(out, "\n\t'{}' val={}ULL", or_anon(value.name), value.value)?;
         }
@@ -397,12 +420,31 @@ mod tests {
         btf.add(Type::Const(ptr));
         btf.add(Type::Volatile(int));
         btf.add(Type::Restrict(ptr));
-        btf.add(Type::Typedef(Named { name: "uptr", ty: ptr }));
-        btf.add(Type::TypeTag(Named { name: "user", ty: int }));
-        btf.add(Type::Array(Array { elem: int, index: TypeId(3), nelems: 4 }));
-        btf.add(Type::Float(Float { name: "double", size: 8 }));
-        btf.add(Type::Fwd(Fwd { name: "fwd_union", union: true }));
-        btf.add(Type::Fwd(Fwd { name: "fwd_only", union: false }));
+        btf.add(Type::Typedef(Named {
+            name: "uptr",
+            ty: ptr,
+        }));
+        btf.add(Type::TypeTag(Named {
+            name: "user",
+            ty: int,
+        }));
+        btf.add(Type::Array(Array {
+            elem: int,
+            index: TypeId(3),
+            nelems: 4,
+        }));
+        btf.add(Type::Float(Float {
+            name: "double",
+            size: 8,
+        }));
+        btf.add(Type::Fwd(Fwd {
+            name: "fwd_union",
+            union: true,
+        }));
+        btf.add(Type::Fwd(Fwd {
+            name: "fwd_only",
+            union: false,
+        }));
         assert_eq!(
             dump(&btf, None),
             "[1] INT 'int' size=4 bits_offset=0 nr_bits=32 encoding=SIGNED\n\
@@ -436,65 +478,133 @@ mod tests {
             size: 8,
             kind_flag: true,
             members: vec![
-                Member { name: "a", ty: int, bit_offset: 0, bitfield_size: 3 },
-                Member { name: "", ty: int, bit_offset: 32, bitfield_size: 0 },
+                Member {
+                    name: "a",
+                    ty: int,
+                    bit_offset: 0,
+                    bitfield_size: 3,
+                },
+                Member {
+                    name: "",
+                    ty: int,
+                    bit_offset: 32,
+                    bitfield_size: 0,
+                },
             ],
         }));
         btf.add(Type::Union(Composite {
             name: "",
             size: 4,
             kind_flag: false,
-            members: vec![Member { name: "x", ty: int, bit_offset: 0, bitfield_size: 0 }],
+            members: vec![Member {
+                name: "x",
+                ty: int,
+                bit_offset: 0,
+                bitfield_size: 0,
+            }],
         }));
         btf.add(Type::Enum(Enum {
             name: "se",
             size: 4,
             signed: true,
             values: vec![
-                EnumValue { name: "SNEG", value: u64::MAX },
-                EnumValue { name: "SPOS", value: 7 },
+                EnumValue {
+                    name: "SNEG",
+                    value: u64::MAX,
+                },
+                EnumValue {
+                    name: "SPOS",
+                    value: 7,
+                },
             ],
         }));
         btf.add(Type::Enum(Enum {
             name: "ue",
             size: 4,
             signed: false,
-            values: vec![EnumValue { name: "U1", value: 0x8000_0000 }],
+            values: vec![EnumValue {
+                name: "U1",
+                value: 0x8000_0000,
+            }],
         }));
         btf.add(Type::Enum64(Enum {
             name: "se64",
             size: 8,
             signed: true,
             values: vec![
-                EnumValue { name: "NEG", value: -5_000_000_000i64 as u64 },
-                EnumValue { name: "POS", value: 3 },
+                EnumValue {
+                    name: "NEG",
+                    value: -5_000_000_000i64 as u64,
+                },
+                EnumValue {
+                    name: "POS",
+                    value: 3,
+                },
             ],
         }));
         btf.add(Type::Enum64(Enum {
             name: "ue64",
             size: 8,
             signed: false,
-            values: vec![EnumValue { name: "BIG", value: 0xff_ffff_ffff }],
+            values: vec![EnumValue {
+                name: "BIG",
+                value: 0xff_ffff_ffff,
+            }],
         }));
         let proto = btf.add(Type::FuncProto(FuncProto {
             ret: int,
             params: vec![
                 Param { name: "a", ty: int },
-                Param { name: "", ty: TypeId::VOID },
+                Param {
+                    name: "",
+                    ty: TypeId::VOID,
+                },
             ],
         }));
-        let func = btf.add(Type::Func(Object { name: "f", ty: proto, linkage: Linkage::Global }));
-        btf.add(Type::DeclTag(DeclTag { name: "ftag", ty: func, component_idx: -1 }));
-        btf.add(Type::DeclTag(DeclTag { name: "mtag", ty: bits, component_idx: 1 }));
-        let var = btf.add(Type::Var(Object { name: "gvar", ty: int, linkage: Linkage::Global }));
-        btf.add(Type::Var(Object { name: "evar", ty: int, linkage: Linkage::Extern }));
-        btf.add(Type::Func(Object { name: "sf", ty: proto, linkage: Linkage::Static }));
+        let func = btf.add(Type::Func(Object {
+            name: "f",
+            ty: proto,
+            linkage: Linkage::Global,
+        }));
+        btf.add(Type::DeclTag(DeclTag {
+            name: "ftag",
+            ty: func,
+            component_idx: -1,
+        }));
+        btf.add(Type::DeclTag(DeclTag {
+            name: "mtag",
+            ty: bits,
+            component_idx: 1,
+        }));
+        let var = btf.add(Type::Var(Object {
+            name: "gvar",
+            ty: int,
+            linkage: Linkage::Global,
+        }));
+        btf.add(Type::Var(Object {
+            name: "evar",
+            ty: int,
+            linkage: Linkage::Extern,
+        }));
+        btf.add(Type::Func(Object {
+            name: "sf",
+            ty: proto,
+            linkage: Linkage::Static,
+        }));
         btf.add(Type::Datasec(Datasec {
             name: ".data",
             size: 0,
             vars: vec![
-                VarSecInfo { ty: var, offset: 0, size: 4 },
-                VarSecInfo { ty: func, offset: 8, size: 0 },
+                VarSecInfo {
+                    ty: var,
+                    offset: 0,
+                    size: 4,
+                },
+                VarSecInfo {
+                    ty: func,
+                    offset: 8,
+                    size: 0,
+                },
             ],
         }));
         assert_eq!(
@@ -540,16 +650,35 @@ mod tests {
             offset: 0,
             bits: 32,
         }));
-        let base_var = base.add(Type::Var(Object { name: "v", ty: int, linkage: Linkage::Static }));
-        let mut split = Btf { base_type_count: base.count(), ..Btf::default() };
+        let base_var = base.add(Type::Var(Object {
+            name: "v",
+            ty: int,
+            linkage: Linkage::Static,
+        }));
+        let mut split = Btf {
+            base_type_count: base.count(),
+            ..Btf::default()
+        };
         let ptr = split.add(Type::Ptr(int));
         split.add(Type::Datasec(Datasec {
             name: ".bss",
             size: 16,
             vars: vec![
-                VarSecInfo { ty: base_var, offset: 0, size: 4 },
-                VarSecInfo { ty: TypeId(99), offset: 8, size: 8 },
-                VarSecInfo { ty: TypeId::VOID, offset: 12, size: 0 },
+                VarSecInfo {
+                    ty: base_var,
+                    offset: 0,
+                    size: 4,
+                },
+                VarSecInfo {
+                    ty: TypeId(99),
+                    offset: 8,
+                    size: 8,
+                },
+                VarSecInfo {
+                    ty: TypeId::VOID,
+                    offset: 12,
+                    size: 0,
+                },
             ],
         }));
         assert_eq!(ptr, TypeId(3));
