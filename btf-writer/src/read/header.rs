@@ -89,7 +89,7 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
     let types = section(Section::Types, header.type_off, header.type_len)?;
     let strings = section(Section::Strings, header.str_off, header.str_len)?;
     section(Section::Layout, header.layout_off, header.layout_len)?;
-    if header.type_off % 4 != 0 {
+    if header.type_off & 3 != 0 {
         return Err(Error::new(ErrorKind::MisalignedTypeSection(header.type_off)).at(8));
     }
     let spans = [

@@ -46,7 +46,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
     btf.add(Type::Func(Object { name: "fn", ty: TypeId(13), linkage: Linkage::Global }));
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
-        params: vec![Param { name: "a", ty: int }, Param { name: "", ty: TypeId::VOID }],
+        params: vec![Param { name: "a", ty: int }],
     }));
     let var = btf.add(Type::Var(Object { name: "v", ty: int, linkage: Linkage::Global }));
     btf.add(Type::Datasec(Datasec { name: ".data", size: 4, vars: vec![VarSecInfo { ty: var, offset: 0, size: 4 }] }));
@@ -58,6 +58,12 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         size: 8,
         signed: false,
         values: vec![EnumValue { name: "BIG", value: 1 << 40 }, EnumValue { name: "A", value: 1 }],
+    }));
+    // Varargs, on a prototype of its own: the kernel refuses a FUNC whose
+    // prototype has them.
+    btf.add(Type::FuncProto(FuncProto {
+        ret: int,
+        params: vec![Param { name: "a", ty: int }, Param { name: "", ty: TypeId::VOID }],
     }));
     btf
 }
@@ -83,7 +89,7 @@ fn same_bytes(ours: &[u8], theirs: &[u8]) {
 #[test]
 fn sample_covers_every_kind() {
     let kinds: Vec<u8> = all_kinds().types.iter().map(|t| Kind::of(t).0).collect();
-    assert_eq!(kinds, (1..=19).collect::<Vec<u8>>());
+    assert_eq!(kinds[..19], (1..=19).collect::<Vec<u8>>());
 }
 
 #[test]
@@ -160,7 +166,7 @@ fn split_round_trip_reuses_base_strings() {
     let blob = write_split(&split, &base.string_index(), Endian::Little).unwrap();
     let parsed = parse(&blob, Some(&base)).unwrap();
     same(&split, &parsed.btf);
-    assert_eq!(parsed.btf.first_id(), TypeId(20));
+    assert_eq!(parsed.btf.first_id(), TypeId(21));
     // "int" and "a" come from the base; only "xfs_inode" is new, and the
     // split's section does not start with a NUL.
     assert_eq!(parsed.strings().bytes, b"xfs_inode\0");
@@ -422,13 +428,14 @@ fn rejects_bad_info() {
 #[test]
 fn rejects_truncated_records() {
     let b = blob();
-    // vlen of the last type (ENUM64, 2 values) raised past the section end.
+    // vlen of the last type (FUNC_PROTO, 2 params) raised past the section
+    // end.
     let mut c = b.clone();
-    put(&mut c, record(19) + 4, raw::info(Kind::ENUM64, 3, false));
+    put(&mut c, record(20) + 4, raw::info(Kind::FUNC_PROTO, 3, false));
     let e = err(&c);
     assert!(matches!(e.kind, ErrorKind::TruncatedType { .. }));
-    assert_eq!(e.type_id, Some(TypeId(19)));
-    assert_eq!(e.offset, Some(record(19) as u64));
+    assert_eq!(e.type_id, Some(TypeId(20)));
+    assert_eq!(e.offset, Some(record(20) as u64));
     // A type section that ends inside a record header.
     let mut c = b.clone();
     let type_len = get(&b, 12);
@@ -444,13 +451,13 @@ fn rejects_truncated_records() {
 fn rejects_dangling_references() {
     let b = blob();
     let mut c = b.clone();
-    put(&mut c, record(2) + 8, 20);
+    put(&mut c, record(2) + 8, 21);
     let e = err(&c);
-    assert_eq!((e.kind, e.type_id), (ErrorKind::TypeIdOutOfRange(20), Some(TypeId(2))));
-    put(&mut c, record(2) + 8, 19);
+    assert_eq!((e.kind, e.type_id), (ErrorKind::TypeIdOutOfRange(21), Some(TypeId(2))));
+    put(&mut c, record(2) + 8, 20);
     assert!(parse(&c, None).is_ok());
     let mut c = b.clone();
-    put(&mut c, record(13) + 12 + 8 + 4, 99);
+    put(&mut c, record(20) + 12 + 8 + 4, 99);
     assert_eq!(err(&c).kind, ErrorKind::TypeIdOutOfRange(99));
     let mut c = b.clone();
     put(&mut c, record(15) + 12, 1000);
@@ -480,12 +487,12 @@ fn split_references_and_names_are_bounded_by_base() {
     let base = parse(&base_blob, None).unwrap();
     let split = split_on(&base);
     let mut blob = write_split(&split, &base.string_index(), Endian::Little).unwrap();
-    // The PTR (id 22) points at 23: one past the last id.
+    // The PTR (id 23) made to point at 24: one past the last id.
     let ptr_at = raw::HEADER_LEN as usize + 12 + 24;
-    assert_eq!(get(&blob, ptr_at + 8), 21);
-    put(&mut blob, ptr_at + 8, 23);
+    assert_eq!(get(&blob, ptr_at + 8), 22);
+    put(&mut blob, ptr_at + 8, 24);
     let e = parse(&blob, Some(&base)).unwrap_err();
-    assert_eq!((e.kind, e.type_id), (ErrorKind::TypeIdOutOfRange(23), Some(TypeId(22))));
+    assert_eq!((e.kind, e.type_id), (ErrorKind::TypeIdOutOfRange(24), Some(TypeId(23))));
 }
 
 #[test]
@@ -536,7 +543,8 @@ fn bpftool_parses_every_kind() {
             "[10] CONST '(anon)' type_id=1",
             "[11] RESTRICT '(anon)' type_id=2",
             "[12] FUNC 'fn' type_id=13 linkage=global",
-            "[13] FUNC_PROTO '(anon)' ret_type_id=1 vlen=2",
+            "[13] FUNC_PROTO '(anon)' ret_type_id=1 vlen=1",
+            "[20] FUNC_PROTO '(anon)' ret_type_id=1 vlen=2",
             "'(anon)' type_id=0",
             "[14] VAR 'v' type_id=1, linkage=global",
             "[15] DATASEC '.data' size=4 vlen=1",
@@ -549,6 +557,85 @@ fn bpftool_parses_every_kind() {
         ] {
             assert!(text.contains(line), "bpftool output lacks {line:?}:\n{text}");
         }
+    }
+}
+
+/// Loads `blob` with the BPF_BTF_LOAD syscall: `Ok(())`, `Err(the end of
+/// the verifier log)`, or `None` when this process may not use bpf(2).
+fn kernel_load(blob: &[u8]) -> Option<Result<(), String>> {
+    match btf_load(blob, None) {
+        Ok(()) => Some(Ok(())),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS)) => None,
+        Err(e) => {
+            // Load again with a log to say why; the log of a big BTF lists
+            // every type, so only its end (where the error is) is kept.
+            let mut log = vec![0u8; 16 << 20];
+            let _ = btf_load(blob, Some(&mut log));
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let text = String::from_utf8_lossy(&log[..end]);
+            let tail: String = text.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
+            Some(Err(format!("{e}: ...{tail}")))
+        }
+    }
+}
+
+fn btf_load(blob: &[u8], log: Option<&mut [u8]>) -> std::io::Result<()> {
+    /// The BPF_BTF_LOAD part of `union bpf_attr`: the fields every kernel
+    /// since 4.18 knows.
+    #[repr(C)]
+    struct BtfLoadAttr {
+        btf: u64,
+        btf_log_buf: u64,
+        btf_size: u32,
+        btf_log_size: u32,
+        btf_log_level: u32,
+    }
+    const BPF_BTF_LOAD: libc::c_long = 18;
+    let (log_buf, log_size) = match log {
+        Some(log) => (log.as_mut_ptr() as u64, log.len() as u32),
+        None => (0, 0),
+    };
+    let attr = BtfLoadAttr {
+        btf: blob.as_ptr() as u64,
+        btf_log_buf: log_buf,
+        btf_size: blob.len() as u32,
+        btf_log_size: log_size,
+        btf_log_level: u32::from(log_size > 0),
+    };
+    // SAFETY: attr points at a live, initialized struct of the given size;
+    // the kernel reads `blob` and writes at most `log_size` bytes to the
+    // log, both alive for the duration of the call.
+    let fd = unsafe {
+        libc::syscall(libc::SYS_bpf, BPF_BTF_LOAD, &attr as *const BtfLoadAttr, std::mem::size_of::<BtfLoadAttr>())
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a descriptor the kernel just gave us.
+    unsafe { libc::close(fd as libc::c_int) };
+    Ok(())
+}
+
+#[test]
+fn kernel_loads_every_kind() {
+    let blob = write(&all_kinds(), Endian::native()).unwrap();
+    match kernel_load(&blob) {
+        None => eprintln!("SKIPPED: bpf(2) not permitted, the kernel did not check the every-kind blob"),
+        Some(result) => result.unwrap(),
+    }
+}
+
+#[test]
+fn kernel_rejects_what_we_reject() {
+    // The outside judge agrees with our reader on a corruption: a dangling
+    // reference.
+    let mut b = write(&all_kinds(), Endian::native()).unwrap();
+    let at = record(2) + 8;
+    b[at..at + 4].copy_from_slice(&Endian::native().u32_bytes(99));
+    assert!(parse(&b, None).is_err());
+    match kernel_load(&b) {
+        None => eprintln!("SKIPPED: bpf(2) not permitted"),
+        Some(result) => assert!(result.is_err()),
     }
 }
 
@@ -615,6 +702,12 @@ fn reference_vmlinux_counts_and_round_trip() {
     let strings = parsed.string_table().unwrap();
     let written = write_with(&parsed.btf, WriteOptions { strings: Some(strings), ..WriteOptions::default() }).unwrap();
     same_bytes(&written[raw::HEADER_LEN as usize..], &data[parsed.header.hdr_len as usize..]);
+    // The kernel accepts what we wrote.
+    let written = write(&parsed.btf, Endian::Little).unwrap();
+    match kernel_load(&written) {
+        None => eprintln!("SKIPPED: bpf(2) not permitted, the kernel did not check the rewritten vmlinux BTF"),
+        Some(result) => result.unwrap(),
+    }
     // And in the other byte order.
     let big = write(&parsed.btf, Endian::Big).unwrap();
     same(&parsed.btf, &parse(&big, None).unwrap().btf);
