@@ -609,6 +609,43 @@ fn never_panics_on_corrupted_blobs() {
     }
 }
 
+#[test]
+fn never_panics_on_randomly_corrupted_module() {
+    // Random multi-byte corruptions of a real split BTF (a fixed-seed
+    // xorshift, so a failure reproduces).
+    let (Some(base_data), Some(data)) =
+        (reference("vmlinux.btf"), reference("modules/tcp_bbr.btf"))
+    else {
+        return;
+    };
+    let base = parse(&base_data, None).unwrap();
+    assert!(parse(&data, Some(&base)).is_ok());
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut rejected = 0;
+    for _ in 0..2000 {
+        let mut c = data.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % c.len() as u64) as usize;
+            c[at] = next() as u8;
+        }
+        let cut = if next() % 8 == 0 {
+            (next() % c.len() as u64) as usize
+        } else {
+            c.len()
+        };
+        if parse(&c[..cut], Some(&base)).is_err() {
+            rejected += 1;
+        }
+    }
+    assert!(rejected > 0);
+}
+
 // ----- outside judges -----
 
 #[test]
@@ -889,6 +926,88 @@ fn reference_module_split_round_trip() {
     same_bytes(
         &written[raw::HEADER_LEN as usize..],
         &data[split.header.hdr_len as usize..],
+    );
+}
+
+/// Checks every type of `parsed` against bpftool's dump of the same file:
+/// id, kind and name of each type, and each STRUCT/UNION member's name,
+/// type, bit offset and bitfield size.
+fn agrees_with_bpftool(parsed: &Parsed<'_>, file: &str, base: Option<&str>) {
+    let mut command = std::process::Command::new("bpftool");
+    if let Some(base) = base {
+        command.args(["-B", base]);
+    }
+    let Ok(out) = command.args(["btf", "dump", "file", file]).output() else {
+        eprintln!("SKIPPED: bpftool not found, {file} was not compared with bpftool");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut expected = String::new();
+    for (index, ty) in parsed.btf.types.iter().enumerate() {
+        let id = parsed.btf.first_id().0 as usize + index;
+        let name = match raw::type_name(ty) {
+            "" => "(anon)",
+            name => name,
+        };
+        expected += &format!("[{id}] {} '{name}'\n", raw::kind_name(ty));
+        if let Type::Struct(c) | Type::Union(c) = ty {
+            for m in &c.members {
+                let name = if m.name.is_empty() { "(anon)" } else { m.name };
+                expected += &format!("\t'{name}' type_id={} bits_offset={}", m.ty.0, m.bit_offset);
+                if m.bitfield_size != 0 {
+                    expected += &format!(" bitfield_size={}", m.bitfield_size);
+                }
+                expected += "\n";
+            }
+        }
+    }
+    // bpftool's lines, cut to the fields compared above.
+    let mut actual = String::new();
+    let mut in_composite = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            let mut fields = line.splitn(3, ' ');
+            let (id, kind) = (fields.next().unwrap(), fields.next().unwrap());
+            let rest = fields.next().unwrap_or("");
+            let name = &rest[..rest[1..].find('\'').unwrap() + 2];
+            actual += &format!("{id} {kind} {name}\n");
+            in_composite = kind == "STRUCT" || kind == "UNION";
+        } else if in_composite {
+            actual += line;
+            actual += "\n";
+        }
+    }
+    if let Some(at) = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(a, b)| a != b)
+    {
+        let ours = expected.lines().nth(at).unwrap();
+        let theirs = actual.lines().nth(at).unwrap();
+        panic!("line {at} differs from bpftool:\n ours:    {ours}\n bpftool: {theirs}");
+    }
+    assert_eq!(expected.lines().count(), actual.lines().count());
+}
+
+#[test]
+fn reference_agrees_with_bpftool() {
+    let (Some(base_data), Some(data)) = (reference("vmlinux.btf"), reference("modules/xfs.btf"))
+    else {
+        return;
+    };
+    let base = parse(&base_data, None).unwrap();
+    let vmlinux = format!("{REFERENCE}/vmlinux.btf");
+    agrees_with_bpftool(&base, &vmlinux, None);
+    let split = parse(&data, Some(&base)).unwrap();
+    agrees_with_bpftool(
+        &split,
+        &format!("{REFERENCE}/modules/xfs.btf"),
+        Some(&vmlinux),
     );
 }
 
