@@ -1011,6 +1011,58 @@ fn reference_agrees_with_bpftool() {
     );
 }
 
+/// Maps a file of Debian's extracted kernel debug package, if present.
+fn debian_file(path: &str) -> Option<memmap2::Mmap> {
+    let home = std::env::var_os("HOME")?;
+    let path = std::path::Path::new(&home)
+        .join(".cache/btfenc/extract/usr/lib/debug")
+        .join(path);
+    let Ok(file) = std::fs::File::open(&path) else {
+        eprintln!("SKIPPED: {} is absent", path.display());
+        return None;
+    };
+    // SAFETY: the extracted package is not modified while the tests run.
+    unsafe { memmap2::Mmap::map(&file) }.ok()
+}
+
+#[test]
+fn debian_elf_btf_of_pahole_1_24() {
+    // The .BTF sections Debian's build left in vmlinux and xfs.ko (pahole
+    // 1.24), read through the ELF path.
+    let Some(vmlinux) = debian_file("boot/vmlinux-6.1.0-56-cloud-amd64") else {
+        return;
+    };
+    let Some(xfs) = debian_file("lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko") else {
+        return;
+    };
+    let base = parse_file(&vmlinux, None).unwrap();
+    assert_eq!(base.btf.count(), 95_246, "the reference README's count");
+    let split = parse_file(&xfs, Some(&base)).unwrap();
+    assert!(split
+        .btf
+        .types
+        .iter()
+        .any(|t| raw::type_name(t) == "xfs_inode"));
+    // Rewriting keeps every type, and the kernel accepts the rewrite.
+    let written = write(&base.btf, Endian::Little).unwrap();
+    same(&base.btf, &parse(&written, None).unwrap().btf);
+    if let Some(result) = kernel_load(&written) {
+        result.unwrap();
+    }
+    let index = base.string_index();
+    let written = write_split(&split.btf, &index, Endian::Little).unwrap();
+    same(&split.btf, &parse(&written, Some(&base)).unwrap().btf);
+    // bpftool reads the module's .BTF from the ELF file on the raw base.
+    let raw_base =
+        std::env::temp_dir().join(format!("btfenc-debian-vmlinux-{}.btf", std::process::id()));
+    std::fs::write(&raw_base, elf_section(&vmlinux, ".BTF").unwrap().unwrap()).unwrap();
+    let xfs_path = std::path::Path::new(&std::env::var_os("HOME").unwrap()).join(
+        ".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko",
+    );
+    agrees_with_bpftool(&split, xfs_path.to_str().unwrap(), raw_base.to_str());
+    let _ = std::fs::remove_file(&raw_base);
+}
+
 #[test]
 fn reference_distilled_pair() {
     let (Some(base_data), Some(data)) = (
