@@ -153,6 +153,9 @@ pub enum ErrorKind {
     /// A split BTF was parsed without its base, or on a base of another
     /// size.
     MissingBase,
+    /// Two parts of this crate disagree: a bug, reported instead of a
+    /// panic.
+    Internal(&'static str),
 }
 
 impl Error {
@@ -263,6 +266,7 @@ impl fmt::Display for ErrorKind {
                 "base strings end at {found} but the split expects them to end at {expected}"
             ),
             MissingBase => f.write_str("split BTF needs its base BTF"),
+            Internal(what) => write!(f, "internal error (a bug in btfenc): {what}"),
         }
     }
 }

@@ -182,8 +182,10 @@ impl Header {
         }
     }
 
-    /// Appends the 24-byte encoding.
+    /// Appends the encoding: `hdr_len` bytes, the layout fields only when
+    /// `hdr_len` has room for them, zeros past the fields defined.
     pub fn write_to(&self, out: &mut Vec<u8>, endian: Endian) {
+        let start = out.len();
         out.extend_from_slice(&endian.u16_bytes(self.magic));
         out.push(self.version);
         out.push(self.flags);
@@ -196,6 +198,11 @@ impl Header {
         ] {
             out.extend_from_slice(&endian.u32_bytes(field));
         }
+        if self.hdr_len >= HEADER_LEN_WITH_LAYOUT {
+            out.extend_from_slice(&endian.u32_bytes(self.layout_off));
+            out.extend_from_slice(&endian.u32_bytes(self.layout_len));
+        }
+        out.resize(start + (self.hdr_len.max(HEADER_LEN) as usize), 0);
     }
 }
 

@@ -155,6 +155,22 @@ mod tests {
     }
 
     #[test]
+    fn written_headers_read_back_in_both_orders_and_lengths() {
+        for endian in [Endian::Little, Endian::Big] {
+            for hdr_len in [raw::HEADER_LEN, raw::HEADER_LEN_WITH_LAYOUT, 40] {
+                let mut header = Header::new(0, 1);
+                header.hdr_len = hdr_len;
+                let mut blob = Vec::new();
+                header.write_to(&mut blob, endian);
+                assert_eq!(blob.len(), hdr_len as usize);
+                blob.push(0);
+                let layout = parse_layout(&blob).unwrap();
+                assert_eq!((layout.header, layout.endian), (header, endian));
+            }
+        }
+    }
+
+    #[test]
     fn overlap_rule() {
         assert!(overlap((0, 12), (8, 4)));
         assert!(!overlap((0, 12), (12, 4)));

@@ -27,7 +27,7 @@ impl Out<'_> {
         self.names
             .next()
             .copied()
-            .ok_or_else(|| ErrorKind::NameOutOfRange(u32::MAX).into())
+            .ok_or_else(|| ErrorKind::Internal("writer ran out of interned names").into())
     }
 
     #[inline]
@@ -66,7 +66,7 @@ pub(super) fn emit(btf: &Btf<'_>, plan: &Plan, endian: Endian) -> Result<Vec<u8>
     }
     let written = out.bytes.len() - raw::HEADER_LEN as usize;
     if written != plan.type_len as usize {
-        return Err(ErrorKind::SectionTooLarge(written as u64).into());
+        return Err(ErrorKind::Internal("type section size differs from the reserved size").into());
     }
     out.bytes.extend_from_slice(plan.strings.as_bytes());
     Ok(out.bytes)
