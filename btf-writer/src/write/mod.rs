@@ -7,8 +7,15 @@
 //! that the format cannot hold is an [`Error`], never a truncation.
 //!
 //! The output is a function of the input only: names are interned in type
-//! order (the type's name, then its members', values' or parameters'), the
-//! order libbpf's string dedup also produces, and no hash order leaks out.
+//! order (the type's name, then its members', values' or parameters'), and
+//! no hash order leaks out.
+//!
+//! pahole's string section is in a different order: `btf__dedup` dedups
+//! strings *before* types, visiting the pre-dedup types in id order, and
+//! keeps the strings of types it then drops. To reproduce it byte for byte,
+//! intern every name of the pre-dedup types into a [`StringTable`] in that
+//! order and pass it as [`WriteOptions::strings`]; the writer then only
+//! looks names up (and appends the rare new one).
 //!
 //! Split BTF (`btf.base_type_count > 0`): type ids are absolute already;
 //! the split's strings start at `btf.base_str_len`. With
