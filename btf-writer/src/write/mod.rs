@@ -1,8 +1,8 @@
 //! Serialization of a [`Btf`] into a raw BTF blob, in either byte order.
 //!
-//! Two phases, as the `object` crate writes files: [`reserve`] walks the
+//! Two phases, as the `object` crate writes files: `reserve` walks the
 //! types once, checks every limit of the format and interns every name
-//! (so the string section and all offsets are known), then [`emit`] writes
+//! (so the string section and all offsets are known), then `emit` writes
 //! header, type records and strings into a buffer of the exact size. Input
 //! that the format cannot hold is an [`Error`], never a truncation.
 //!
