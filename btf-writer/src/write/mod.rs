@@ -20,7 +20,7 @@
 //! Split BTF (`btf.base_type_count > 0`): type ids are absolute already;
 //! the split's strings start at `btf.base_str_len`. With
 //! [`write_split`], a name the base already holds reuses the base's offset,
-//! as libbpf does for split BTF; [`write`] always adds names to the split's
+//! as libbpf does for split BTF; [`write()`] always adds names to the split's
 //! own section. [`write_with`] takes [`WriteOptions`] for the rest: a
 //! string table to start from (to keep an existing section's offsets, e.g.
 //! when rewriting a parsed BTF; see `read::Parsed::string_table`).
