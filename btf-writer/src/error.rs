@@ -69,8 +69,6 @@ pub enum ErrorKind {
     SectionsOverlap,
     /// The type section does not start 4-byte aligned.
     MisalignedTypeSection(u32),
-    /// The type section length is not a whole number of records.
-    TruncatedTypeSection,
     /// A standalone BTF's string section is empty or does not start with
     /// the empty string.
     StringSectionNoLeadingNul,
@@ -150,9 +148,6 @@ pub enum ErrorKind {
         /// End of the base string index.
         found: u32,
     },
-    /// A split BTF was parsed without its base, or on a base of another
-    /// size.
-    MissingBase,
     /// Two parts of this crate disagree: a bug, reported instead of a
     /// panic.
     Internal(&'static str),
@@ -220,7 +215,6 @@ impl fmt::Display for ErrorKind {
             MisalignedTypeSection(off) => {
                 write!(f, "type section offset {off} is not 4-byte aligned")
             }
-            TruncatedTypeSection => f.write_str("type section ends inside a record"),
             StringSectionNoLeadingNul => {
                 f.write_str("string section does not start with the empty string")
             }
@@ -265,7 +259,6 @@ impl fmt::Display for ErrorKind {
                 f,
                 "base strings end at {found} but the split expects them to end at {expected}"
             ),
-            MissingBase => f.write_str("split BTF needs its base BTF"),
             Internal(what) => write!(f, "internal error (a bug in btfenc): {what}"),
         }
     }
