@@ -352,7 +352,7 @@ fn or_anon(name: &str) -> &str {
     }
 }
 
-fn int_encoding_name(bits: u8) -> &'static str {
+pub(crate) fn int_encoding_name(bits: u8) -> &'static str {
     match bits {
         0 => "(none)",
         1 => "SIGNED",
@@ -370,7 +370,7 @@ fn signedness(signed: bool) -> &'static str {
     }
 }
 
-fn linkage_name(linkage: Linkage) -> &'static str {
+pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
     match linkage {
         Linkage::Static => "static",
         Linkage::Global => "global",
