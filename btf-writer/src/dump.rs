@@ -743,7 +743,9 @@ mod bpftool_oracle {
             .map(|bytes| read::parse_file(bytes, None).unwrap());
         let parsed = read::parse_file(&bytes, base.as_ref()).unwrap();
         let mut out = Vec::new();
+        let start = std::time::Instant::now();
         dump_raw(&mut out, &parsed.btf, base.as_ref().map(|base| &base.btf)).unwrap();
+        eprintln!("dump_raw({}): {:?}", file.display(), start.elapsed());
         String::from_utf8(out).unwrap()
     }
 
