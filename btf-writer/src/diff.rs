@@ -648,7 +648,9 @@ enum State {
 struct Describer<'t, 's> {
     btf: &'t Btf<'s>,
     base: Option<&'t Btf<'s>>,
-    /// Indexed by absolute type id.
+    /// Number of base ids with a slot (those the base really holds).
+    base_slots: u32,
+    /// Indexed by [`Describer::slot`].
     states: Vec<State>,
     /// The interned name-only (or void/dangling) reference node of each id,
     /// `NO_NODE` until first needed: most references are to named types.
@@ -665,12 +667,26 @@ enum Reference<'s> {
 
 impl<'t, 's> Describer<'t, 's> {
     fn new(btf: &'t Btf<'s>, base: Option<&'t Btf<'s>>) -> Self {
-        let id_count = btf.base_type_count as usize + btf.types.len() + 1;
+        let base_slots = base.map_or(0, |base| base.count().min(btf.base_type_count));
+        let slots = base_slots as usize + btf.types.len() + 1;
         Describer {
             btf,
             base,
-            states: vec![State::Unvisited; id_count],
-            leaf_nodes: vec![NO_NODE; id_count],
+            base_slots,
+            states: vec![State::Unvisited; slots],
+            leaf_nodes: vec![NO_NODE; slots],
+        }
+    }
+
+    /// Where `id` is kept in `states` and `leaf_nodes`: slots exist only
+    /// for ids that resolve, so a table claiming a huge base without
+    /// supplying one costs nothing.
+    fn slot(&self, id: TypeId) -> Option<usize> {
+        if id.0 <= self.btf.base_type_count {
+            (id.0 <= self.base_slots).then_some(id.0 as usize)
+        } else {
+            let index = id.0 - self.btf.base_type_count - 1;
+            (index < self.btf.count()).then_some(self.base_slots as usize + 1 + index as usize)
         }
     }
 
@@ -685,14 +701,14 @@ impl<'t, 's> Describer<'t, 's> {
     }
 
     fn state(&self, id: TypeId) -> State {
-        self.states
-            .get(id.0 as usize)
+        self.slot(id)
+            .and_then(|slot| self.states.get(slot))
             .copied()
             .unwrap_or(State::Unvisited)
     }
 
     fn set_state(&mut self, id: TypeId, state: State) {
-        if let Some(slot) = self.states.get_mut(id.0 as usize) {
+        if let Some(slot) = self.slot(id).and_then(|slot| self.states.get_mut(slot)) {
             *slot = state;
         }
     }
@@ -765,9 +781,9 @@ impl<'t, 's> Describer<'t, 's> {
     /// The node a reference to `id` is described by; every expandable
     /// child has been described (or is on the walk stack) by now.
     fn reference_node(&mut self, interner: &mut Interner<'s>, id: TypeId) -> NodeId {
-        let cached = self
-            .leaf_nodes
-            .get(id.0 as usize)
+        let slot = self.slot(id);
+        let cached = slot
+            .and_then(|slot| self.leaf_nodes.get(slot))
             .copied()
             .unwrap_or(NO_NODE);
         if cached != NO_NODE {
@@ -776,8 +792,8 @@ impl<'t, 's> Describer<'t, 's> {
         match self.classify(id) {
             Reference::Leaf(desc) => {
                 let node = interner.intern(desc);
-                if let Some(slot) = self.leaf_nodes.get_mut(id.0 as usize) {
-                    *slot = node;
+                if let Some(cache) = slot.and_then(|slot| self.leaf_nodes.get_mut(slot)) {
+                    *cache = node;
                 }
                 node
             }
@@ -1348,6 +1364,29 @@ mod tests {
             report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
+    }
+
+    #[test]
+    fn a_split_without_its_base_describes_base_references_as_dangling() {
+        // Claims a base of four billion types but supplies none: nothing
+        // may be allocated per base id.
+        let mut split = Btf {
+            base_type_count: u32::MAX - 10,
+            ..Btf::default()
+        };
+        split.add(Type::Ptr(TypeId(5)));
+        split.add(Type::Ptr(TypeId(u32::MAX - 9)));
+        let report = diff(&split, None, &split, None);
+        assert!(report.is_empty(), "{report}");
+        let mut other = split.clone();
+        other.types[1] = Type::Ptr(TypeId(7));
+        let report = diff(&split, None, &other, None);
+        // PTR(dangling) vs PTR(PTR(dangling))
+        assert_eq!(
+            report.kind(Kind::Ptr).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+        assert!(report.to_string().contains("PTR(<dangling>)"));
     }
 
     #[test]
