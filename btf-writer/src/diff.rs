@@ -19,6 +19,13 @@
 //! Types of a base table are described the same way as the split's, so a
 //! split referencing base type X equals one referencing an equal X in
 //! another base, whatever X's id. Only the split's own types are counted.
+//!
+//! Everything the model holds is compared, including a STRUCT/UNION's
+//! `kind_flag` (pahole sets it exactly when there is a bitfield) and
+//! parameter names. ENUM values are compared on their 32 stored bits.
+//! A loop that does not pass through a named type is invalid BTF (the
+//! kernel rejects it); it is cut with a `<cycle>` marker, and the result
+//! then depends on where the walk entered the loop.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
