@@ -21,7 +21,7 @@
 //! another base, whatever X's id. Only the split's own types are counted.
 //!
 //! Everything the model holds is compared, including a STRUCT/UNION's
-//! `kind_flag` (pahole sets it exactly when there is a bitfield) and
+//! `kind_flag` (libbpf, hence pahole, sets it when a member is a bitfield) and
 //! parameter names. ENUM values are compared on their 32 stored bits.
 //! A loop that does not pass through a named type is invalid BTF (the
 //! kernel rejects it); it is cut with a `<cycle>` marker, and the result
