@@ -1625,6 +1625,47 @@ mod real_files {
         assert!(!report.kind(Kind::Func).unwrap().is_empty());
     }
 
+    /// Debian's xfs.ko, whose `.BTF` pahole v1.24 split on Debian's vmlinux.
+    const DEBIAN_XFS: &str =
+        ".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko";
+
+    /// The same module split on two different bases (pahole 1.24's and
+    /// 1.31's vmlinux, whose type ids differ from the first FUNC on): its
+    /// named aggregates must compare equal through the bases. (The other
+    /// kinds differ: pahole 1.31's split repeats some typedefs, pointers
+    /// and arrays that its base already has.)
+    #[test]
+    fn module_splits_on_different_bases_compare_through_them() {
+        let home = std::env::var_os("HOME").unwrap_or_default();
+        let old_vmlinux = btf_section_of(&Path::new(&home).join(DEBIAN_VMLINUX));
+        let old_xfs = btf_section_of(&Path::new(&home).join(DEBIAN_XFS));
+        let (Some(new_base_bytes), Some(new_xfs_bytes), Some(old_base_bytes), Some(old_xfs_bytes)) = (
+            load("vmlinux.btf"),
+            load("modules/xfs.btf"),
+            old_vmlinux,
+            old_xfs,
+        ) else {
+            eprintln!("skipped: Debian's vmlinux or xfs.ko not readable");
+            return;
+        };
+        let new_base = read::parse(&new_base_bytes, None).unwrap();
+        let new_xfs = read::parse(&new_xfs_bytes, Some(&new_base)).unwrap();
+        let old_base = read::parse(&old_base_bytes, None).unwrap();
+        let old_xfs = read::parse(&old_xfs_bytes, Some(&old_base)).unwrap();
+        assert_ne!(new_xfs.btf.base_type_count, old_xfs.btf.base_type_count);
+        let report = diff(
+            &new_xfs.btf,
+            Some(&new_base.btf),
+            &old_xfs.btf,
+            Some(&old_base.btf),
+        );
+        eprintln!("{report}");
+        for kind in [Kind::Struct, Kind::Union, Kind::Enum] {
+            let entry = report.kind(kind).unwrap();
+            assert!(entry.a_total > 0 && entry.is_empty(), "{report}");
+        }
+    }
+
     #[test]
     fn split_module_compares_through_its_base() {
         let (Some(base_bytes), Some(split_bytes)) = (load("vmlinux.btf"), load("modules/xfs.btf"))
