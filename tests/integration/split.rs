@@ -16,13 +16,15 @@ fn encode_split(encoder: Encoder, base: &Path, input: &str, out: &Path) {
 }
 
 fn bpftool_split_dump(split: &Path, base: &Path) -> String {
+    // `-B` (--base-btf) is how bpftool v7 takes a base; it then prints the
+    // split's own types only, numbered after the base's.
     let run = bpftool(&[
+        "-B".as_ref(),
+        base.as_os_str(),
         "btf".as_ref(),
         "dump".as_ref(),
         "file".as_ref(),
         split.as_os_str(),
-        "base".as_ref(),
-        base.as_os_str(),
     ]);
     run.assert_success();
     run.stdout_text()
