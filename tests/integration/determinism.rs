@@ -40,3 +40,21 @@ mod thread_counts {
         ]
     ));
 }
+
+/// Writing over an existing, longer OUT gives exactly the fresh output:
+/// no stale tail (pahole 1.24 does not truncate, and the kernel then
+/// rejects the file with "Unsupported section found").
+mod overwrite_longer_file {
+    per_fixture!(|path| {
+        let dir = super::scratch();
+        let fresh = super::encode_into(super::Encoder::Btfenc, path, &[], dir.path(), "fresh.btf");
+        let reused = dir.path().join("reused.btf");
+        let garbage = vec![0xa5_u8; super::read(&fresh).len() * 2 + 4096];
+        std::fs::write(&reused, garbage).unwrap_or_else(|err| panic!("cannot write {}: {err}", reused.display()));
+        super::encode_into(super::Encoder::Btfenc, path, &[], dir.path(), "reused.btf");
+        assert!(
+            super::read(&reused) == super::read(&fresh),
+            "{path}: encoding over a longer file left different bytes"
+        );
+    });
+}
