@@ -3,7 +3,8 @@
 # itself: `BTFENC_BIN=tests/harness/ideal-btfenc.sh cargo test -p btfenc-tests`
 # must fail only where pahole 1.24 itself falls short (bad input reported on
 # two lines or not at all, zstd, -j non-determinism, no O_TRUNC on an
-# existing output) and where this
+# existing output, options 1.24 lacks such as --btf_features, and -V
+# printing to stdout) and where this
 # stand-in's text comparison is weaker than a real `btfenc diff` (type order).
 set -uo pipefail
 bpftool=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}

@@ -44,6 +44,7 @@ macro_rules! per_fixture {
 
 mod bad_input;
 mod bpftool_dump;
+mod cli;
 mod determinism;
 mod diff_cli;
 mod facts;
