@@ -13,7 +13,10 @@
 #   [x] vmlinux_determinism    -j1, -j2, -j8 byte-identical to -j
 #   [x] modules_split          each reference module: split BTF on the reference
 #                              vmlinux.btf, same rules as vmlinux
+#   [x] modules_vs_debian      pahole 1.24 flags vs the .BTF Debian left in each
+#                              reference module (split on the .BTF in vmlinux)
 #   [x] modules_distilled      distilled_base: .BTF/.BTF.base vs the reference pair
+#                              (in place on a copy: exactly one .BTF and .BTF.base)
 #   [ ] vmlinux_in_place       -J without detached on a copy: ELF intact, .BTF ==
 #                              detached output
 #   [ ] modules_kernel_load    split BTF loads on top of a base (needs a base the
@@ -39,8 +42,8 @@ tolerance=0.001
 
 # Judges `btfenc diff` output: lines `KIND: a=N b=N only_a=N only_b=N`
 # (b = the reference). FUNC_PROTO and DATASEC follow FUNC and VAR, so they
-# are only reported; FUNC and VAR may differ by $tolerance of b; every
-# other kind must match exactly.
+# are only reported; FUNC and VAR may differ (in only_a, only_b and in the
+# totals) by $tolerance of b; every other kind must match exactly.
 judge_diff() {
 	local diff_output=$1 different=$2
 	awk -v tol="$tolerance" -v different="$different" '
@@ -49,10 +52,14 @@ judge_diff() {
 			delete v
 			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
 			seen++
+			# Totals are compared too: a set-based diff cannot see a type
+			# that dedup failed to merge (two equal copies in a).
+			gap = v["a"] > v["b"] ? v["a"] - v["b"] : v["b"] - v["a"]
 			if (kind == "FUNC_PROTO" || kind == "DATASEC") { verdict = "ignored" }
 			else if (kind == "FUNC" || kind == "VAR") {
-				verdict = (v["only_a"] > v["b"] * tol || v["only_b"] > v["b"] * tol) ? "FAIL" : "ok"
-			} else { verdict = (v["only_a"] + v["only_b"] > 0) ? "FAIL" : "ok" }
+				limit = v["b"] * tol
+				verdict = (v["only_a"] > limit || v["only_b"] > limit || gap > limit) ? "FAIL" : "ok"
+			} else { verdict = (v["only_a"] + v["only_b"] + gap > 0) ? "FAIL" : "ok" }
 			if (verdict == "FAIL") bad++
 			printf "    %-10s a=%d b=%d only_a=%d only_b=%d  %s\n", kind, v["a"], v["b"], v["only_a"], v["only_b"], verdict
 		}
@@ -88,7 +95,7 @@ vmlinux_vs_reference() {
 }
 
 vmlinux_vs_debian() {
-	objcopy -O binary --only-section=.BTF "$VMLINUX" "$out/debian-vmlinux.btf" || return 1
+	extract_section "$VMLINUX" .BTF "$out/debian-vmlinux.btf" || return 1
 	encode_vmlinux "$out/vmlinux-1.24-flags.btf" "${debian_flags[@]}" || return 1
 	diff_and_judge "$out/vmlinux-debian.diff" "$out/vmlinux-1.24-flags.btf" "$out/debian-vmlinux.btf"
 }
@@ -146,6 +153,23 @@ modules_split() {
 	return "$failed"
 }
 
+modules_vs_debian() {
+	local name ko failed=0
+	extract_section "$VMLINUX" .BTF "$out/debian-vmlinux.btf" || return 1
+	for name in $(reference_modules); do
+		ko=$(module_path "$name")
+		[[ -n $ko ]] || { failed=1; continue; }
+		echo "  $name"
+		extract_section "$ko" .BTF "$out/$name.debian.btf" || { failed=1; continue; }
+		rm -f "$out/$name.1.24-flags.btf"
+		"$btfenc" "${debian_flags[@]}" --btf_base "$out/debian-vmlinux.btf" \
+			--btf_encode_detached="$out/$name.1.24-flags.btf" "$ko" || { failed=1; continue; }
+		diff_and_judge "$out/$name.debian.diff" "$out/$name.1.24-flags.btf" "$out/$name.debian.btf" \
+			--base-a "$out/debian-vmlinux.btf" --base-b "$out/debian-vmlinux.btf" || failed=1
+	done
+	return "$failed"
+}
+
 modules_distilled() {
 	local name ko copy failed=0
 	for name in $(reference_modules); do
@@ -156,8 +180,8 @@ modules_distilled() {
 		cp "$ko" "$copy"
 		"$btfenc" -J -j --btf_features="$modern_features,distilled_base" --lang_exclude=rust \
 			--btf_base "$reference/vmlinux.btf" "$copy" || { failed=1; continue; }
-		objcopy -O binary --only-section=.BTF "$copy" "$out/$name.distilled.btf" &&
-		objcopy -O binary --only-section=.BTF.base "$copy" "$out/$name.distilled.base.btf" || { failed=1; continue; }
+		extract_section "$copy" .BTF "$out/$name.distilled.btf" &&
+		extract_section "$copy" .BTF.base "$out/$name.distilled.base.btf" || { failed=1; continue; }
 		diff_and_judge "$out/$name.distilled.base.diff" "$out/$name.distilled.base.btf" \
 			"$reference/modules/$name.distilled.base.btf" || failed=1
 		diff_and_judge "$out/$name.distilled.diff" "$out/$name.distilled.btf" \
@@ -192,6 +216,7 @@ run_check vmlinux_kernel_load
 run_check vmlinux_dump
 run_check vmlinux_determinism
 run_check modules_split
+run_check modules_vs_debian
 run_check modules_distilled
 
 echo

@@ -52,3 +52,23 @@ median() {
 kernel_load() {
 	(cd "$repo_root" && cargo run -q --release -p btfenc-tests --bin kernel-load-btf -- "$@")
 }
+
+# Copies section NAME of ELF FILE to OUT, read-only on FILE. Fails unless
+# exactly one section has that name (an in-place encoder must replace an
+# existing .BTF, and the -dbg package's modules already carry one). GNU
+# objcopy refuses those debug-only modules ("file format not recognized")
+# and llvm-objcopy --dump-section rewrites its input, hence readelf + dd.
+extract_section() {
+	local file=$1 name=$2 output=$3 found
+	found=$(readelf -SW "$file" | sed -n 's/^ *\[ *[0-9]*\] //p' | awk -v n="$name" '$1 == n { print $4, $5 }')
+	local count
+	count=$(grep -c . <<< "$found")
+	if [[ -z $found || $count != 1 ]]; then
+		log "$file has ${count/#0/no} $name section(s), expected exactly one"
+		return 1
+	fi
+	local offset size
+	read -r offset size <<< "$found"
+	dd if="$file" of="$output" bs=64K iflag=skip_bytes,count_bytes \
+		skip=$((16#$offset)) count=$((16#$size)) status=none
+}

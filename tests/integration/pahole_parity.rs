@@ -2,7 +2,10 @@
 //! and the same flags, as judged by `btfenc diff` (whose own honesty is
 //! checked in `diff_cli`).
 
-use btfenc_tests::{btfenc, Encoder};
+use std::path::Path;
+
+use btfenc_tests::raw_dump::Dump;
+use btfenc_tests::{bpftool, btfenc, Encoder};
 
 use crate::fixtures::{encode_into, scratch};
 
@@ -20,6 +23,21 @@ fn assert_matches_pahole(path: &str, flags: &[&str]) {
         "btfenc and pahole disagree on {path} with flags {flags:?}\n{}",
         diff.describe()
     );
+    // Independent of `btfenc diff`: as many types of each kind, per
+    // bpftool. A set comparison alone would miss a type dedup left twice.
+    assert_eq!(
+        kind_counts(&ours),
+        kind_counts(&theirs),
+        "{path} {flags:?}: per-kind type counts (btfenc left, pahole right)"
+    );
+}
+
+fn kind_counts(btf: &Path) -> std::collections::BTreeMap<String, usize> {
+    let run = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), btf.as_os_str()]);
+    run.assert_success();
+    Dump::parse(&run.stdout_text())
+        .unwrap_or_else(|err| panic!("{err}"))
+        .kind_counts()
 }
 
 /// Both encoders with their defaults (no floats: pahole 1.24 then
