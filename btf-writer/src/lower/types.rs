@@ -416,15 +416,24 @@ fn lower_enum<'input>(
     features: &Features,
 ) -> Type<'input> {
     let any_negative = enumerators.iter().any(|e| e.negative);
+    // A forward-declared enum has no DW_AT_byte_size; pahole gives it the
+    // size of an int (pahole 1.24 writes `ENUM 'e' size=4 vlen=0`).
+    let byte_size = if byte_size == 0 { 4 } else { byte_size };
     if byte_size <= 4 || !features.enum64 {
+        let signed = features.enum64 && any_negative;
+        // The model keeps ENUM values as the i64 libbpf was given: the low
+        // 32 bits, sign-extended when the enum is signed.
+        let widen = |value: u64| match signed {
+            true => i64::from(value as u32 as i32) as u64,
+            false => u64::from(value as u32),
+        };
         let values = enumerators
             .iter()
             .map(|e| EnumValue {
                 name: e.name,
-                value: u64::from(e.value as u32),
+                value: widen(e.value),
             })
             .collect();
-        let signed = features.enum64 && any_negative;
         Type::Enum(Enum {
             name,
             size: byte_size,
@@ -661,7 +670,11 @@ mod tests {
         let types = lower(&cu, &Features::default());
         let Type::Enum(n) = &types[0] else { panic!() };
         assert!(n.signed);
-        assert_eq!(n.values[0].value, 0xffff_ffff);
+        assert_eq!(
+            n.values[0].value,
+            u64::MAX,
+            "-1, sign-extended as the reader widens it"
+        );
         let Type::Enum64(b) = &types[1] else {
             panic!("{:?}", types[1])
         };
@@ -669,6 +682,18 @@ mod tests {
 
         // --skip_encoding_btf_enum64: an 8-byte ENUM with values cut to 32
         // bits, unsigned (pahole passes (uint32_t)value).
+        let declared = cu_with(vec![Node::Enum {
+            name: Some("fwd_e"),
+            byte_size: 0,
+            declaration: true,
+            underlying_signed: None,
+            enumerators: &[],
+        }]);
+        assert_eq!(
+            lower(&declared, &Features::default())[0],
+            Type::Enum(Enum { name: "fwd_e", size: 4, signed: false, values: vec![] })
+        );
+
         let no64 = Features {
             enum64: false,
             ..Features::default()
