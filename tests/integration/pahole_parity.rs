@@ -1,0 +1,34 @@
+//! btfenc's BTF holds the same types as pahole v1.24's for the same input
+//! and the same flags, as judged by `btfenc diff` (whose own honesty is
+//! checked in `diff_cli`).
+
+use btfenc_tests::{btfenc, Encoder};
+
+use crate::fixtures::{encode_into, scratch};
+
+fn assert_matches_pahole(path: &str, flags: &[&str]) {
+    let dir = scratch();
+    let ours = encode_into(Encoder::Btfenc, path, flags, dir.path(), "btfenc.btf");
+    let theirs = encode_into(Encoder::Pahole, path, flags, dir.path(), "pahole.btf");
+    let diff = btfenc(&[
+        "diff".as_ref(),
+        ours.as_os_str(),
+        theirs.as_os_str(),
+    ]);
+    assert!(
+        diff.success() && diff.stdout.is_empty(),
+        "btfenc and pahole disagree on {path} with flags {flags:?}\n{}",
+        diff.describe()
+    );
+}
+
+/// Both encoders with their defaults (no floats: pahole 1.24 then
+/// encodes floating-point base types as INT).
+mod default_flags {
+    per_fixture!(|path| super::assert_matches_pahole(path, &[]));
+}
+
+/// `--btf_gen_floats`, which the kernel's own build passes to pahole.
+mod gen_floats {
+    per_fixture!(|path| super::assert_matches_pahole(path, &["--btf_gen_floats"]));
+}
