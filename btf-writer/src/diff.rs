@@ -1,1 +1,1316 @@
-//! TODO
+//! Semantic comparison of two BTF tables, independent of type-id order:
+//! the project's `btfdiff`.
+//!
+//! Every type is reduced to a canonical description: its kind and all its
+//! fields, with each referenced type described in place of its id. A
+//! reference to a *named* STRUCT, UNION, ENUM, ENUM64, FWD or TYPEDEF is
+//! described by kind and name only; that cuts the cycles C allows (they all
+//! go through a named aggregate) and keeps descriptions small, while the
+//! named type's own fields are still compared through its own description.
+//! Everything else (pointers, qualifiers, arrays, prototypes, anonymous
+//! aggregates, ints, ...) is expanded inline.
+//!
+//! Descriptions are hash-consed: each distinct description gets a node id,
+//! children are node ids, and two types have equal descriptions exactly
+//! when their node ids are equal (the interner compares full values, the
+//! hash only picks the bucket). Both sides share one interner, so comparing
+//! the two tables is comparing multisets of node ids, per kind.
+//!
+//! Types of a base table are described the same way as the split's, so a
+//! split referencing base type X equals one referencing an equal X in
+//! another base, whatever X's id. Only the split's own types are counted.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::hash::{Hash, Hasher};
+
+use crate::dump::Kind;
+use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
+
+/// How many example descriptions [`diff`] keeps per kind and side.
+pub const DEFAULT_MAX_EXAMPLES: usize = 5;
+
+/// Rendered descriptions longer than this are cut, so that one huge
+/// struct cannot flood a report.
+const MAX_RENDERED_LEN: usize = 2000;
+
+/// Nesting beyond this is rendered as `...`; descriptions of valid BTF are
+/// far shallower, and rendering recurses.
+const MAX_RENDER_DEPTH: usize = 48;
+
+/// The comparison of one kind's types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KindDiff {
+    /// The kind.
+    pub kind: Kind,
+    /// Number of types of this kind in `a` (split part only).
+    pub a_total: usize,
+    /// Number of types of this kind in `b` (split part only).
+    pub b_total: usize,
+    /// Types of `a` without an equal counterpart in `b` (multiset
+    /// difference: two equal types in `a` and one in `b` count one).
+    pub only_a: usize,
+    /// Types of `b` without an equal counterpart in `a`.
+    pub only_b: usize,
+    /// Some of `a`'s extra descriptions, sorted, at most the requested count.
+    pub examples_a: Vec<String>,
+    /// Some of `b`'s extra descriptions, sorted.
+    pub examples_b: Vec<String>,
+}
+
+impl KindDiff {
+    /// Whether the two sides hold the same multiset of this kind.
+    pub fn is_empty(&self) -> bool {
+        self.only_a == 0 && self.only_b == 0
+    }
+}
+
+/// The result of [`diff`]: one entry per kind present on either side, in
+/// kind-number order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiffReport {
+    /// Per-kind comparisons.
+    pub kinds: Vec<KindDiff>,
+}
+
+impl DiffReport {
+    /// Whether both sides hold exactly the same types.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.iter().all(KindDiff::is_empty)
+    }
+
+    /// The entries with differences whose kind is not in `allowed`; empty
+    /// when all differences are of the allowed kinds.
+    pub fn differences_outside(&self, allowed: &[Kind]) -> Vec<&KindDiff> {
+        self.kinds
+            .iter()
+            .filter(|entry| !entry.is_empty())
+            .filter(|entry| !allowed.contains(&entry.kind))
+            .collect()
+    }
+
+    /// The entry of `kind`, if either side has that kind.
+    pub fn kind(&self, kind: Kind) -> Option<&KindDiff> {
+        self.kinds.iter().find(|entry| entry.kind == kind)
+    }
+
+    /// Total number of unmatched types, both sides together.
+    pub fn difference_count(&self) -> usize {
+        self.kinds
+            .iter()
+            .map(|entry| entry.only_a + entry.only_b)
+            .sum()
+    }
+}
+
+impl fmt::Display for DiffReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for entry in &self.kinds {
+            let kind = entry.kind;
+            writeln!(
+                f,
+                "{kind}: a={} b={} only_a={} only_b={}",
+                entry.a_total, entry.b_total, entry.only_a, entry.only_b
+            )?;
+            for example in &entry.examples_a {
+                writeln!(f, "  only in a: {example}")?;
+            }
+            for example in &entry.examples_b {
+                writeln!(f, "  only in b: {example}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Compares `a` and `b` (each optionally split on a base) semantically,
+/// keeping [`DEFAULT_MAX_EXAMPLES`] examples per kind and side.
+pub fn diff(a: &Btf, a_base: Option<&Btf>, b: &Btf, b_base: Option<&Btf>) -> DiffReport {
+    diff_with_examples(a, a_base, b, b_base, DEFAULT_MAX_EXAMPLES)
+}
+
+/// [`diff`] keeping up to `max_examples` example descriptions per kind and
+/// side.
+pub fn diff_with_examples(
+    a: &Btf,
+    a_base: Option<&Btf>,
+    b: &Btf,
+    b_base: Option<&Btf>,
+    max_examples: usize,
+) -> DiffReport {
+    compare(a, a_base, b, b_base, max_examples)
+}
+
+// One lifetime for both sides' strings so that one interner serves both;
+// `Btf` is covariant, so the callers' distinct lifetimes shrink to it.
+fn compare<'t, 's>(
+    a: &'t Btf<'s>,
+    a_base: Option<&'t Btf<'s>>,
+    b: &'t Btf<'s>,
+    b_base: Option<&'t Btf<'s>>,
+    max_examples: usize,
+) -> DiffReport {
+    let mut interner = Interner::default();
+    let mut counts: HashMap<(Kind, NodeId), [usize; 2]> = HashMap::new();
+    let mut totals: HashMap<Kind, [usize; 2]> = HashMap::new();
+    for (side, (btf, base)) in [(a, a_base), (b, b_base)].into_iter().enumerate() {
+        let mut describer = Describer::new(btf, base);
+        let mut id = btf.first_id().0;
+        for ty in &btf.types {
+            let kind = Kind::of(ty);
+            let node = describer.describe(&mut interner, TypeId(id));
+            bump(counts.entry((kind, node)).or_default(), side);
+            bump(totals.entry(kind).or_default(), side);
+            id = id.wrapping_add(1);
+        }
+    }
+
+    let mut extras: HashMap<Kind, [Vec<(NodeId, usize)>; 2]> = HashMap::new();
+    for (&(kind, node), &[in_a, in_b]) in &counts {
+        if in_a > in_b {
+            extras.entry(kind).or_default()[0].push((node, in_a - in_b));
+        } else if in_b > in_a {
+            extras.entry(kind).or_default()[1].push((node, in_b - in_a));
+        }
+    }
+
+    let mut kinds = Vec::new();
+    for kind in Kind::ALL {
+        let Some(&[a_total, b_total]) = totals.get(&kind) else {
+            continue;
+        };
+        let [extra_a, extra_b] = extras.remove(&kind).unwrap_or_default();
+        kinds.push(KindDiff {
+            kind,
+            a_total,
+            b_total,
+            only_a: extra_a.iter().map(|&(_, n)| n).sum(),
+            only_b: extra_b.iter().map(|&(_, n)| n).sum(),
+            examples_a: examples(&interner, &extra_a, max_examples),
+            examples_b: examples(&interner, &extra_b, max_examples),
+        });
+    }
+    DiffReport { kinds }
+}
+
+fn bump(pair: &mut [usize; 2], side: usize) {
+    if let Some(count) = pair.get_mut(side) {
+        *count += 1;
+    }
+}
+
+/// Renders the extras and keeps the first `max` in sorted order, so that
+/// the report does not depend on hash-map iteration order.
+fn examples(interner: &Interner<'_>, extras: &[(NodeId, usize)], max: usize) -> Vec<String> {
+    if max == 0 {
+        return Vec::new();
+    }
+    let mut rendered: Vec<String> = extras
+        .iter()
+        .map(|&(node, count)| {
+            let mut text = interner.render(node);
+            if count > 1 {
+                let _ = write!(text, " (x{count})");
+            }
+            text
+        })
+        .collect();
+    rendered.sort_unstable();
+    rendered.truncate(max);
+    rendered
+}
+
+/// The id of an interned description.
+type NodeId = u32;
+
+/// How a named type is described when referenced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum RefKind {
+    Struct,
+    Union,
+    Enum,
+    Enum64,
+    FwdStruct,
+    FwdUnion,
+    Typedef,
+}
+
+/// A member: name, type, bit offset, bitfield size.
+type MemberDesc<'s> = (&'s str, NodeId, u32, u8);
+
+/// A canonical description; referenced types are node ids of their own
+/// descriptions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Desc<'s> {
+    Void,
+    /// A reference to an id that exists in neither the table nor its base.
+    Dangling,
+    /// A back edge that does not pass through a named type (invalid BTF:
+    /// the kernel rejects such loops); cut here so that we terminate.
+    Cycle,
+    Ref(RefKind, &'s str),
+    Int {
+        name: &'s str,
+        size: u32,
+        encoding: u8,
+        offset: u8,
+        bits: u8,
+    },
+    Ptr(NodeId),
+    Volatile(NodeId),
+    Const(NodeId),
+    Restrict(NodeId),
+    Array {
+        elem: NodeId,
+        index: NodeId,
+        nelems: u32,
+    },
+    Struct {
+        name: &'s str,
+        size: u32,
+        kind_flag: bool,
+        members: Box<[MemberDesc<'s>]>,
+    },
+    Union {
+        name: &'s str,
+        size: u32,
+        kind_flag: bool,
+        members: Box<[MemberDesc<'s>]>,
+    },
+    Enum {
+        name: &'s str,
+        size: u32,
+        signed: bool,
+        values: Box<[(&'s str, u64)]>,
+    },
+    Enum64 {
+        name: &'s str,
+        size: u32,
+        signed: bool,
+        values: Box<[(&'s str, u64)]>,
+    },
+    Fwd {
+        name: &'s str,
+        union: bool,
+    },
+    Typedef {
+        name: &'s str,
+        ty: NodeId,
+    },
+    TypeTag {
+        name: &'s str,
+        ty: NodeId,
+    },
+    Func {
+        name: &'s str,
+        ty: NodeId,
+        linkage: Linkage,
+    },
+    Var {
+        name: &'s str,
+        ty: NodeId,
+        linkage: Linkage,
+    },
+    FuncProto {
+        ret: NodeId,
+        params: Box<[(&'s str, NodeId)]>,
+    },
+    Datasec {
+        name: &'s str,
+        size: u32,
+        vars: Box<[(NodeId, u32, u32)]>,
+    },
+    Float {
+        name: &'s str,
+        size: u32,
+    },
+    DeclTag {
+        name: &'s str,
+        ty: NodeId,
+        component_idx: i32,
+    },
+}
+
+/// Hash-consing store of descriptions. Lookup hashes a description to a
+/// bucket and then compares full values, so equal ids mean equal
+/// descriptions, never just equal hashes.
+#[derive(Default)]
+struct Interner<'s> {
+    nodes: Vec<Desc<'s>>,
+    /// First node of each hash bucket.
+    heads: HashMap<u64, NodeId>,
+    /// Next node in the same bucket, `NO_NODE` at the end.
+    next_in_bucket: Vec<NodeId>,
+}
+
+const NO_NODE: NodeId = NodeId::MAX;
+
+impl<'s> Interner<'s> {
+    fn intern(&mut self, desc: Desc<'s>) -> NodeId {
+        let mut hasher = DefaultHasher::new();
+        desc.hash(&mut hasher);
+        let hash = hasher.finish();
+        let head = self.heads.get(&hash).copied().unwrap_or(NO_NODE);
+        let mut cursor = head;
+        while let Some(existing) = self.nodes.get(cursor as usize) {
+            if *existing == desc {
+                return cursor;
+            }
+            cursor = self
+                .next_in_bucket
+                .get(cursor as usize)
+                .copied()
+                .unwrap_or(NO_NODE);
+        }
+        let node = self.nodes.len() as NodeId;
+        self.nodes.push(desc);
+        self.next_in_bucket.push(head);
+        self.heads.insert(hash, node);
+        node
+    }
+
+    fn render(&self, node: NodeId) -> String {
+        let mut out = String::new();
+        self.render_into(&mut out, node, 0);
+        if out.len() > MAX_RENDERED_LEN {
+            let mut cut = MAX_RENDERED_LEN;
+            while !out.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.truncate(cut);
+            out.push_str("...");
+        }
+        out
+    }
+
+    fn render_into(&self, out: &mut String, node: NodeId, depth: usize) {
+        if depth > MAX_RENDER_DEPTH || out.len() > MAX_RENDERED_LEN {
+            out.push_str("...");
+            return;
+        }
+        let Some(desc) = self.nodes.get(node as usize) else {
+            out.push_str("<?>");
+            return;
+        };
+        let depth = depth + 1;
+        // `write!` into a String cannot fail.
+        match desc {
+            Desc::Void => out.push_str("void"),
+            Desc::Dangling => out.push_str("<dangling>"),
+            Desc::Cycle => out.push_str("<cycle>"),
+            Desc::Ref(kind, name) => {
+                let kind = match kind {
+                    RefKind::Struct => "struct",
+                    RefKind::Union => "union",
+                    RefKind::Enum => "enum",
+                    RefKind::Enum64 => "enum64",
+                    RefKind::FwdStruct => "fwd struct",
+                    RefKind::FwdUnion => "fwd union",
+                    RefKind::Typedef => "typedef",
+                };
+                let _ = write!(out, "{kind} {name}");
+            }
+            Desc::Int {
+                name,
+                size,
+                encoding,
+                offset,
+                bits,
+            } => {
+                let _ = write!(
+                    out,
+                    "INT '{name}' size={size} bits_offset={offset} nr_bits={bits} encoding={encoding}"
+                );
+            }
+            Desc::Ptr(ty) => self.render_wrapped(out, "PTR", *ty, depth),
+            Desc::Volatile(ty) => self.render_wrapped(out, "VOLATILE", *ty, depth),
+            Desc::Const(ty) => self.render_wrapped(out, "CONST", *ty, depth),
+            Desc::Restrict(ty) => self.render_wrapped(out, "RESTRICT", *ty, depth),
+            Desc::Array {
+                elem,
+                index,
+                nelems,
+            } => {
+                self.render_wrapped(out, "ARRAY", *elem, depth);
+                let _ = write!(out, "[{nelems}] index=");
+                self.render_into(out, *index, depth);
+            }
+            Desc::Struct {
+                name,
+                size,
+                kind_flag,
+                members,
+            } => self.render_aggregate(out, "STRUCT", name, *size, *kind_flag, members, depth),
+            Desc::Union {
+                name,
+                size,
+                kind_flag,
+                members,
+            } => self.render_aggregate(out, "UNION", name, *size, *kind_flag, members, depth),
+            Desc::Enum {
+                name,
+                size,
+                signed,
+                values,
+            } => render_enum(out, "ENUM", name, *size, *signed, values),
+            Desc::Enum64 {
+                name,
+                size,
+                signed,
+                values,
+            } => render_enum(out, "ENUM64", name, *size, *signed, values),
+            Desc::Fwd { name, union } => {
+                let fwd_kind = if *union { "union" } else { "struct" };
+                let _ = write!(out, "FWD '{name}' fwd_kind={fwd_kind}");
+            }
+            Desc::Typedef { name, ty } => {
+                let _ = write!(out, "TYPEDEF '{name}' = ");
+                self.render_into(out, *ty, depth);
+            }
+            Desc::TypeTag { name, ty } => {
+                let _ = write!(out, "TYPE_TAG '{name}'(");
+                self.render_into(out, *ty, depth);
+                out.push(')');
+            }
+            Desc::Func { name, ty, linkage } => {
+                let _ = write!(out, "FUNC '{name}' linkage={linkage:?} ");
+                self.render_into(out, *ty, depth);
+            }
+            Desc::Var { name, ty, linkage } => {
+                let _ = write!(out, "VAR '{name}' linkage={linkage:?} ");
+                self.render_into(out, *ty, depth);
+            }
+            Desc::FuncProto { ret, params } => {
+                out.push_str("FUNC_PROTO (");
+                for (i, (name, ty)) in params.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    let _ = write!(out, "'{name}': ");
+                    self.render_into(out, *ty, depth);
+                }
+                out.push_str(") -> ");
+                self.render_into(out, *ret, depth);
+            }
+            Desc::Datasec { name, size, vars } => {
+                let _ = write!(out, "DATASEC '{name}' size={size} {{");
+                for (i, (ty, offset, size)) in vars.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str("; ");
+                    }
+                    self.render_into(out, *ty, depth);
+                    let _ = write!(out, " @{offset} size={size}");
+                }
+                out.push('}');
+            }
+            Desc::Float { name, size } => {
+                let _ = write!(out, "FLOAT '{name}' size={size}");
+            }
+            Desc::DeclTag {
+                name,
+                ty,
+                component_idx,
+            } => {
+                let _ = write!(out, "DECL_TAG '{name}' component_idx={component_idx} on ");
+                self.render_into(out, *ty, depth);
+            }
+        }
+    }
+
+    fn render_wrapped(&self, out: &mut String, kind: &str, ty: NodeId, depth: usize) {
+        out.push_str(kind);
+        out.push('(');
+        self.render_into(out, ty, depth);
+        out.push(')');
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn render_aggregate(
+        &self,
+        out: &mut String,
+        kind: &str,
+        name: &str,
+        size: u32,
+        kind_flag: bool,
+        members: &[MemberDesc<'_>],
+        depth: usize,
+    ) {
+        let _ = write!(
+            out,
+            "{kind} '{name}' size={size} kflag={} {{",
+            u8::from(kind_flag)
+        );
+        for (i, (member, ty, bit_offset, bitfield_size)) in members.iter().enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            let _ = write!(out, "'{member}': ");
+            self.render_into(out, *ty, depth);
+            let _ = write!(out, " @{bit_offset}");
+            if *bitfield_size != 0 {
+                let _ = write!(out, ":{bitfield_size}");
+            }
+        }
+        out.push('}');
+    }
+}
+
+fn render_enum(
+    out: &mut String,
+    kind: &str,
+    name: &str,
+    size: u32,
+    signed: bool,
+    values: &[(&str, u64)],
+) {
+    let encoding = if signed { "SIGNED" } else { "UNSIGNED" };
+    let _ = write!(out, "{kind} '{name}' size={size} encoding={encoding} {{");
+    for (i, (value_name, value)) in values.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        if signed {
+            let _ = write!(out, "{value_name}={}", *value as i64);
+        } else {
+            let _ = write!(out, "{value_name}={value}");
+        }
+    }
+    out.push('}');
+}
+
+/// Progress of one type id's description.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Unvisited,
+    InProgress,
+    Done(NodeId),
+}
+
+/// Describes the types of one side (a table and its optional base),
+/// memoizing per type id.
+struct Describer<'t, 's> {
+    btf: &'t Btf<'s>,
+    base: Option<&'t Btf<'s>>,
+    /// Indexed by absolute type id.
+    states: Vec<State>,
+}
+
+/// What a reference to a type id is described as.
+enum Reference<'s> {
+    /// A fixed description (void, dangling, a named-type reference).
+    Leaf(Desc<'s>),
+    /// The full description of the type, which needs describing first.
+    Expand,
+}
+
+impl<'t, 's> Describer<'t, 's> {
+    fn new(btf: &'t Btf<'s>, base: Option<&'t Btf<'s>>) -> Self {
+        let id_count = btf.base_type_count as usize + btf.types.len() + 1;
+        Describer {
+            btf,
+            base,
+            states: vec![State::Unvisited; id_count],
+        }
+    }
+
+    fn get(&self, id: TypeId) -> Option<&'t Type<'s>> {
+        if id == TypeId::VOID {
+            None
+        } else if id.0 <= self.btf.base_type_count {
+            self.base.and_then(|base| base.get(id))
+        } else {
+            self.btf.get(id)
+        }
+    }
+
+    fn state(&self, id: TypeId) -> State {
+        self.states
+            .get(id.0 as usize)
+            .copied()
+            .unwrap_or(State::Unvisited)
+    }
+
+    fn set_state(&mut self, id: TypeId, state: State) {
+        if let Some(slot) = self.states.get_mut(id.0 as usize) {
+            *slot = state;
+        }
+    }
+
+    fn classify(&self, id: TypeId) -> Reference<'s> {
+        if id == TypeId::VOID {
+            return Reference::Leaf(Desc::Void);
+        }
+        let Some(ty) = self.get(id) else {
+            return Reference::Leaf(Desc::Dangling);
+        };
+        match named_reference(ty) {
+            Some(desc) => Reference::Leaf(desc),
+            None => Reference::Expand,
+        }
+    }
+
+    /// The node of `root`'s own full description (not its name-only
+    /// reference form).
+    ///
+    /// Walks the graph with an explicit stack, so that long reference
+    /// chains cannot overflow the call stack; every id is described once.
+    fn describe(&mut self, interner: &mut Interner<'s>, root: TypeId) -> NodeId {
+        if let State::Done(node) = self.state(root) {
+            return node;
+        }
+        let Some(_) = self.get(root) else {
+            let desc = if root == TypeId::VOID {
+                Desc::Void
+            } else {
+                Desc::Dangling
+            };
+            return interner.intern(desc);
+        };
+        // (type id, index of the next reference to look at)
+        let mut stack: Vec<(TypeId, usize)> = vec![(root, 0)];
+        self.set_state(root, State::InProgress);
+        'walk: while let Some(&(id, start)) = stack.last() {
+            let Some(ty) = self.get(id) else {
+                // Only ids that resolved are pushed; treat defensively.
+                stack.pop();
+                continue;
+            };
+            let mut index = start;
+            while let Some(child) = reference_at(ty, index) {
+                index += 1;
+                if let Reference::Expand = self.classify(child) {
+                    if self.state(child) == State::Unvisited {
+                        if let Some(top) = stack.last_mut() {
+                            top.1 = index;
+                        }
+                        self.set_state(child, State::InProgress);
+                        stack.push((child, 0));
+                        continue 'walk;
+                    }
+                }
+            }
+            let desc = self.build(interner, ty);
+            let node = interner.intern(desc);
+            self.set_state(id, State::Done(node));
+            stack.pop();
+        }
+        match self.state(root) {
+            State::Done(node) => node,
+            // Unreachable: the walk finishes the root last.
+            State::Unvisited | State::InProgress => interner.intern(Desc::Cycle),
+        }
+    }
+
+    /// The node a reference to `id` is described by; every expandable
+    /// child has been described (or is on the walk stack) by now.
+    fn reference_node(&self, interner: &mut Interner<'s>, id: TypeId) -> NodeId {
+        match self.classify(id) {
+            Reference::Leaf(desc) => interner.intern(desc),
+            Reference::Expand => match self.state(id) {
+                State::Done(node) => node,
+                State::InProgress | State::Unvisited => interner.intern(Desc::Cycle),
+            },
+        }
+    }
+
+    fn build(&self, interner: &mut Interner<'s>, ty: &'t Type<'s>) -> Desc<'s> {
+        let mut node = |id: TypeId| self.reference_node(interner, id);
+        match ty {
+            Type::Int(int) => Desc::Int {
+                name: int.name,
+                size: int.size,
+                encoding: int.encoding.0,
+                offset: int.offset,
+                bits: int.bits,
+            },
+            Type::Ptr(target) => Desc::Ptr(node(*target)),
+            Type::Volatile(target) => Desc::Volatile(node(*target)),
+            Type::Const(target) => Desc::Const(node(*target)),
+            Type::Restrict(target) => Desc::Restrict(node(*target)),
+            Type::Array(array) => Desc::Array {
+                elem: node(array.elem),
+                index: node(array.index),
+                nelems: array.nelems,
+            },
+            Type::Struct(composite) => {
+                let (name, size, kind_flag, members) = aggregate_fields(composite, &mut node);
+                Desc::Struct {
+                    name,
+                    size,
+                    kind_flag,
+                    members,
+                }
+            }
+            Type::Union(composite) => {
+                let (name, size, kind_flag, members) = aggregate_fields(composite, &mut node);
+                Desc::Union {
+                    name,
+                    size,
+                    kind_flag,
+                    members,
+                }
+            }
+            Type::Enum(e) => Desc::Enum {
+                name: e.name,
+                size: e.size,
+                signed: e.signed,
+                // ENUM stores 32 bits; compare those, sign-extended when
+                // signed, whatever extension the model chose.
+                values: enum_values(e, |value| {
+                    if e.signed {
+                        value as u32 as i32 as i64 as u64
+                    } else {
+                        u64::from(value as u32)
+                    }
+                }),
+            },
+            Type::Enum64(e) => Desc::Enum64 {
+                name: e.name,
+                size: e.size,
+                signed: e.signed,
+                values: enum_values(e, |value| value),
+            },
+            Type::Fwd(fwd) => Desc::Fwd {
+                name: fwd.name,
+                union: fwd.union,
+            },
+            Type::Typedef(named) => Desc::Typedef {
+                name: named.name,
+                ty: node(named.ty),
+            },
+            Type::TypeTag(named) => Desc::TypeTag {
+                name: named.name,
+                ty: node(named.ty),
+            },
+            Type::Func(func) => Desc::Func {
+                name: func.name,
+                ty: node(func.ty),
+                linkage: func.linkage,
+            },
+            Type::Var(var) => Desc::Var {
+                name: var.name,
+                ty: node(var.ty),
+                linkage: var.linkage,
+            },
+            Type::FuncProto(proto) => Desc::FuncProto {
+                ret: node(proto.ret),
+                params: proto
+                    .params
+                    .iter()
+                    .map(|param| (param.name, node(param.ty)))
+                    .collect(),
+            },
+            Type::Datasec(datasec) => Desc::Datasec {
+                name: datasec.name,
+                size: datasec.size,
+                vars: datasec
+                    .vars
+                    .iter()
+                    .map(|var| (node(var.ty), var.offset, var.size))
+                    .collect(),
+            },
+            Type::Float(float) => Desc::Float {
+                name: float.name,
+                size: float.size,
+            },
+            Type::DeclTag(tag) => Desc::DeclTag {
+                name: tag.name,
+                ty: node(tag.ty),
+                component_idx: tag.component_idx,
+            },
+        }
+    }
+}
+
+type AggregateFields<'s> = (&'s str, u32, bool, Box<[MemberDesc<'s>]>);
+
+fn aggregate_fields<'s>(
+    composite: &Composite<'s>,
+    node: &mut impl FnMut(TypeId) -> NodeId,
+) -> AggregateFields<'s> {
+    let members = composite
+        .members
+        .iter()
+        .map(|member| {
+            (
+                member.name,
+                node(member.ty),
+                member.bit_offset,
+                member.bitfield_size,
+            )
+        })
+        .collect();
+    (composite.name, composite.size, composite.kind_flag, members)
+}
+
+fn enum_values<'s>(e: &Enum<'s>, normalize: impl Fn(u64) -> u64) -> Box<[(&'s str, u64)]> {
+    e.values
+        .iter()
+        .map(|value| (value.name, normalize(value.value)))
+        .collect()
+}
+
+/// The name-only description of a reference to `ty`, for the kinds that
+/// are referenced by name; `None` when the type must be expanded inline.
+fn named_reference<'s>(ty: &Type<'s>) -> Option<Desc<'s>> {
+    let (kind, name) = match ty {
+        Type::Struct(c) => (RefKind::Struct, c.name),
+        Type::Union(c) => (RefKind::Union, c.name),
+        Type::Enum(e) => (RefKind::Enum, e.name),
+        Type::Enum64(e) => (RefKind::Enum64, e.name),
+        Type::Fwd(fwd) if fwd.union => (RefKind::FwdUnion, fwd.name),
+        Type::Fwd(fwd) => (RefKind::FwdStruct, fwd.name),
+        Type::Typedef(named) => (RefKind::Typedef, named.name),
+        _ => return None,
+    };
+    if name.is_empty() {
+        None
+    } else {
+        Some(Desc::Ref(kind, name))
+    }
+}
+
+/// The `index`-th type id that `ty` references, in field order.
+fn reference_at(ty: &Type<'_>, index: usize) -> Option<TypeId> {
+    match ty {
+        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Fwd(_) | Type::Float(_) => None,
+        Type::Ptr(target)
+        | Type::Volatile(target)
+        | Type::Const(target)
+        | Type::Restrict(target) => (index == 0).then_some(*target),
+        Type::Typedef(named) | Type::TypeTag(named) => (index == 0).then_some(named.ty),
+        Type::Func(object) | Type::Var(object) => (index == 0).then_some(object.ty),
+        Type::DeclTag(tag) => (index == 0).then_some(tag.ty),
+        Type::Array(array) => match index {
+            0 => Some(array.elem),
+            1 => Some(array.index),
+            _ => None,
+        },
+        Type::Struct(composite) | Type::Union(composite) => {
+            composite.members.get(index).map(|member| member.ty)
+        }
+        Type::FuncProto(proto) => match index.checked_sub(1) {
+            None => Some(proto.ret),
+            Some(param) => proto.params.get(param).map(|param| param.ty),
+        },
+        Type::Datasec(datasec) => datasec.vars.get(index).map(|var| var.ty),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::*;
+
+    fn int_type(name: &str, size: u32, signed: bool) -> Type<'_> {
+        Type::Int(Int {
+            name,
+            size,
+            encoding: IntEncoding(if signed { IntEncoding::SIGNED } else { 0 }),
+            offset: 0,
+            bits: (size * 8) as u8,
+        })
+    }
+
+    fn member(name: &str, ty: TypeId, bit_offset: u32, bitfield_size: u8) -> Member<'_> {
+        Member {
+            name,
+            ty,
+            bit_offset,
+            bitfield_size,
+        }
+    }
+
+    /// A small table with every kind, a named cycle (list_head), an
+    /// anonymous union nested in a struct, and a DATASEC.
+    fn sample() -> Btf<'static> {
+        let mut btf = Btf::default();
+        let int = btf.add(int_type("int", 4, true));
+        let uint = btf.add(int_type("unsigned int", 4, false));
+        let list = TypeId(btf.count() + 2);
+        let list_ptr = btf.add(Type::Ptr(list));
+        btf.add(Type::Struct(Composite {
+            name: "list_head",
+            size: 16,
+            kind_flag: false,
+            members: vec![
+                member("next", list_ptr, 0, 0),
+                member("prev", list_ptr, 64, 0),
+            ],
+        }));
+        let anon_union = btf.add(Type::Union(Composite {
+            name: "",
+            size: 4,
+            kind_flag: false,
+            members: vec![member("i", int, 0, 0), member("u", uint, 0, 0)],
+        }));
+        let flags = btf.add(Type::Struct(Composite {
+            name: "flags",
+            size: 24,
+            kind_flag: true,
+            members: vec![
+                member("a", uint, 0, 3),
+                member("b", uint, 3, 5),
+                member("", anon_union, 32, 0),
+                member("list", list, 64, 0),
+            ],
+        }));
+        btf.add(Type::Enum(Enum {
+            name: "e",
+            size: 4,
+            signed: true,
+            values: vec![EnumValue {
+                name: "NEG",
+                value: u64::MAX,
+            }],
+        }));
+        btf.add(Type::Enum64(Enum {
+            name: "",
+            size: 8,
+            signed: false,
+            values: vec![EnumValue {
+                name: "BIG",
+                value: 1 << 40,
+            }],
+        }));
+        let fwd = btf.add(Type::Fwd(Fwd {
+            name: "opaque",
+            union: false,
+        }));
+        let fwd_ptr = btf.add(Type::Ptr(fwd));
+        let typedef = btf.add(Type::Typedef(Named {
+            name: "flags_t",
+            ty: flags,
+        }));
+        let cint = btf.add(Type::Const(int));
+        let vint = btf.add(Type::Volatile(cint));
+        let tagged = btf.add(Type::TypeTag(Named {
+            name: "user",
+            ty: vint,
+        }));
+        let tagged_ptr = btf.add(Type::Ptr(tagged));
+        btf.add(Type::Restrict(tagged_ptr));
+        let array = btf.add(Type::Array(Array {
+            elem: typedef,
+            index: int,
+            nelems: 3,
+        }));
+        let proto = btf.add(Type::FuncProto(FuncProto {
+            ret: int,
+            params: vec![
+                Param {
+                    name: "f",
+                    ty: fwd_ptr,
+                },
+                Param {
+                    name: "t",
+                    ty: tagged_ptr,
+                },
+                Param {
+                    name: "",
+                    ty: TypeId::VOID,
+                },
+            ],
+        }));
+        let func = btf.add(Type::Func(Object {
+            name: "fn",
+            ty: proto,
+            linkage: Linkage::Global,
+        }));
+        btf.add(Type::DeclTag(DeclTag {
+            name: "kfunc",
+            ty: func,
+            component_idx: -1,
+        }));
+        btf.add(Type::DeclTag(DeclTag {
+            name: "m",
+            ty: flags,
+            component_idx: 2,
+        }));
+        let var = btf.add(Type::Var(Object {
+            name: "v",
+            ty: array,
+            linkage: Linkage::Global,
+        }));
+        btf.add(Type::Float(Float {
+            name: "double",
+            size: 8,
+        }));
+        btf.add(Type::Datasec(Datasec {
+            name: ".data",
+            size: 48,
+            vars: vec![VarSecInfo {
+                ty: var,
+                offset: 0,
+                size: 48,
+            }],
+        }));
+        // Two equal anonymous PTRs: multisets, not sets.
+        btf.add(Type::Ptr(int));
+        btf.add(Type::Ptr(int));
+        btf
+    }
+
+    fn remap(id: TypeId, map: &[u32]) -> TypeId {
+        TypeId(map[id.0 as usize])
+    }
+
+    /// Renumbers `btf`'s own types (ids past its base) by `order`:
+    /// the type at `order[i]` moves to position i. References into the
+    /// base keep their ids.
+    fn permute<'a>(btf: &Btf<'a>, order: &[usize]) -> Btf<'a> {
+        let first = btf.first_id().0 as usize;
+        let mut map: Vec<u32> = (0..first as u32).collect();
+        map.resize(first + btf.types.len(), 0);
+        for (new_index, &old_index) in order.iter().enumerate() {
+            map[first + old_index] = (first + new_index) as u32;
+        }
+        let m = |id: TypeId| remap(id, &map);
+        let mut out = Btf {
+            base_type_count: btf.base_type_count,
+            base_str_len: btf.base_str_len,
+            types: vec![],
+        };
+        for &old_index in order {
+            let ty = match btf.types[old_index].clone() {
+                Type::Ptr(t) => Type::Ptr(m(t)),
+                Type::Volatile(t) => Type::Volatile(m(t)),
+                Type::Const(t) => Type::Const(m(t)),
+                Type::Restrict(t) => Type::Restrict(m(t)),
+                Type::Array(a) => Type::Array(Array {
+                    elem: m(a.elem),
+                    index: m(a.index),
+                    nelems: a.nelems,
+                }),
+                Type::Struct(mut c) => {
+                    c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
+                    Type::Struct(c)
+                }
+                Type::Union(mut c) => {
+                    c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
+                    Type::Union(c)
+                }
+                Type::Typedef(n) => Type::Typedef(Named { ty: m(n.ty), ..n }),
+                Type::TypeTag(n) => Type::TypeTag(Named { ty: m(n.ty), ..n }),
+                Type::Func(o) => Type::Func(Object { ty: m(o.ty), ..o }),
+                Type::Var(o) => Type::Var(Object { ty: m(o.ty), ..o }),
+                Type::FuncProto(mut p) => {
+                    p.ret = m(p.ret);
+                    p.params.iter_mut().for_each(|pa| pa.ty = m(pa.ty));
+                    Type::FuncProto(p)
+                }
+                Type::Datasec(mut d) => {
+                    d.vars.iter_mut().for_each(|v| v.ty = m(v.ty));
+                    Type::Datasec(d)
+                }
+                Type::DeclTag(t) => Type::DeclTag(DeclTag { ty: m(t.ty), ..t }),
+                other @ (Type::Int(_)
+                | Type::Enum(_)
+                | Type::Enum64(_)
+                | Type::Fwd(_)
+                | Type::Float(_)) => other,
+            };
+            out.types.push(ty);
+        }
+        out
+    }
+
+    /// A deterministic shuffle (xorshift), enough to scramble ids.
+    fn scrambled(len: usize, seed: u64) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..len).collect();
+        let mut state = seed | 1;
+        for i in (1..len).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            order.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        order
+    }
+
+    #[test]
+    fn a_table_equals_itself() {
+        let btf = sample();
+        let report = diff(&btf, None, &btf, None);
+        assert!(report.is_empty(), "{report}");
+        assert_eq!(
+            report.kind(Kind::Ptr).map(|k| (k.a_total, k.b_total)),
+            Some((5, 5))
+        );
+        assert!(report.kinds.iter().all(|k| k.a_total == k.b_total));
+    }
+
+    #[test]
+    fn permuting_ids_changes_nothing() {
+        let btf = sample();
+        for seed in [1, 7, 42, 1234] {
+            let permuted = permute(&btf, &scrambled(btf.types.len(), seed));
+            let report = diff(&btf, None, &permuted, None);
+            assert!(report.is_empty(), "seed {seed}: {report}");
+        }
+    }
+
+    #[test]
+    fn renaming_a_member_is_one_struct_difference() {
+        let btf = sample();
+        let mut changed = btf.clone();
+        let Some(Type::Struct(flags)) = changed.types.get_mut(5) else {
+            panic!("layout")
+        };
+        assert_eq!(flags.name, "flags");
+        flags.members[3].name = "node";
+        let report = diff(&btf, None, &changed, None);
+        assert_eq!(report.difference_count(), 2, "{report}");
+        let structs = report.kind(Kind::Struct).unwrap();
+        assert_eq!((structs.only_a, structs.only_b), (1, 1));
+        assert!(
+            report.differences_outside(&[Kind::Struct]).is_empty(),
+            "{report}"
+        );
+        assert!(
+            structs.examples_a[0].contains("'list': struct list_head @64"),
+            "{report}"
+        );
+        assert!(
+            structs.examples_b[0].contains("'node': struct list_head @64"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn changing_a_bitfield_size_is_one_struct_difference() {
+        let btf = sample();
+        let mut changed = btf.clone();
+        let Some(Type::Struct(flags)) = changed.types.get_mut(5) else {
+            panic!("layout")
+        };
+        flags.members[1].bitfield_size = 6;
+        let report = diff(&btf, None, &changed, None);
+        let structs = report.kind(Kind::Struct).unwrap();
+        assert_eq!((structs.only_a, structs.only_b), (1, 1));
+        assert_eq!(report.difference_count(), 2);
+        assert!(structs.examples_b[0].contains("@3:6"), "{report}");
+    }
+
+    #[test]
+    fn anonymous_changes_propagate_to_their_users() {
+        let btf = sample();
+        let mut changed = btf.clone();
+        // The anonymous union is described inline inside `flags`.
+        let Some(Type::Union(anon)) = changed.types.get_mut(4) else {
+            panic!("layout")
+        };
+        anon.members[1].name = "w";
+        let report = diff(&btf, None, &changed, None);
+        assert_eq!(
+            report.kind(Kind::Union).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+        assert_eq!(
+            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+    }
+
+    #[test]
+    fn multiplicity_counts() {
+        let btf = sample();
+        let mut fewer = btf.clone();
+        fewer.types.pop();
+        let report = diff(&btf, None, &fewer, None);
+        let ptrs = report.kind(Kind::Ptr).unwrap();
+        assert_eq!(
+            (ptrs.a_total, ptrs.b_total, ptrs.only_a, ptrs.only_b),
+            (5, 4, 1, 0)
+        );
+        assert_eq!(report.difference_count(), 1);
+    }
+
+    #[test]
+    fn split_tables_compare_through_equal_bases_with_different_ids() {
+        let mut base_a = Btf::default();
+        let int_a = base_a.add(int_type("int", 4, true));
+        let long_a = base_a.add(int_type("long", 8, true));
+        let mut base_b = Btf::default();
+        let long_b = base_b.add(int_type("long", 8, true));
+        let int_b = base_b.add(int_type("int", 4, true));
+        let split = |int: TypeId, long: TypeId| {
+            let mut split = Btf {
+                base_type_count: 2,
+                ..Btf::default()
+            };
+            let ptr = split.add(Type::Ptr(int));
+            split.add(Type::Struct(Composite {
+                name: "s",
+                size: 16,
+                kind_flag: false,
+                members: vec![member("p", ptr, 0, 0), member("l", long, 64, 0)],
+            }));
+            split
+        };
+        let split_a = split(int_a, long_a);
+        let split_b = split(int_b, long_b);
+        let report = diff(&split_a, Some(&base_a), &split_b, Some(&base_b));
+        assert!(report.is_empty(), "{report}");
+        assert_eq!(report.kinds.iter().map(|k| k.a_total).sum::<usize>(), 2);
+
+        // Same ids, but the base's `long` became 4 bytes: the split's
+        // struct differs although its own fields did not change.
+        let mut base_c = base_a.clone();
+        base_c.types[1] = int_type("long", 4, true);
+        let report = diff(&split_a, Some(&base_a), &split_a, Some(&base_c));
+        assert_eq!(
+            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+    }
+
+    #[test]
+    fn invalid_graphs_terminate() {
+        let mut btf = Btf::default();
+        // PTR -> CONST -> PTR (itself) loop, an anonymous self-referencing
+        // struct, a dangling id, and a 200k-long pointer chain.
+        btf.add(Type::Ptr(TypeId(2)));
+        btf.add(Type::Const(TypeId(1)));
+        let anon = TypeId(btf.count() + 2);
+        let anon_ptr = btf.add(Type::Ptr(anon));
+        btf.add(Type::Struct(Composite {
+            name: "",
+            size: 8,
+            kind_flag: false,
+            members: vec![
+                member("self", anon_ptr, 0, 0),
+                member("bad", TypeId(9_999_999), 0, 0),
+            ],
+        }));
+        let mut previous = btf.add(int_type("int", 4, true));
+        for _ in 0..200_000 {
+            previous = btf.add(Type::Ptr(previous));
+        }
+        let report = diff(&btf, None, &btf, None);
+        assert!(report.is_empty(), "{report}");
+        let mut shorter = btf.clone();
+        shorter.types.pop();
+        let report = diff(&btf, None, &shorter, None);
+        assert_eq!(report.difference_count(), 1);
+        let text = report.to_string();
+        assert!(text.len() < 10 * MAX_RENDERED_LEN, "{} bytes", text.len());
+    }
+
+    #[test]
+    fn display_lists_every_kind_and_examples() {
+        let btf = sample();
+        let mut fewer = btf.clone();
+        fewer.types.retain(|ty| !matches!(ty, Type::Float(_)));
+        let text = diff(&btf, None, &fewer, None).to_string();
+        assert!(
+            text.contains("FLOAT: a=1 b=0 only_a=1 only_b=0\n  only in a: FLOAT 'double' size=8\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("STRUCT: a=2 b=2 only_a=0 only_b=0\n"),
+            "{text}"
+        );
+    }
+}

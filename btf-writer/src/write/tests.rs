@@ -1,0 +1,1 @@
+//! Writer tests; round trips with the reader live in `read`.
