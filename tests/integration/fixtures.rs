@@ -20,6 +20,12 @@ pub fn pahole_input(path: &str) -> &str {
     }
 }
 
+/// Whether the fixture is big-endian (clang `-target bpfeb`), so that its
+/// BTF is written in big-endian byte order, as pahole does.
+pub fn is_big_endian(path: &str) -> bool {
+    path.contains("bpfeb")
+}
+
 /// A scratch directory that disappears with the test.
 pub fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
