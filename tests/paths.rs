@@ -47,7 +47,13 @@ pub fn btfenc_bin() -> PathBuf {
     }
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .map(|dir| if dir.is_relative() { workspace_root().join(dir) } else { dir })
+        .map(|dir| {
+            if dir.is_relative() {
+                workspace_root().join(dir)
+            } else {
+                dir
+            }
+        })
         .unwrap_or_else(|| workspace_root().join("target"));
     let candidates = ["debug", "release"].map(|profile| target_dir.join(profile).join("btfenc"));
     let newest = candidates

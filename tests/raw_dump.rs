@@ -35,7 +35,10 @@ impl Dump {
         for (index, line) in text.lines().enumerate() {
             if let Some(member) = line.strip_prefix('\t') {
                 let Some(owner) = types.last_mut() else {
-                    return Err(format!("line {}: member before any type: {line:?}", index + 1));
+                    return Err(format!(
+                        "line {}: member before any type: {line:?}",
+                        index + 1
+                    ));
                 };
                 owner.members.push(member.to_string());
             } else if !line.is_empty() {
@@ -67,7 +70,10 @@ impl Dump {
         match found.as_slice() {
             [only] => only,
             [] => panic!("no {kind} '{name}' in the dump"),
-            many => panic!("{} copies of {kind} '{name}' in the dump: {many:?}", many.len()),
+            many => panic!(
+                "{} copies of {kind} '{name}' in the dump: {many:?}",
+                many.len()
+            ),
         }
     }
 
@@ -130,7 +136,8 @@ impl DumpedType {
 
     /// The member's `type_id` as a number.
     pub fn member_type(&self, name: &str) -> Option<u32> {
-        self.member_attr(name, "type_id").and_then(|id| id.parse().ok())
+        self.member_attr(name, "type_id")
+            .and_then(|id| id.parse().ok())
     }
 }
 

@@ -190,10 +190,7 @@ pub fn report_skip(test: &str, reason: &str) {
     if std::env::var(NO_SKIP_ENV).is_ok_and(|value| value == "1") {
         panic!("{message} (and {NO_SKIP_ENV}=1 forbids skipping)");
     }
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "\n!!!!!!!! {message} !!!!!!!!"
-    );
+    let _ = writeln!(std::io::stderr().lock(), "\n!!!!!!!! {message} !!!!!!!!");
     if let Some(log) = std::env::var_os(SKIP_LOG_ENV) {
         let appended = std::fs::OpenOptions::new()
             .create(true)
@@ -201,7 +198,10 @@ pub fn report_skip(test: &str, reason: &str) {
             .open(log)
             .and_then(|mut file| writeln!(file, "{message}"));
         if let Err(err) = appended {
-            let _ = writeln!(std::io::stderr().lock(), "cannot append to ${SKIP_LOG_ENV}: {err}");
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "cannot append to ${SKIP_LOG_ENV}: {err}"
+            );
         }
     }
 }
@@ -228,7 +228,10 @@ mod tests {
     #[test]
     #[should_panic(expected = "exactly one line")]
     fn clean_failure_rejects_two_lines() {
-        let out = run(Path::new("sh"), &["-c", "printf 'x.o: a\\nb\\n' >&2; exit 1"]);
+        let out = run(
+            Path::new("sh"),
+            &["-c", "printf 'x.o: a\\nb\\n' >&2; exit 1"],
+        );
         assert_clean_failure(&out, "x.o");
     }
 

@@ -25,7 +25,11 @@ fn assert_detached_encode_fails(relative: &str) {
     let out = dir.path().join("out.btf");
     let run = encode_detached(Encoder::Btfenc, &input, &out, &[]);
     assert_clean_failure(&run, &input.to_string_lossy());
-    assert_eq!(files_in(dir.path()), Vec::<String>::new(), "btfenc left files behind");
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "btfenc left files behind"
+    );
 }
 
 /// `btfenc -J BAD` (in place) fails, leaves the file untouched and
@@ -38,15 +42,26 @@ fn assert_in_place_encode_fails(relative: &str) {
     let before = read(&copy);
     let run = btfenc(&["-J".as_ref(), copy.as_os_str()]);
     assert_clean_failure(&run, &copy.to_string_lossy());
-    assert!(read(&copy) == before, "btfenc modified {relative} although it failed");
-    assert_eq!(files_in(dir.path()), vec!["input".to_string()], "btfenc left files behind");
+    assert!(
+        read(&copy) == before,
+        "btfenc modified {relative} although it failed"
+    );
+    assert_eq!(
+        files_in(dir.path()),
+        vec!["input".to_string()],
+        "btfenc left files behind"
+    );
 }
 
 fn assert_dump_fails(relative: &str) {
     let input = fixture(relative);
     let run = btfenc(&["dump".as_ref(), input.as_os_str()]);
     assert_clean_failure(&run, &input.to_string_lossy());
-    assert!(run.stdout.is_empty(), "dump printed output for {relative}: {}", run.describe());
+    assert!(
+        run.stdout.is_empty(),
+        "dump printed output for {relative}: {}",
+        run.describe()
+    );
 }
 
 mod detached {
@@ -133,14 +148,23 @@ fn missing_input_file() {
     let out = dir.path().join("out.btf");
     let run = encode_detached(Encoder::Btfenc, &missing, &out, &[]);
     assert_clean_failure(&run, &missing.to_string_lossy());
-    assert!(!out.exists(), "btfenc wrote {} for a missing input", out.display());
+    assert!(
+        !out.exists(),
+        "btfenc wrote {} for a missing input",
+        out.display()
+    );
 }
 
 #[test]
 fn unwritable_output_directory() {
     let dir = scratch();
     let out = dir.path().join("no-such-dir").join("out.btf");
-    let run = encode_detached(Encoder::Btfenc, &fixture("obj/gcc-dwarf5/kinds.o"), &out, &[]);
+    let run = encode_detached(
+        Encoder::Btfenc,
+        &fixture("obj/gcc-dwarf5/kinds.o"),
+        &out,
+        &[],
+    );
     assert_clean_failure(&run, &out.to_string_lossy());
 }
 
@@ -151,7 +175,13 @@ fn diff_of_corrupt_blob() {
     let corrupt = fixture("bad/corrupt-type.btf");
     let dir = scratch();
     let valid = dir.path().join("valid.btf");
-    encode_detached(Encoder::Pahole, &fixture("obj/gcc-dwarf5/kinds.o"), &valid, &[]).assert_success();
+    encode_detached(
+        Encoder::Pahole,
+        &fixture("obj/gcc-dwarf5/kinds.o"),
+        &valid,
+        &[],
+    )
+    .assert_success();
     let run = btfenc(&["diff".as_ref(), valid.as_os_str(), corrupt.as_os_str()]);
     assert_clean_failure(&run, &corrupt.to_string_lossy());
     assert!(

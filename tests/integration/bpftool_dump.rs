@@ -8,7 +8,12 @@ use btfenc_tests::{bpftool, btfenc, Encoder};
 use crate::fixtures::{encode_into, scratch};
 
 fn assert_same_dump(btf: &Path, what: &str) {
-    let theirs = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), btf.as_os_str()]);
+    let theirs = bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        btf.as_os_str(),
+    ]);
     assert!(
         theirs.success() && !theirs.stdout.is_empty(),
         "bpftool cannot parse {what}\n{}",
@@ -27,7 +32,13 @@ fn assert_same_dump(btf: &Path, what: &str) {
 mod of_btfenc_output {
     per_fixture!(|path| {
         let dir = super::scratch();
-        let out = super::encode_into(super::Encoder::Btfenc, path, &["--btf_gen_floats"], dir.path(), "out.btf");
+        let out = super::encode_into(
+            super::Encoder::Btfenc,
+            path,
+            &["--btf_gen_floats"],
+            dir.path(),
+            "out.btf",
+        );
         super::assert_same_dump(&out, &format!("btfenc's BTF of {path}"));
     });
 }
@@ -36,7 +47,13 @@ mod of_btfenc_output {
 mod of_pahole_output {
     per_fixture!(|path| {
         let dir = super::scratch();
-        let out = super::encode_into(super::Encoder::Pahole, path, &["--btf_gen_floats"], dir.path(), "out.btf");
+        let out = super::encode_into(
+            super::Encoder::Pahole,
+            path,
+            &["--btf_gen_floats"],
+            dir.path(),
+            "out.btf",
+        );
         super::assert_same_dump(&out, &format!("pahole's BTF of {path}"));
     });
 }

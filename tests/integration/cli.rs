@@ -14,7 +14,11 @@ fn verbose_prints_stats_and_changes_nothing() {
     let verbose_out = dir.path().join("verbose.btf");
     let verbose = encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &verbose_out, &["-V"]);
     verbose.assert_success();
-    assert!(!verbose.stderr.trim().is_empty(), "-V printed no statistics\n{}", verbose.describe());
+    assert!(
+        !verbose.stderr.trim().is_empty(),
+        "-V printed no statistics\n{}",
+        verbose.describe()
+    );
     assert!(read(&quiet) == read(&verbose_out), "-V changed the BTF");
 }
 
@@ -23,8 +27,17 @@ fn verbose_prints_stats_and_changes_nothing() {
 fn lang_exclude_rust_is_a_no_op_on_c() {
     let dir = scratch();
     let plain = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "plain.btf");
-    let excluded = encode_into(Encoder::Btfenc, SAMPLE, &["--lang_exclude=rust"], dir.path(), "excl.btf");
-    assert!(read(&plain) == read(&excluded), "--lang_exclude=rust changed C-only BTF");
+    let excluded = encode_into(
+        Encoder::Btfenc,
+        SAMPLE,
+        &["--lang_exclude=rust"],
+        dir.path(),
+        "excl.btf",
+    );
+    assert!(
+        read(&plain) == read(&excluded),
+        "--lang_exclude=rust changed C-only BTF"
+    );
 }
 
 /// pahole ignores unknown names in --btf_features (so newer kernels'
@@ -53,5 +66,9 @@ fn unknown_feature_is_an_error_when_strict() {
         &["--btf_features_strict=var,no_such_feature"],
     );
     assert_clean_failure(&run, "no_such_feature");
-    assert!(!out.exists(), "a rejected command line still wrote {}", out.display());
+    assert!(
+        !out.exists(),
+        "a rejected command line still wrote {}",
+        out.display()
+    );
 }

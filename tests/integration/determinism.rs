@@ -9,7 +9,13 @@ fn assert_identical_runs(path: &str, runs: &[(&str, &[&str])]) {
     let dir = scratch();
     let mut first: Option<(&str, Vec<u8>)> = None;
     for (index, (label, flags)) in runs.iter().enumerate() {
-        let out = encode_into(Encoder::Btfenc, path, flags, dir.path(), &format!("run{index}.btf"));
+        let out = encode_into(
+            Encoder::Btfenc,
+            path,
+            flags,
+            dir.path(),
+            &format!("run{index}.btf"),
+        );
         let bytes = read(&out);
         match &first {
             None => first = Some((label, bytes)),
@@ -26,7 +32,10 @@ fn assert_identical_runs(path: &str, runs: &[(&str, &[&str])]) {
 mod repeated_runs {
     per_fixture!(|path| super::assert_identical_runs(
         path,
-        &[("run 1", &["--btf_gen_floats"]), ("run 2", &["--btf_gen_floats"])]
+        &[
+            ("run 1", &["--btf_gen_floats"]),
+            ("run 2", &["--btf_gen_floats"])
+        ]
     ));
 }
 
@@ -50,7 +59,8 @@ mod overwrite_longer_file {
         let fresh = super::encode_into(super::Encoder::Btfenc, path, &[], dir.path(), "fresh.btf");
         let reused = dir.path().join("reused.btf");
         let garbage = vec![0xa5_u8; super::read(&fresh).len() * 2 + 4096];
-        std::fs::write(&reused, garbage).unwrap_or_else(|err| panic!("cannot write {}: {err}", reused.display()));
+        std::fs::write(&reused, garbage)
+            .unwrap_or_else(|err| panic!("cannot write {}: {err}", reused.display()));
         super::encode_into(super::Encoder::Btfenc, path, &[], dir.path(), "reused.btf");
         assert!(
             super::read(&reused) == super::read(&fresh),

@@ -16,7 +16,12 @@ fn diff(a: &Path, b: &Path) -> RunOutput {
 }
 
 fn bpftool_counts(btf: &Path) -> BTreeMap<String, usize> {
-    let run = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), btf.as_os_str()]);
+    let run = bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        btf.as_os_str(),
+    ]);
     run.assert_success();
     Dump::parse(&run.stdout_text())
         .unwrap_or_else(|err| panic!("{err}"))
@@ -45,7 +50,13 @@ fn per_kind_lines(text: &str) -> BTreeMap<String, (usize, usize)> {
 #[test]
 fn same_file_is_same() {
     let dir = scratch();
-    let btf = encode_into(Encoder::Pahole, "obj/multi-cu/clang.o", &[], dir.path(), "a.btf");
+    let btf = encode_into(
+        Encoder::Pahole,
+        "obj/multi-cu/clang.o",
+        &[],
+        dir.path(),
+        "a.btf",
+    );
     let run = diff(&btf, &btf);
     assert!(run.success() && run.stdout.is_empty(), "{}", run.describe());
 }
@@ -53,16 +64,40 @@ fn same_file_is_same() {
 #[test]
 fn different_objects_differ_with_bpftool_counts() {
     let dir = scratch();
-    let a = encode_into(Encoder::Pahole, "obj/gcc-dwarf5/kinds.o", &[], dir.path(), "a.btf");
-    let b = encode_into(Encoder::Pahole, "obj/gcc-dwarf5/funcs.o", &[], dir.path(), "b.btf");
+    let a = encode_into(
+        Encoder::Pahole,
+        "obj/gcc-dwarf5/kinds.o",
+        &[],
+        dir.path(),
+        "a.btf",
+    );
+    let b = encode_into(
+        Encoder::Pahole,
+        "obj/gcc-dwarf5/funcs.o",
+        &[],
+        dir.path(),
+        "b.btf",
+    );
     let run = diff(&a, &b);
     assert_eq!(run.status.code(), Some(1), "{}", run.describe());
     let lines = per_kind_lines(&run.stdout_text());
-    assert!(!lines.is_empty(), "no `KIND: a=N b=N ...` lines\n{}", run.describe());
+    assert!(
+        !lines.is_empty(),
+        "no `KIND: a=N b=N ...` lines\n{}",
+        run.describe()
+    );
     let (counts_a, counts_b) = (bpftool_counts(&a), bpftool_counts(&b));
     for (kind, (in_a, in_b)) in &lines {
-        assert_eq!(counts_a.get(kind).copied().unwrap_or(0), *in_a, "{kind} count of a");
-        assert_eq!(counts_b.get(kind).copied().unwrap_or(0), *in_b, "{kind} count of b");
+        assert_eq!(
+            counts_a.get(kind).copied().unwrap_or(0),
+            *in_a,
+            "{kind} count of a"
+        );
+        assert_eq!(
+            counts_b.get(kind).copied().unwrap_or(0),
+            *in_b,
+            "{kind} count of b"
+        );
     }
 }
 
@@ -71,7 +106,13 @@ fn different_objects_differ_with_bpftool_counts() {
 #[test]
 fn floats_versus_ints_differ() {
     let dir = scratch();
-    let ints = encode_into(Encoder::Pahole, "obj/gcc-dwarf5/kinds.o", &[], dir.path(), "ints.btf");
+    let ints = encode_into(
+        Encoder::Pahole,
+        "obj/gcc-dwarf5/kinds.o",
+        &[],
+        dir.path(),
+        "ints.btf",
+    );
     let floats = encode_into(
         Encoder::Pahole,
         "obj/gcc-dwarf5/kinds.o",
@@ -81,7 +122,11 @@ fn floats_versus_ints_differ() {
     );
     let run = diff(&ints, &floats);
     assert_eq!(run.status.code(), Some(1), "{}", run.describe());
-    assert!(run.stdout_text().contains("FLOAT"), "the difference is in FLOAT\n{}", run.describe());
+    assert!(
+        run.stdout_text().contains("FLOAT"),
+        "the difference is in FLOAT\n{}",
+        run.describe()
+    );
 }
 
 /// Type order is not meaning: the same object encoded from a different
@@ -89,7 +134,13 @@ fn floats_versus_ints_differ() {
 #[test]
 fn same_types_in_another_order_are_same() {
     let dir = scratch();
-    let whole = encode_into(Encoder::Pahole, "obj/multi-cu/gcc-dwarf5.o", &[], dir.path(), "whole.btf");
+    let whole = encode_into(
+        Encoder::Pahole,
+        "obj/multi-cu/gcc-dwarf5.o",
+        &[],
+        dir.path(),
+        "whole.btf",
+    );
     let reordered = dir.path().join("reordered.o");
     let fixtures = btfenc_tests::fixtures_dir().join("obj/gcc-dwarf5");
     let link = btfenc_tests::run(

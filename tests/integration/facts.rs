@@ -25,13 +25,22 @@ impl Facts {
         let found = ty.attr(key);
         self.check(
             found == Some(expected),
-            format!("{} '{}': {key}={expected}, found {found:?}", ty.kind, ty.name),
+            format!(
+                "{} '{}': {key}={expected}, found {found:?}",
+                ty.kind, ty.name
+            ),
         );
     }
 
     /// Member `name` sits at `bits_offset`, with `bitfield_size` when it
     /// is a bitfield and without one otherwise.
-    fn member_at(&mut self, ty: &DumpedType, name: &str, bits_offset: &str, bitfield: Option<&str>) {
+    fn member_at(
+        &mut self,
+        ty: &DumpedType,
+        name: &str,
+        bits_offset: &str,
+        bitfield: Option<&str>,
+    ) {
         let offset = ty.member_attr(name, "bits_offset");
         let size = ty.member_attr(name, "bitfield_size");
         self.check(
@@ -51,7 +60,10 @@ impl Facts {
         let found = ty.member_type(name).map(|id| dump.chain_text(id));
         self.check(
             found.as_deref() == Some(expected),
-            format!("{} '{}' member '{name}' -> {expected}, found {found:?}", ty.kind, ty.name),
+            format!(
+                "{} '{}' member '{name}' -> {expected}, found {found:?}",
+                ty.kind, ty.name
+            ),
         );
     }
 
@@ -100,7 +112,12 @@ fn kinds_c(dump: &Dump, facts: &mut Facts) {
     facts.member_at(bits, "typedef_bits", "106", Some("7"));
     facts.member_at(bits, "plain", "128", None);
     facts.member_chain(dump, bits, "color", "ENUM 'fx_color'");
-    facts.member_chain(dump, bits, "typedef_bits", "TYPEDEF 'fx_u32' -> INT 'unsigned int'");
+    facts.member_chain(
+        dump,
+        bits,
+        "typedef_bits",
+        "TYPEDEF 'fx_u32' -> INT 'unsigned int'",
+    );
 
     let signed = dump.one("ENUM", "fx_signed");
     facts.attr(signed, "size", "4");
@@ -119,13 +136,19 @@ fn kinds_c(dump: &Dump, facts: &mut Facts) {
     facts.attr(wide, "encoding", "UNSIGNED");
     facts.check(
         wide.member("FX_WIDE_BIG") == Some("'FX_WIDE_BIG' val=78187493520ULL"),
-        format!("FX_WIDE_BIG = 0x1234567890, found {:?}", wide.member("FX_WIDE_BIG")),
+        format!(
+            "FX_WIDE_BIG = 0x1234567890, found {:?}",
+            wide.member("FX_WIDE_BIG")
+        ),
     );
     let wide_neg = dump.one("ENUM64", "fx_wide_neg");
     facts.attr(wide_neg, "encoding", "SIGNED");
     facts.check(
         wide_neg.member("FX_WIDE_MIN") == Some("'FX_WIDE_MIN' val=-4294967296LL"),
-        format!("FX_WIDE_MIN = -2^32, found {:?}", wide_neg.member("FX_WIDE_MIN")),
+        format!(
+            "FX_WIDE_MIN = -2^32, found {:?}",
+            wide_neg.member("FX_WIDE_MIN")
+        ),
     );
 
     // Multi-dimensional arrays: btf.rst allows nesting one ARRAY per
@@ -140,7 +163,10 @@ fn kinds_c(dump: &Dump, facts: &mut Facts) {
         ("empty", 0, "INT 'int'"),
         ("lists", 2, "STRUCT 'fx_list'"),
     ] {
-        let chain = arrays.member_type(member).map(|id| dump.chain(id)).unwrap_or_default();
+        let chain = arrays
+            .member_type(member)
+            .map(|id| dump.chain(id))
+            .unwrap_or_default();
         let found_total = array_dims(dump, chain.first().map_or(0, |ty| ty.id))
             .iter()
             .map(|dim| dim.parse::<u64>().unwrap_or(u64::MAX))
@@ -194,7 +220,12 @@ fn kinds_c(dump: &Dump, facts: &mut Facts) {
     let quals = dump.one("STRUCT", "fx_qualifiers");
     facts.member_chain(dump, quals, "ci", "CONST '(anon)' -> INT 'int'");
     facts.member_chain(dump, quals, "vi", "VOLATILE '(anon)' -> INT 'int'");
-    facts.member_chain(dump, quals, "rp", "RESTRICT '(anon)' -> PTR '(anon)' -> INT 'char'");
+    facts.member_chain(
+        dump,
+        quals,
+        "rp",
+        "RESTRICT '(anon)' -> PTR '(anon)' -> INT 'char'",
+    );
     facts.member_chain(
         dump,
         quals,
@@ -265,7 +296,10 @@ fn structs_c(dump: &Dump, facts: &mut Facts) {
             let inner = anon_union.member_type("(anon)").and_then(|id| dump.get(id));
             match inner {
                 Some(inner) => {
-                    facts.check(inner.kind == "STRUCT", format!("inner anonymous STRUCT: {inner:?}"));
+                    facts.check(
+                        inner.kind == "STRUCT",
+                        format!("inner anonymous STRUCT: {inner:?}"),
+                    );
                     facts.member_at(inner, "lo", "0", None);
                     facts.member_at(inner, "hi", "32", None);
                 }
@@ -280,7 +314,11 @@ fn funcs_c(dump: &Dump, facts: &mut Facts) {
     // btf.rst: a variadic FUNC_PROTO ends with a parameter of name 0 and
     // type 0.
     for func in ["fx_sum_varargs", "fx_printf_like"] {
-        let proto = dump.one("FUNC", func).attr("type_id").and_then(|id| id.parse().ok()).and_then(|id| dump.get(id));
+        let proto = dump
+            .one("FUNC", func)
+            .attr("type_id")
+            .and_then(|id| id.parse().ok())
+            .and_then(|id| dump.get(id));
         let last = proto.and_then(|proto| proto.members.last().cloned());
         facts.check(
             proto.map(|p| p.kind.as_str()) == Some("FUNC_PROTO")
@@ -290,39 +328,64 @@ fn funcs_c(dump: &Dump, facts: &mut Facts) {
         );
     }
     let logger = dump.one("TYPEDEF", "fx_logger_t");
-    let logger_chain = logger.attr("type_id").and_then(|id| id.parse().ok()).map(|id| dump.chain(id));
-    let logger_proto = logger_chain.as_ref().and_then(|chain| chain.get(1).copied());
+    let logger_chain = logger
+        .attr("type_id")
+        .and_then(|id| id.parse().ok())
+        .map(|id| dump.chain(id));
+    let logger_proto = logger_chain
+        .as_ref()
+        .and_then(|chain| chain.get(1).copied());
     facts.check(
         logger_proto.map(|p| p.kind.as_str()) == Some("FUNC_PROTO")
-            && logger_proto.and_then(|p| p.members.last()).map(String::as_str) == Some("'(anon)' type_id=0"),
+            && logger_proto
+                .and_then(|p| p.members.last())
+                .map(String::as_str)
+                == Some("'(anon)' type_id=0"),
         format!("fx_logger_t is a pointer to a variadic FUNC_PROTO, found {logger_chain:?}"),
     );
-    let no_args = dump.one("FUNC", "fx_no_args").attr("type_id").and_then(|id| id.parse().ok()).and_then(|id| dump.get(id));
+    let no_args = dump
+        .one("FUNC", "fx_no_args")
+        .attr("type_id")
+        .and_then(|id| id.parse().ok())
+        .and_then(|id| dump.get(id));
     facts.check(
-        no_args.and_then(|p| p.attr("ret_type_id")) == Some("0") && no_args.and_then(|p| p.attr("vlen")) == Some("0"),
+        no_args.and_then(|p| p.attr("ret_type_id")) == Some("0")
+            && no_args.and_then(|p| p.attr("vlen")) == Some("0"),
         format!("fx_no_args is void(void), found {no_args:?}"),
     );
     // The static helpers are kept out of line with their signature
     // (FX_KEEP), so each must have exactly one FUNC.
     for func in ["fx_account", "fx_self", "fx_many_args", "fx_funcs_touch"] {
-        facts.check(dump.find_all("FUNC", func).len() == 1, format!("exactly one FUNC '{func}'"));
+        facts.check(
+            dump.find_all("FUNC", func).len() == 1,
+            format!("exactly one FUNC '{func}'"),
+        );
     }
-
 }
 
 fn percpu_vars(dump: &Dump, facts: &mut Facts) {
     // Per-CPU variables: a VAR each, listed in the one '.data..percpu'
     // DATASEC with their sizes.
     let sections = dump.find_all("DATASEC", ".data..percpu");
-    facts.check(sections.len() == 1, format!("one DATASEC '.data..percpu', found {}", sections.len()));
     facts.check(
-        dump.one("VAR", "fx_percpu_counter").attr("type_id").and_then(|id| id.parse().ok()).map(|id| dump.chain_text(id)).as_deref()
+        sections.len() == 1,
+        format!("one DATASEC '.data..percpu', found {}", sections.len()),
+    );
+    facts.check(
+        dump.one("VAR", "fx_percpu_counter")
+            .attr("type_id")
+            .and_then(|id| id.parse().ok())
+            .map(|id| dump.chain_text(id))
+            .as_deref()
             == Some("INT 'int'"),
         "VAR fx_percpu_counter is an int",
     );
     for (var, size) in [("fx_percpu_counter", "4"), ("fx_percpu_stats_var", "24")] {
         let entry = sections.first().and_then(|section| {
-            section.members.iter().find(|line| line.ends_with(&format!("(VAR '{var}')")))
+            section
+                .members
+                .iter()
+                .find(|line| line.ends_with(&format!("(VAR '{var}')")))
         });
         facts.check(
             entry.is_some_and(|line| line.contains(&format!(" size={size} "))),
@@ -344,14 +407,27 @@ fn shared_types_deduplicated(dump: &Dump, facts: &mut Facts) {
         ("ENUM", "fx_color"),
     ] {
         let copies = dump.find_all(kind, name).len();
-        facts.check(copies == 1, format!("{kind} '{name}' once after dedup, found {copies}"));
+        facts.check(
+            copies == 1,
+            format!("{kind} '{name}' once after dedup, found {copies}"),
+        );
     }
 }
 
 fn tags_c(dump: &Dump, facts: &mut Facts, with_percpu_var: bool) {
     let tagged = dump.one("STRUCT", "fx_tagged");
-    facts.member_chain(dump, tagged, "user_ptr", "PTR '(anon)' -> TYPE_TAG 'user' -> INT 'int'");
-    facts.member_chain(dump, tagged, "rcu_list", "PTR '(anon)' -> TYPE_TAG 'rcu' -> STRUCT 'fx_list'");
+    facts.member_chain(
+        dump,
+        tagged,
+        "user_ptr",
+        "PTR '(anon)' -> TYPE_TAG 'user' -> INT 'int'",
+    );
+    facts.member_chain(
+        dump,
+        tagged,
+        "rcu_list",
+        "PTR '(anon)' -> TYPE_TAG 'rcu' -> STRUCT 'fx_list'",
+    );
     let union = dump.one("UNION", "fx_tagged_union");
     let typedef = dump.one("TYPEDEF", "fx_user_int_ptr");
     let func = dump.one("FUNC", "fx_tagged_func");
@@ -399,7 +475,12 @@ struct Sources {
 fn check_facts(encoder: Encoder, path: &str, sources: Sources) {
     let dir = scratch();
     let out = encode_into(encoder, path, &["--btf_gen_floats"], dir.path(), "out.btf");
-    let text = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), out.as_os_str()]);
+    let text = bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        out.as_os_str(),
+    ]);
     text.assert_success();
     let dump = Dump::parse(&text.stdout_text()).unwrap_or_else(|err| panic!("{err}"));
     let mut facts = Facts::default();
@@ -434,7 +515,10 @@ const ALL: Sources = Sources {
 };
 const GCC_MULTI_CU: Sources = ALL;
 const CLANG_MULTI_CU: Sources = Sources { tags: true, ..ALL };
-const EXECUTABLE: Sources = Sources { percpu: false, ..ALL };
+const EXECUTABLE: Sources = Sources {
+    percpu: false,
+    ..ALL
+};
 const NONE: Sources = Sources {
     kinds: false,
     structs: false,
@@ -443,12 +527,19 @@ const NONE: Sources = Sources {
     tags: false,
     multi_cu: false,
 };
-const TAGS_ONLY: Sources = Sources { tags: true, percpu: true, ..NONE };
+const TAGS_ONLY: Sources = Sources {
+    tags: true,
+    percpu: true,
+    ..NONE
+};
 /// pahole 1.24 encodes no VAR at all for BPF-target objects (observed on
 /// both byte orders, although `.data..percpu` and its symbol are there);
 /// btfenc follows pahole, so the per-CPU facts are left out.
 const BPF_TAGS: Sources = Sources { tags: true, ..NONE };
-const STRUCTS_ONLY: Sources = Sources { structs: true, ..NONE };
+const STRUCTS_ONLY: Sources = Sources {
+    structs: true,
+    ..NONE
+};
 
 /// The facts, on btfenc's output.
 mod btfenc_output {
@@ -471,7 +562,11 @@ mod btfenc_output {
 
     #[test]
     fn zlib_multi_cu() {
-        check_facts(Encoder::Btfenc, "obj/compressed/zlib-multi-cu.o", GCC_MULTI_CU);
+        check_facts(
+            Encoder::Btfenc,
+            "obj/compressed/zlib-multi-cu.o",
+            GCC_MULTI_CU,
+        );
     }
 
     #[test]

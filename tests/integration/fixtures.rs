@@ -49,7 +49,11 @@ pub fn encode_into(
     };
     let out = dir.join(name);
     encode_detached(encoder, &input, &out, flags).assert_success();
-    assert!(out.is_file(), "{encoder:?} reported success but wrote no {}", out.display());
+    assert!(
+        out.is_file(),
+        "{encoder:?} reported success but wrote no {}",
+        out.display()
+    );
     out
 }
 

@@ -9,7 +9,8 @@ use crate::fixtures::{read, scratch};
 
 fn copy_to(relative: &str, dir: &Path, name: &str) -> PathBuf {
     let to = dir.join(name);
-    std::fs::copy(fixture(relative), &to).unwrap_or_else(|err| panic!("cannot copy {relative}: {err}"));
+    std::fs::copy(fixture(relative), &to)
+        .unwrap_or_else(|err| panic!("cannot copy {relative}: {err}"));
     to
 }
 
@@ -22,18 +23,37 @@ fn assert_in_place_like_pahole(relative: &str) {
 
     // Readable by libbpf as an ELF with .BTF, and the same types as
     // pahole's in-place result.
-    bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), ours.as_os_str()]).assert_success();
+    bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        ours.as_os_str(),
+    ])
+    .assert_success();
     let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
-    assert!(diff.success() && diff.stdout.is_empty(), "{}", diff.describe());
+    assert!(
+        diff.success() && diff.stdout.is_empty(),
+        "{}",
+        diff.describe()
+    );
 
     // The DWARF survived the patching: pahole still reads it into the same
     // BTF as from the untouched fixture.
     let from_patched = dir.path().join("from-patched.btf");
     let from_original = dir.path().join("from-original.btf");
-    btfenc_tests::encode_detached(btfenc_tests::Encoder::Pahole, &ours, &from_patched, &[]).assert_success();
-    btfenc_tests::encode_detached(btfenc_tests::Encoder::Pahole, &fixture(relative), &from_original, &[])
+    btfenc_tests::encode_detached(btfenc_tests::Encoder::Pahole, &ours, &from_patched, &[])
         .assert_success();
-    assert!(read(&from_patched) == read(&from_original), "patching {relative} changed its DWARF");
+    btfenc_tests::encode_detached(
+        btfenc_tests::Encoder::Pahole,
+        &fixture(relative),
+        &from_original,
+        &[],
+    )
+    .assert_success();
+    assert!(
+        read(&from_patched) == read(&from_original),
+        "patching {relative} changed its DWARF"
+    );
 }
 
 #[test]
@@ -60,5 +80,10 @@ fn executable_still_runs() {
     btfenc(&["-J".as_ref(), patched.as_os_str()]).assert_success();
     let before = run(&fixture("obj/exec/prog-gcc"), &[] as &[&str]);
     let after = run(&patched, &[] as &[&str]);
-    assert_eq!(before.status.code(), after.status.code(), "{}", after.describe());
+    assert_eq!(
+        before.status.code(),
+        after.status.code(),
+        "{}",
+        after.describe()
+    );
 }

@@ -12,7 +12,11 @@ fn assert_kernel_accepts(encoder: Encoder, path: &str, flags: &[&str]) {
         // Deliberate exception: the kernel only reads BTF in its own byte
         // order (little-endian here). What can be checked is that the blob
         // is big-endian: btf.rst's magic 0xeb9f, most significant byte first.
-        assert_eq!(bytes.get(..2), Some(&[0xeb_u8, 0x9f][..]), "{path}: BTF is not big-endian");
+        assert_eq!(
+            bytes.get(..2),
+            Some(&[0xeb_u8, 0x9f][..]),
+            "{path}: BTF is not big-endian"
+        );
         return;
     }
     match kernel_load_btf(&bytes) {

@@ -13,11 +13,7 @@ fn assert_matches_pahole(path: &str, flags: &[&str]) {
     let dir = scratch();
     let ours = encode_into(Encoder::Btfenc, path, flags, dir.path(), "btfenc.btf");
     let theirs = encode_into(Encoder::Pahole, path, flags, dir.path(), "pahole.btf");
-    let diff = btfenc(&[
-        "diff".as_ref(),
-        ours.as_os_str(),
-        theirs.as_os_str(),
-    ]);
+    let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
     assert!(
         diff.success() && diff.stdout.is_empty(),
         "btfenc and pahole disagree on {path} with flags {flags:?}\n{}",
@@ -33,7 +29,12 @@ fn assert_matches_pahole(path: &str, flags: &[&str]) {
 }
 
 fn kind_counts(btf: &Path) -> std::collections::BTreeMap<String, usize> {
-    let run = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), btf.as_os_str()]);
+    let run = bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        btf.as_os_str(),
+    ]);
     run.assert_success();
     Dump::parse(&run.stdout_text())
         .unwrap_or_else(|err| panic!("{err}"))

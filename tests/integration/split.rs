@@ -34,13 +34,19 @@ fn check_split(input: &str) {
     let dir = scratch();
     // pahole writes the base for both sides, so only the split differs.
     let base = dir.path().join("base.btf");
-    btfenc_tests::encode_detached(Encoder::Pahole, &fixture(BASE_OBJECT), &base, &[]).assert_success();
+    btfenc_tests::encode_detached(Encoder::Pahole, &fixture(BASE_OBJECT), &base, &[])
+        .assert_success();
     let ours = dir.path().join("ours.btf");
     let theirs = dir.path().join("theirs.btf");
     encode_split(Encoder::Btfenc, &base, input, &ours);
     encode_split(Encoder::Pahole, &base, input, &theirs);
 
-    let base_dump = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), base.as_os_str()]);
+    let base_dump = bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        base.as_os_str(),
+    ]);
     base_dump.assert_success();
     let base_types = Dump::parse(&base_dump.stdout_text()).unwrap_or_else(|err| panic!("{err}"));
     let base_count = u32::try_from(base_types.types.len()).unwrap_or(u32::MAX);
@@ -49,7 +55,11 @@ fn check_split(input: &str) {
     let split_text = bpftool_split_dump(&ours, &base);
     let split_types = Dump::parse(&split_text).unwrap_or_else(|err| panic!("{err}"));
     let first_id = split_types.types.first().map(|ty| ty.id);
-    assert_eq!(first_id, Some(base_count + 1), "split ids continue after the base's {base_count}");
+    assert_eq!(
+        first_id,
+        Some(base_count + 1),
+        "split ids continue after the base's {base_count}"
+    );
 
     // A struct the base defines (types.h) is not redefined in the split.
     assert!(
@@ -64,7 +74,11 @@ fn check_split(input: &str) {
         base.as_os_str(),
     ]);
     ours_dump.assert_success();
-    assert_eq!(ours_dump.stdout_text(), split_text, "btfenc dump --base differs from bpftool");
+    assert_eq!(
+        ours_dump.stdout_text(),
+        split_text,
+        "btfenc dump --base differs from bpftool"
+    );
 
     let diff = btfenc(&[
         "diff".as_ref(),
@@ -75,7 +89,11 @@ fn check_split(input: &str) {
         "--base-b".as_ref(),
         base.as_os_str(),
     ]);
-    assert!(diff.success() && diff.stdout.is_empty(), "{}", diff.describe());
+    assert!(
+        diff.success() && diff.stdout.is_empty(),
+        "{}",
+        diff.describe()
+    );
 }
 
 #[test]
