@@ -51,3 +51,27 @@ mod default_flags {
 mod gen_floats {
     per_fixture!(|path| super::assert_matches_pahole(path, &["--btf_gen_floats"]));
 }
+
+/// pahole 1.24's switches for turning kinds off, all at once: no VAR or
+/// DATASEC, no DECL_TAG, no TYPE_TAG, and 64-bit enums as pahole degrades
+/// them.
+mod skip_encoding {
+    per_fixture!(|path| super::assert_matches_pahole(
+        path,
+        &[
+            "--skip_encoding_btf_vars",
+            "--skip_encoding_btf_decl_tag",
+            "--skip_encoding_btf_type_tag",
+            "--skip_encoding_btf_enum64",
+        ]
+    ));
+}
+
+/// `--btf_gen_all` (every feature pahole 1.24 has) and
+/// `--btf_encode_force`, which the kernel passes for vmlinux.
+mod gen_all_force {
+    per_fixture!(|path| super::assert_matches_pahole(
+        path,
+        &["--btf_gen_all", "--btf_encode_force"]
+    ));
+}
