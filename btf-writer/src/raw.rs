@@ -182,14 +182,27 @@ impl Header {
         }
     }
 
-    /// Appends the 24-byte encoding.
+    /// Appends the encoding: `hdr_len` bytes, the layout fields only when
+    /// `hdr_len` has room for them, zeros past the fields defined.
     pub fn write_to(&self, out: &mut Vec<u8>, endian: Endian) {
+        let start = out.len();
         out.extend_from_slice(&endian.u16_bytes(self.magic));
         out.push(self.version);
         out.push(self.flags);
-        for field in [self.hdr_len, self.type_off, self.type_len, self.str_off, self.str_len] {
+        for field in [
+            self.hdr_len,
+            self.type_off,
+            self.type_len,
+            self.str_off,
+            self.str_len,
+        ] {
             out.extend_from_slice(&endian.u32_bytes(field));
         }
+        if self.hdr_len >= HEADER_LEN_WITH_LAYOUT {
+            out.extend_from_slice(&endian.u32_bytes(self.layout_off));
+            out.extend_from_slice(&endian.u32_bytes(self.layout_len));
+        }
+        out.resize(start + (self.hdr_len.max(HEADER_LEN) as usize), 0);
     }
 }
 
@@ -331,7 +344,12 @@ impl Kind {
     pub fn has_entries(self) -> bool {
         matches!(
             self,
-            Kind::STRUCT | Kind::UNION | Kind::ENUM | Kind::ENUM64 | Kind::FUNC_PROTO | Kind::DATASEC
+            Kind::STRUCT
+                | Kind::UNION
+                | Kind::ENUM
+                | Kind::ENUM64
+                | Kind::FUNC_PROTO
+                | Kind::DATASEC
         )
     }
 }
