@@ -1,0 +1,259 @@
+//! Type graph equivalence (`btf_dedup_is_equiv`), the "identical types"
+//! fallback, and merging a successful hypothetical mapping into the
+//! canonical map.
+//!
+//! The walk is a side-by-side DFS from a candidate struct/union/typedef
+//! and a canonical one. Each canonical-graph type visited is recorded in
+//! the hypothetical map with the candidate-graph type it met; meeting it
+//! again with a different partner is a contradiction. FWDs are accepted
+//! against a STRUCT/UNION of their kind and name.
+//!
+//! libbpf recurses; we keep an explicit stack of pending pairs. Any
+//! failure fails the whole check and successes have no result beyond
+//! their side effects, so visiting pairs in the same pre-order (children
+//! pushed in reverse) is exactly the recursive algorithm without its
+//! stack depth.
+
+use super::state::{is_mapped, Deduper, UNPROCESSED};
+use super::view::{
+    self, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
+    shallow_equal_struct, target,
+};
+use super::Error;
+use crate::types::{Type, TypeId};
+
+/// libbpf's depth limit for the identical-types fallback.
+const IDENTICAL_DEPTH: u32 = 16;
+/// Bound on modifier chains followed without depth cost; only a malformed
+/// (cyclic) chain gets near it.
+const CHAIN_LIMIT: u32 = 1 << 16;
+
+impl Deduper<'_, '_> {
+    pub(super) fn clear_hypot(&mut self) {
+        for &id in &self.hypot_list {
+            self.hypot[id as usize] = UNPROCESSED;
+        }
+        self.hypot_list.clear();
+        self.hypot_adjust_canon = false;
+    }
+
+    /// `btf_dedup_is_equiv(cand, canon)`.
+    pub(super) fn is_equiv(&mut self, cand: u32, canon: u32) -> Result<bool, Error> {
+        let mut work = std::mem::take(&mut self.work);
+        work.clear();
+        work.push((cand, canon));
+        let mut result = Ok(true);
+        while let Some((cand, canon)) = work.pop() {
+            match self.equiv_step(cand, canon, &mut work) {
+                Ok(true) => {}
+                other => {
+                    result = other;
+                    break;
+                }
+            }
+        }
+        self.work = work;
+        result
+    }
+
+    /// Checks one pair; pushes the pairs its verdict depends on.
+    fn equiv_step(
+        &mut self,
+        cand_id: u32,
+        canon_id: u32,
+        work: &mut Vec<(u32, u32)>,
+    ) -> Result<bool, Error> {
+        if self.resolve(cand_id) == self.resolve(canon_id) {
+            return Ok(true);
+        }
+        let canon_id = self.resolve_fwd(canon_id);
+        let seen = self.hypot[canon_id as usize];
+        if is_mapped(seen) {
+            // Compilers sometimes emit identical duplicates (arrays,
+            // structs, pointers) within one CU; accept those.
+            return Ok(seen == cand_id || self.identical(seen, cand_id, IDENTICAL_DEPTH));
+        }
+        self.hypot[canon_id as usize] = cand_id;
+        self.hypot_list.push(canon_id);
+
+        let types = self.types;
+        let cand = types.get(cand_id);
+        let canon = types.get(canon_id);
+        let cand_kind = types.kind(cand_id);
+        let canon_kind = types.kind(canon_id);
+        if view::name(cand) != view::name(canon) {
+            return Ok(false);
+        }
+        if (cand_kind == kind::FWD || canon_kind == kind::FWD) && cand_kind != canon_kind {
+            let (real_kind, fwd_kind) = if cand_kind == kind::FWD {
+                (canon_kind, fwd_kind(cand))
+            } else {
+                let fwd_kind = fwd_kind(canon);
+                // Equivalent only if a base FWD got resolved, which the
+                // immutable base forbids.
+                if fwd_kind == cand_kind && canon_id < self.start {
+                    self.hypot_adjust_canon = true;
+                }
+                (cand_kind, fwd_kind)
+            };
+            return Ok(fwd_kind == real_kind);
+        }
+        if cand_kind != canon_kind {
+            return Ok(false);
+        }
+        match (cand, canon) {
+            (Some(Type::Int(_)), _) => Ok(equal_int_tag(cand, canon)),
+            (Some(Type::Enum(_) | Type::Enum64(_)), _) => Ok(compat_enum(cand, canon)),
+            (Some(Type::Fwd(_) | Type::Float(_)), _) => Ok(equal_common(cand, canon)),
+            (
+                Some(
+                    Type::Const(_)
+                    | Type::Volatile(_)
+                    | Type::Restrict(_)
+                    | Type::Ptr(_)
+                    | Type::Typedef(_)
+                    | Type::Func(_)
+                    | Type::TypeTag(_),
+                ),
+                _,
+            ) => {
+                if info(cand) != info(canon) {
+                    return Ok(false);
+                }
+                work.push((target(cand), target(canon)));
+                Ok(true)
+            }
+            (Some(Type::Array(a)), Some(Type::Array(b))) => {
+                if !compat_array(cand, canon) {
+                    return Ok(false);
+                }
+                // Index first, then element.
+                work.push((a.elem.0, b.elem.0));
+                work.push((a.index.0, b.index.0));
+                Ok(true)
+            }
+            (Some(Type::Struct(a) | Type::Union(a)), Some(Type::Struct(b) | Type::Union(b))) => {
+                if !shallow_equal_struct(cand, canon) {
+                    return Ok(false);
+                }
+                for (m, n) in a.members.iter().zip(&b.members).rev() {
+                    work.push((m.ty.0, n.ty.0));
+                }
+                Ok(true)
+            }
+            (Some(Type::FuncProto(a)), Some(Type::FuncProto(b))) => {
+                if !compat_fnproto(cand, canon) {
+                    return Ok(false);
+                }
+                for (p, q) in a.params.iter().zip(&b.params).rev() {
+                    work.push((p.ty.0, q.ty.0));
+                }
+                work.push((a.ret.0, b.ret.0));
+                Ok(true)
+            }
+            _ => Err(Error::UnexpectedKind { type_id: TypeId(cand_id), kind: cand_kind }),
+        }
+    }
+
+    /// `btf_dedup_identical_types`: structurally the same down to
+    /// `depth` levels, comparing ids directly where they are equal.
+    ///
+    /// libbpf (since 1.6) reads both array records from the first type
+    /// here, so two arrays are "identical" whenever their element counts
+    /// agree; we keep that, since matching its output is the point.
+    fn identical(&self, id1: u32, id2: u32, depth: u32) -> bool {
+        let (mut id1, mut id2) = (id1, id2);
+        // Modifier chains are followed without spending depth, as in libbpf.
+        for _ in 0..CHAIN_LIMIT {
+            if depth == 0 {
+                return false;
+            }
+            let t1 = self.types.get(id1);
+            let t2 = self.types.get(id2);
+            if self.types.kind(id1) != self.types.kind(id2) {
+                return false;
+            }
+            return match (t1, t2) {
+                (None, None) => true,
+                (Some(Type::Int(_)), _) => equal_int_tag(t1, t2),
+                (Some(Type::Enum(_) | Type::Enum64(_)), _) => compat_enum(t1, t2),
+                (Some(Type::Fwd(_) | Type::Float(_)), _) => equal_common(t1, t2),
+                (
+                    Some(
+                        Type::Const(_)
+                        | Type::Volatile(_)
+                        | Type::Restrict(_)
+                        | Type::Ptr(_)
+                        | Type::Typedef(_)
+                        | Type::Func(_)
+                        | Type::TypeTag(_),
+                    ),
+                    _,
+                ) => {
+                    if info(t1) != info(t2) || view::name(t1) != view::name(t2) {
+                        return false;
+                    }
+                    id1 = target(t1);
+                    id2 = target(t2);
+                    continue;
+                }
+                (Some(Type::Array(_)), _) => compat_array(t1, t2),
+                (Some(Type::Struct(a) | Type::Union(a)), Some(Type::Struct(b) | Type::Union(b))) => {
+                    shallow_equal_struct(t1, t2)
+                        && a.members.iter().zip(&b.members).all(|(m, n)| {
+                            m.ty == n.ty || self.identical(m.ty.0, n.ty.0, depth - 1)
+                        })
+                }
+                (Some(Type::FuncProto(a)), Some(Type::FuncProto(b))) => {
+                    compat_fnproto(t1, t2)
+                        && (a.ret == b.ret || self.identical(a.ret.0, b.ret.0, depth - 1))
+                        && a.params.iter().zip(&b.params).all(|(p, q)| {
+                            p.ty == q.ty || self.identical(p.ty.0, q.ty.0, depth - 1)
+                        })
+                }
+                _ => false,
+            };
+        }
+        false
+    }
+
+    /// `btf_dedup_merge_hypot_map`: records FWD resolutions found by a
+    /// successful check and, as a shortcut, maps candidate-graph structs
+    /// onto canonical structs that are themselves settled.
+    pub(super) fn merge_hypot(&mut self) {
+        for i in 0..self.hypot_list.len() {
+            let canon_id = self.hypot_list[i];
+            let targ_id = self.hypot[canon_id as usize];
+            let t_id = self.resolve(targ_id);
+            let c_id = self.resolve(canon_id);
+            let t_kind = self.types.kind(t_id);
+            let c_kind = self.types.kind(c_id);
+            // Also in the split case: base FWDs must point at the split
+            // STRUCT/UNION so that split FWDs resolving to them follow.
+            if t_kind != kind::FWD && c_kind == kind::FWD {
+                self.map[c_id as usize] = t_id;
+            }
+            if self.hypot_adjust_canon {
+                continue;
+            }
+            if t_kind == kind::FWD && c_kind != kind::FWD {
+                self.map[t_id as usize] = c_id;
+            }
+            if (t_kind == kind::STRUCT || t_kind == kind::UNION)
+                && c_kind != kind::FWD
+                && is_mapped(self.map[c_id as usize])
+                && !is_mapped(self.map[t_id as usize])
+            {
+                self.map[t_id as usize] = c_id;
+            }
+        }
+    }
+}
+
+/// STRUCT or UNION, the kind a FWD stands for.
+fn fwd_kind(t: Option<&Type<'_>>) -> u8 {
+    match t {
+        Some(Type::Fwd(f)) if f.union => kind::UNION,
+        _ => kind::STRUCT,
+    }
+}

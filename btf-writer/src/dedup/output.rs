@@ -1,0 +1,88 @@
+//! Compaction and renumbering (`btf_dedup_compact_types`,
+//! `btf_dedup_remap_types`): canonical split types keep their relative
+//! order and get consecutive ids after the base; every reference is
+//! rewritten to the new id of its canonical type.
+
+use super::state::{Deduper, UNPROCESSED};
+use super::Error;
+use crate::types::{Btf, Type, TypeId};
+
+impl<'a> Deduper<'_, 'a> {
+    /// New id of every old id, void and base ids unchanged.
+    fn compaction(&self) -> Vec<u32> {
+        let count = self.types.id_count();
+        let mut new_ids = vec![UNPROCESSED; count as usize];
+        for id in 0..self.start.min(count) {
+            new_ids[id as usize] = id;
+        }
+        let mut next = self.start;
+        for id in self.start..count {
+            if self.map[id as usize] == id {
+                new_ids[id as usize] = next;
+                next += 1;
+            }
+        }
+        new_ids
+    }
+
+    /// Builds the deduplicated table and the old -> new id map.
+    pub(super) fn finish(&self, input: &Btf<'a>) -> Result<(Btf<'a>, Vec<TypeId>), Error> {
+        let new_ids = self.compaction();
+        let final_id = |old: u32| -> Result<TypeId, Error> {
+            let id = self.resolve(old);
+            match new_ids.get(id as usize) {
+                Some(&new) if new != UNPROCESSED => Ok(TypeId(new)),
+                _ => Err(Error::Unresolved { type_id: TypeId(old) }),
+            }
+        };
+        let mut types = Vec::new();
+        for (index, t) in input.types.iter().enumerate() {
+            let id = self.start + index as u32;
+            if self.map.get(id as usize) != Some(&id) {
+                continue;
+            }
+            let mut t = t.clone();
+            remap_ids(&mut t, |r| final_id(r.0))?;
+            types.push(t);
+        }
+        let remap = (0..self.types.id_count()).map(final_id).collect::<Result<Vec<_>, _>>()?;
+        let btf = Btf {
+            types,
+            base_type_count: input.base_type_count,
+            base_str_len: input.base_str_len,
+        };
+        Ok((btf, remap))
+    }
+}
+
+/// Rewrites every type id in `t` with `f`.
+fn remap_ids<E>(t: &mut Type<'_>, mut f: impl FnMut(TypeId) -> Result<TypeId, E>) -> Result<(), E> {
+    match t {
+        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
+        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,
+        Type::Typedef(x) | Type::TypeTag(x) => x.ty = f(x.ty)?,
+        Type::Func(x) | Type::Var(x) => x.ty = f(x.ty)?,
+        Type::DeclTag(x) => x.ty = f(x.ty)?,
+        Type::Array(a) => {
+            a.elem = f(a.elem)?;
+            a.index = f(a.index)?;
+        }
+        Type::Struct(c) | Type::Union(c) => {
+            for m in &mut c.members {
+                m.ty = f(m.ty)?;
+            }
+        }
+        Type::FuncProto(p) => {
+            p.ret = f(p.ret)?;
+            for param in &mut p.params {
+                param.ty = f(param.ty)?;
+            }
+        }
+        Type::Datasec(d) => {
+            for v in &mut d.vars {
+                v.ty = f(v.ty)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! The deduplication passes, in libbpf's order: primitive types,
+//! struct/union/typedef graphs, unambiguous FWD resolution, reference types.
+//! Each pass walks the split types in id order; a type that finds no
+//! equivalent canonical candidate becomes canonical and is filed as a
+//! candidate for later ones.
+
+use std::collections::HashMap;
+
+use super::state::{is_mapped, Deduper, IN_PROGRESS};
+use super::view::{
+    self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
+    kind, shallow_equal_struct, size_or_type,
+};
+use super::{keys, Error};
+use crate::types::{Type, TypeId};
+
+/// Reference chains (pointer to const to function prototype ...) end at a
+/// struct, union, typedef or primitive within a few steps in C; a chain
+/// this long means a malformed loop, and stops before the stack does.
+const REF_DEPTH_LIMIT: u32 = 1000;
+
+impl Deduper<'_, '_> {
+    /// Runs all passes.
+    pub(super) fn run(&mut self) -> Result<(), Error> {
+        let end = self.types.id_count();
+        for id in self.start..end {
+            self.dedup_primitive(id);
+        }
+        for id in self.start..end {
+            self.dedup_composite(id)?;
+        }
+        self.resolve_fwds();
+        for id in self.start..end {
+            self.dedup_reference(id, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Settles `id` to `new_id`, filing it as a candidate if canonical.
+    fn settle(&mut self, id: u32, new_id: u32, key: u64) {
+        self.map[id as usize] = new_id;
+        if new_id == id {
+            self.table.add(key, id);
+        }
+    }
+
+    /// `btf_dedup_prim_type`: INT, FLOAT, FWD and enums, which reference
+    /// nothing, match by plain equality. An enum forward declaration
+    /// merges into a full enum of the same name (either width); a full
+    /// enum adopts earlier canonical forward declarations.
+    fn dedup_primitive(&mut self, id: u32) {
+        let t = self.types.get(id);
+        let (key, kind) = match t {
+            Some(Type::Int(x)) => (keys::int_tag(t, x.size), kind::INT),
+            Some(Type::Enum(_) | Type::Enum64(_)) => (keys::enumeration(t), kind::ENUM),
+            Some(Type::Fwd(_) | Type::Float(_)) => (keys::common(t, size_or_type(t)), kind::FWD),
+            _ => return,
+        };
+        let mut cands = std::mem::take(&mut self.cands);
+        self.table.candidates(key, &mut cands);
+        let mut new_id = id;
+        for &cand_id in &cands {
+            let cand = self.types.get(cand_id);
+            match kind {
+                kind::INT if equal_int_tag(t, cand) => {
+                    new_id = cand_id;
+                    break;
+                }
+                kind::ENUM if equal_enum(t, cand) => {
+                    new_id = cand_id;
+                    break;
+                }
+                kind::ENUM if compat_enum(t, cand) => {
+                    if is_enum_fwd(t) {
+                        new_id = cand_id;
+                        break;
+                    }
+                    self.map[cand_id as usize] = id;
+                }
+                kind::FWD if equal_common(t, cand) => {
+                    new_id = cand_id;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        self.cands = cands;
+        self.settle(id, new_id, key);
+    }
+
+    /// `btf_dedup_struct_type`: STRUCT, UNION and (since libbpf 1.7)
+    /// TYPEDEF find a canonical candidate whose whole type graph is
+    /// equivalent.
+    fn dedup_composite(&mut self, id: u32) -> Result<(), Error> {
+        // Already settled, possibly as part of an earlier verified graph.
+        if is_mapped(self.map[id as usize]) {
+            return Ok(());
+        }
+        let t = self.types.get(id);
+        let is_typedef = match t {
+            Some(Type::Struct(_) | Type::Union(_)) => false,
+            Some(Type::Typedef(_)) => true,
+            _ => return Ok(()),
+        };
+        let key = if is_typedef { keys::typedef(t) } else { keys::composite(t) };
+        let mut cands = std::mem::take(&mut self.cands);
+        self.table.candidates(key, &mut cands);
+        let mut new_id = id;
+        let mut outcome = Ok(());
+        for &cand_id in &cands {
+            let cand = self.types.get(cand_id);
+            // Guards against picking a FWD through a hash collision, which
+            // could map FWD -> STRUCT -> FWD.
+            let shallow = if is_typedef {
+                equal_typedef(t, cand)
+            } else {
+                shallow_equal_struct(t, cand)
+            };
+            if !shallow {
+                continue;
+            }
+            self.clear_hypot();
+            match self.is_equiv(id, cand_id) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+            self.merge_hypot();
+            if self.hypot_adjust_canon {
+                continue;
+            }
+            new_id = cand_id;
+            break;
+        }
+        self.cands = cands;
+        outcome?;
+        self.settle(id, new_id, key);
+        Ok(())
+    }
+
+    /// `btf_dedup_resolve_fwds`: a FWD still unresolved after the graph
+    /// pass is pointed at the canonical STRUCT/UNION of its name and kind,
+    /// if exactly one canonical STRUCT/UNION (of either kind, base
+    /// included) carries that name.
+    fn resolve_fwds(&mut self) {
+        let end = self.types.id_count();
+        // Name -> the unique canonical STRUCT/UNION, or 0 when ambiguous.
+        let mut unique: HashMap<&str, u32> = HashMap::new();
+        for id in 1..end {
+            let t = self.types.get(id);
+            if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
+                continue;
+            }
+            unique.entry(view::name(t)).and_modify(|v| *v = 0).or_insert(id);
+        }
+        for id in self.start..end {
+            let Some(Type::Fwd(fwd)) = self.types.get(id) else { continue };
+            if self.map[id as usize] != id {
+                continue;
+            }
+            let Some(&cand_id) = unique.get(fwd.name) else { continue };
+            if cand_id == 0 {
+                continue;
+            }
+            let wanted = if fwd.union { kind::UNION } else { kind::STRUCT };
+            if self.types.kind(cand_id) == wanted {
+                self.map[id as usize] = cand_id;
+            }
+        }
+    }
+
+    /// `btf_dedup_ref_type`: resolves the referenced ids to canonical ones
+    /// first (rewriting the slots, as libbpf rewrites the record), after
+    /// which plain equality finds the canonical representative. Returns
+    /// the canonical id of `id`.
+    fn dedup_reference(&mut self, id: u32, depth: u32) -> Result<u32, Error> {
+        let state = self.map[id as usize];
+        if state == IN_PROGRESS || depth > REF_DEPTH_LIMIT {
+            return Err(Error::ReferenceLoop { type_id: TypeId(id) });
+        }
+        if is_mapped(state) {
+            return Ok(self.resolve(id));
+        }
+        let t = self.types.get(id);
+        let kind = self.types.kind(id);
+        match kind {
+            kind::CONST
+            | kind::VOLATILE
+            | kind::RESTRICT
+            | kind::PTR
+            | kind::FUNC
+            | kind::TYPE_TAG
+            | kind::DECL_TAG
+            | kind::ARRAY
+            | kind::FUNC_PROTO => {}
+            _ => return Err(Error::UnexpectedKind { type_id: TypeId(id), kind }),
+        }
+        self.map[id as usize] = IN_PROGRESS;
+        let from = self.slot_start[id as usize] as usize;
+        let to = self.slot_start[id as usize + 1] as usize;
+        for slot in from..to {
+            let canonical = self.dedup_reference(self.slots[slot], depth + 1)?;
+            self.slots[slot] = canonical;
+        }
+        let refs = self.slots_of(id);
+        let first = refs.first().copied().unwrap_or(0);
+        let key = match kind {
+            kind::DECL_TAG => keys::int_tag(t, first),
+            kind::ARRAY => keys::array(t, refs),
+            kind::FUNC_PROTO => keys::func_proto(t, refs),
+            _ => keys::common(t, first),
+        };
+        let mut cands = std::mem::take(&mut self.cands);
+        self.table.candidates(key, &mut cands);
+        let new_id = cands.iter().copied().find(|&c| self.equal_resolved(id, c)).unwrap_or(id);
+        self.cands = cands;
+        self.settle(id, new_id, key);
+        Ok(new_id)
+    }
+
+    /// Exact equality of two reference types whose slots hold canonical
+    /// ids (`btf_equal_common`, `_int_tag`, `_array`, `_fnproto`).
+    fn equal_resolved(&self, a_id: u32, b_id: u32) -> bool {
+        let a = self.types.get(a_id);
+        let b = self.types.get(b_id);
+        if view::name(a) != view::name(b) || info(a) != info(b) {
+            return false;
+        }
+        if self.slots_of(a_id) != self.slots_of(b_id) {
+            return false;
+        }
+        match (a, b) {
+            (Some(Type::DeclTag(x)), Some(Type::DeclTag(y))) => x.component_idx == y.component_idx,
+            (Some(Type::Array(x)), Some(Type::Array(y))) => x.nelems == y.nelems,
+            (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
+                x.params.iter().zip(&y.params).all(|(p, q)| p.name == q.name)
+            }
+            (Some(_), Some(_)) => true,
+            _ => false,
+        }
+    }
+}

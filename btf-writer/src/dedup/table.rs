@@ -1,0 +1,209 @@
+//! The table of canonical candidates, keyed by type signature, that
+//! reproduces the order in which libbpf visits candidates.
+//!
+//! The order matters: when several canonical types pass the cheap check
+//! (two different `struct foo` with the same layout, an enum forward
+//! declaration and two full enums of that name), the first one whose graph
+//! is equivalent wins. libbpf keeps candidates in a chained hash map
+//! (`hashmap__append`): a new entry goes to the head of its bucket, and
+//! every time the map grows each chain is rebuilt by prepending, which
+//! reverses the relative order of the entries sharing a key. So the order
+//! of a key's candidates depends on how many growths happened since each
+//! insertion. We keep, per key, the entries in a deque plus the growth
+//! parity at which the deque's front is the chain head, and count growths
+//! exactly as libbpf does (first insert, then whenever the fill would
+//! exceed 75%).
+//!
+//! Keys are our own hashes of the same fields libbpf hashes. Only the
+//! grouping of candidates that can pass an equality check matters, and any
+//! two such candidates have equal hashed fields in both schemes.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// An FxHash-style mixer over words and strings: cheap and good enough for
+/// keys whose collisions are resolved by full comparisons anyway.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Key(u64);
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl Key {
+    /// Starts a key for one family of signatures; different tags keep the
+    /// families apart as libbpf's differently-shaped hashes do.
+    #[inline]
+    pub(super) fn new(tag: u64) -> Key {
+        Key(tag.wrapping_mul(SEED))
+    }
+
+    #[inline]
+    pub(super) fn word(self, v: u64) -> Key {
+        Key((self.0.rotate_left(5) ^ v).wrapping_mul(SEED))
+    }
+
+    #[inline]
+    pub(super) fn str(self, s: &str) -> Key {
+        let bytes = s.as_bytes();
+        let mut k = self;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            k = k.word(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        k.word(u64::from_le_bytes(w)).word(bytes.len() as u64)
+    }
+
+    #[inline]
+    pub(super) fn finish(self) -> u64 {
+        self.0
+    }
+}
+
+/// Hasher for keys that are already well-mixed hashes.
+#[derive(Default, Clone, Copy, Debug)]
+pub(super) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(SEED);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
+
+#[derive(Debug)]
+struct Chain {
+    ids: VecDeque<u32>,
+    /// Growth parity at which `ids.front()` is the chain head.
+    front_parity: bool,
+}
+
+/// Multimap from signature to canonical type ids, iterated in libbpf order.
+#[derive(Debug, Default)]
+pub(super) struct CandidateTable {
+    chains: KeyMap<Chain>,
+    len: u64,
+    capacity: u64,
+    capacity_bits: u32,
+    parity: bool,
+}
+
+impl CandidateTable {
+    pub(super) fn add(&mut self, key: u64, id: u32) {
+        // hashmap_needs_to_grow(): empty, or more than 75% full after adding.
+        if self.capacity == 0 || (self.len + 1) * 4 / 3 > self.capacity {
+            self.capacity_bits = (self.capacity_bits + 1).max(2);
+            self.capacity = 1 << self.capacity_bits;
+            self.parity = !self.parity;
+        }
+        self.len += 1;
+        let parity = self.parity;
+        let chain = self
+            .chains
+            .entry(key)
+            .or_insert_with(|| Chain { ids: VecDeque::with_capacity(1), front_parity: parity });
+        if chain.front_parity == parity {
+            chain.ids.push_front(id);
+        } else {
+            chain.ids.push_back(id);
+        }
+    }
+
+    /// Replaces `out` with the candidates for `key`, head of chain first.
+    pub(super) fn candidates(&self, key: u64, out: &mut Vec<u32>) {
+        out.clear();
+        if let Some(chain) = self.chains.get(&key) {
+            if chain.front_parity == self.parity {
+                out.extend(chain.ids.iter().copied());
+            } else {
+                out.extend(chain.ids.iter().rev().copied());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A direct model of libbpf's chained map: buckets are vectors with
+    /// the head at index 0, growth re-inserts every chain by prepending.
+    struct Model {
+        buckets: Vec<Vec<(u64, u32)>>,
+        len: usize,
+    }
+
+    impl Model {
+        fn bucket(key: u64, cap: usize) -> usize {
+            (key.wrapping_mul(11400714819323198485) >> (64 - cap.trailing_zeros())) as usize
+        }
+        fn add(&mut self, key: u64, id: u32) {
+            let cap = self.buckets.len();
+            if cap == 0 || (self.len + 1) * 4 / 3 > cap {
+                let new_cap = (cap * 2).max(4);
+                let mut next = vec![Vec::new(); new_cap];
+                for chain in &self.buckets {
+                    for &(k, v) in chain {
+                        next[Self::bucket(k, new_cap)].insert(0, (k, v));
+                    }
+                }
+                self.buckets = next;
+            }
+            let cap = self.buckets.len();
+            self.buckets[Self::bucket(key, cap)].insert(0, (key, id));
+            self.len += 1;
+        }
+        fn candidates(&self, key: u64) -> Vec<u32> {
+            let cap = self.buckets.len();
+            self.buckets[Self::bucket(key, cap)]
+                .iter()
+                .filter(|(k, _)| *k == key)
+                .map(|&(_, v)| v)
+                .collect()
+        }
+    }
+
+    #[test]
+    fn order_matches_chained_map_with_growth_reversals() {
+        let mut model = Model { buckets: Vec::new(), len: 0 };
+        let mut table = CandidateTable::default();
+        let mut out = Vec::new();
+        // A few hot keys interleaved with many cold ones, so that hot keys
+        // see many growths between their insertions.
+        let mut state = 12345u64;
+        for id in 1..5000u32 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let key = if state >> 60 < 4 { state >> 62 } else { state >> 20 };
+            model.add(key, id);
+            table.add(key, id);
+            if id % 97 == 0 {
+                for hot in 0..4 {
+                    table.candidates(hot, &mut out);
+                    assert_eq!(out, model.candidates(hot), "key {hot} after {id} inserts");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_distinguishes_strings_and_tags() {
+        let a = Key::new(1).str("abc").finish();
+        let b = Key::new(1).str("abd").finish();
+        let c = Key::new(2).str("abc").finish();
+        assert_ne!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a, Key::new(1).str("abc").finish());
+    }
+}

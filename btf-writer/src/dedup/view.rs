@@ -1,0 +1,393 @@
+//! Uniform access to the types of a (possibly split) BTF by absolute id,
+//! and the field comparisons `btf__dedup` is defined by.
+//!
+//! libbpf compares raw records: `name_off`, the `info` word, the
+//! `size`/`type` union and the kind-specific tail. Our model is decoded, so
+//! each of those raw fields is recomputed here from the decoded type. String
+//! offsets are equal exactly when the strings are (libbpf dedups strings
+//! first), so names compare by content.
+
+use crate::types::{Composite, Enum, Member, Type};
+
+/// BTF kind numbers (`Documentation/bpf/btf.rst`, 2.2). 0 is `void`.
+pub(super) mod kind {
+    pub const VOID: u8 = 0;
+    pub const INT: u8 = 1;
+    pub const PTR: u8 = 2;
+    pub const ARRAY: u8 = 3;
+    pub const STRUCT: u8 = 4;
+    pub const UNION: u8 = 5;
+    pub const ENUM: u8 = 6;
+    pub const FWD: u8 = 7;
+    pub const TYPEDEF: u8 = 8;
+    pub const VOLATILE: u8 = 9;
+    pub const CONST: u8 = 10;
+    pub const RESTRICT: u8 = 11;
+    pub const FUNC: u8 = 12;
+    pub const FUNC_PROTO: u8 = 13;
+    pub const VAR: u8 = 14;
+    pub const DATASEC: u8 = 15;
+    pub const FLOAT: u8 = 16;
+    pub const DECL_TAG: u8 = 17;
+    pub const TYPE_TAG: u8 = 18;
+    pub const ENUM64: u8 = 19;
+}
+
+/// The types of a base (possibly empty) and a split table, by absolute id.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Types<'t, 'a> {
+    base: &'t [Type<'a>],
+    split: &'t [Type<'a>],
+}
+
+impl<'t, 'a> Types<'t, 'a> {
+    pub(super) fn new(base: &'t [Type<'a>], split: &'t [Type<'a>]) -> Self {
+        Types { base, split }
+    }
+
+    /// Id of the first split type.
+    pub(super) fn start_id(&self) -> u32 {
+        self.base.len() as u32 + 1
+    }
+
+    /// Number of ids including `void`.
+    pub(super) fn id_count(&self) -> u32 {
+        (self.base.len() + self.split.len()) as u32 + 1
+    }
+
+    /// The type with `id`; `None` for `void` (and, defensively, for ids
+    /// past the end, which validation rules out).
+    #[inline]
+    pub(super) fn get(&self, id: u32) -> Option<&'t Type<'a>> {
+        let index = id.checked_sub(1)? as usize;
+        match self.base.get(index) {
+            Some(t) => Some(t),
+            None => self.split.get(index - self.base.len()),
+        }
+    }
+
+    #[inline]
+    pub(super) fn kind(&self, id: u32) -> u8 {
+        self.get(id).map_or(kind::VOID, kind_of)
+    }
+}
+
+/// The BTF kind number of `t`.
+#[inline]
+pub(super) fn kind_of(t: &Type<'_>) -> u8 {
+    match t {
+        Type::Int(_) => kind::INT,
+        Type::Ptr(_) => kind::PTR,
+        Type::Array(_) => kind::ARRAY,
+        Type::Struct(_) => kind::STRUCT,
+        Type::Union(_) => kind::UNION,
+        Type::Enum(_) => kind::ENUM,
+        Type::Fwd(_) => kind::FWD,
+        Type::Typedef(_) => kind::TYPEDEF,
+        Type::Volatile(_) => kind::VOLATILE,
+        Type::Const(_) => kind::CONST,
+        Type::Restrict(_) => kind::RESTRICT,
+        Type::Func(_) => kind::FUNC,
+        Type::FuncProto(_) => kind::FUNC_PROTO,
+        Type::Var(_) => kind::VAR,
+        Type::Datasec(_) => kind::DATASEC,
+        Type::Float(_) => kind::FLOAT,
+        Type::DeclTag(_) => kind::DECL_TAG,
+        Type::TypeTag(_) => kind::TYPE_TAG,
+        Type::Enum64(_) => kind::ENUM64,
+    }
+}
+
+/// The type's name (`name_off`); empty for kinds that have none.
+#[inline]
+pub(super) fn name<'a>(t: Option<&Type<'a>>) -> &'a str {
+    match t {
+        Some(Type::Int(x)) => x.name,
+        Some(Type::Struct(x) | Type::Union(x)) => x.name,
+        Some(Type::Enum(x) | Type::Enum64(x)) => x.name,
+        Some(Type::Fwd(x)) => x.name,
+        Some(Type::Typedef(x) | Type::TypeTag(x)) => x.name,
+        Some(Type::Func(x) | Type::Var(x)) => x.name,
+        Some(Type::Datasec(x)) => x.name,
+        Some(Type::Float(x)) => x.name,
+        Some(Type::DeclTag(x)) => x.name,
+        Some(
+            Type::Ptr(_)
+            | Type::Array(_)
+            | Type::Volatile(_)
+            | Type::Const(_)
+            | Type::Restrict(_)
+            | Type::FuncProto(_),
+        )
+        | None => "",
+    }
+}
+
+/// The raw `info` word: kind, vlen and kind_flag, as the writer encodes
+/// them. libbpf compares it whole, so FUNC linkage (kept in vlen) and the
+/// bitfield flag of aggregates take part in equality.
+#[inline]
+pub(super) fn info(t: Option<&Type<'_>>) -> u32 {
+    let Some(t) = t else { return 0 };
+    let (vlen, kflag) = match t {
+        Type::Struct(c) | Type::Union(c) => (c.members.len(), c.kind_flag),
+        Type::Enum(e) | Type::Enum64(e) => (e.values.len(), e.signed),
+        Type::Fwd(f) => (0, f.union),
+        Type::Func(f) => (linkage_value(f.linkage) as usize, false),
+        Type::FuncProto(p) => (p.params.len(), false),
+        Type::Datasec(d) => (d.vars.len(), false),
+        _ => (0, false),
+    };
+    (kind_of(t) as u32) << 24 | (kflag as u32) << 31 | (vlen as u32 & 0xffff)
+}
+
+/// `btf_func_linkage` / `btf_var_linkage` numeric value.
+pub(super) fn linkage_value(l: crate::types::Linkage) -> u32 {
+    match l {
+        crate::types::Linkage::Static => 0,
+        crate::types::Linkage::Global => 1,
+        crate::types::Linkage::Extern => 2,
+    }
+}
+
+/// The raw `size`/`type` union with the type's own (unresolved) ids.
+#[inline]
+pub(super) fn size_or_type(t: Option<&Type<'_>>) -> u32 {
+    match t {
+        Some(Type::Int(x)) => x.size,
+        Some(Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id)) => id.0,
+        Some(Type::Struct(x) | Type::Union(x)) => x.size,
+        Some(Type::Enum(x) | Type::Enum64(x)) => x.size,
+        Some(Type::Typedef(x) | Type::TypeTag(x)) => x.ty.0,
+        Some(Type::Func(x) | Type::Var(x)) => x.ty.0,
+        Some(Type::FuncProto(x)) => x.ret.0,
+        Some(Type::Datasec(x)) => x.size,
+        Some(Type::Float(x)) => x.size,
+        Some(Type::DeclTag(x)) => x.ty.0,
+        Some(Type::Array(_) | Type::Fwd(_)) | None => 0,
+    }
+}
+
+/// The single referenced id of PTR, TYPEDEF, CONST, VOLATILE, RESTRICT,
+/// FUNC and TYPE_TAG (libbpf's `t->type`); 0 for other kinds.
+#[inline]
+pub(super) fn target(t: Option<&Type<'_>>) -> u32 {
+    match t {
+        Some(Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id)) => id.0,
+        Some(Type::Typedef(x) | Type::TypeTag(x)) => x.ty.0,
+        Some(Type::Func(x)) => x.ty.0,
+        _ => 0,
+    }
+}
+
+/// The INT/DECL_TAG trailing u32 (`btf_equal_int_tag` compares it).
+#[inline]
+pub(super) fn int_tag_extra(t: Option<&Type<'_>>) -> u32 {
+    match t {
+        Some(Type::Int(x)) => {
+            (x.encoding.0 as u32) << 24 | (x.offset as u32) << 16 | x.bits as u32
+        }
+        Some(Type::DeclTag(x)) => x.component_idx as u32,
+        _ => 0,
+    }
+}
+
+/// `btf_equal_common`: name, info and size/type.
+#[inline]
+pub(super) fn equal_common(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    name(a) == name(b) && info(a) == info(b) && size_or_type(a) == size_or_type(b)
+}
+
+/// `btf_equal_int_tag`.
+#[inline]
+pub(super) fn equal_int_tag(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    equal_common(a, b) && int_tag_extra(a) == int_tag_extra(b)
+}
+
+/// The raw member `offset` word: with kind_flag the bitfield size sits in
+/// the top byte. Kept 64 bits wide so that no decoded field is lost.
+#[inline]
+pub(super) fn member_offset(m: &Member<'_>) -> u64 {
+    (m.bitfield_size as u64) << 32 | m.bit_offset as u64
+}
+
+fn composite<'t, 'a>(t: Option<&'t Type<'a>>) -> Option<&'t Composite<'a>> {
+    match t {
+        Some(Type::Struct(c) | Type::Union(c)) => Some(c),
+        _ => None,
+    }
+}
+
+fn any_enum<'t, 'a>(t: Option<&'t Type<'a>>) -> Option<&'t Enum<'a>> {
+    match t {
+        Some(Type::Enum(e) | Type::Enum64(e)) => Some(e),
+        _ => None,
+    }
+}
+
+/// `btf_shallow_equal_struct`: common fields and member names and offsets,
+/// ignoring member types.
+pub(super) fn shallow_equal_struct(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    if !equal_common(a, b) {
+        return false;
+    }
+    match (composite(a), composite(b)) {
+        (Some(x), Some(y)) => x
+            .members
+            .iter()
+            .zip(&y.members)
+            .all(|(m, n)| m.name == n.name && member_offset(m) == member_offset(n)),
+        _ => false,
+    }
+}
+
+/// `btf_equal_typedef`: name and info, the referenced type ignored.
+#[inline]
+pub(super) fn equal_typedef(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    name(a) == name(b) && info(a) == info(b)
+}
+
+/// `btf_equal_enum`: same kind, name, size, flags and enumerators. ENUM
+/// compares the 32-bit values, ENUM64 the full ones.
+pub(super) fn equal_enum(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    if !equal_common(a, b) {
+        return false;
+    }
+    let wide = matches!(a, Some(Type::Enum64(_)));
+    match (any_enum(a), any_enum(b)) {
+        (Some(x), Some(y)) => x.values.iter().zip(&y.values).all(|(v, w)| {
+            v.name == w.name
+                && if wide { v.value == w.value } else { v.value as u32 == w.value as u32 }
+        }),
+        _ => false,
+    }
+}
+
+/// An enum forward declaration: ENUM or ENUM64 without enumerators.
+#[inline]
+pub(super) fn is_enum_fwd(t: Option<&Type<'_>>) -> bool {
+    any_enum(t).is_some_and(|e| e.values.is_empty())
+}
+
+/// `btf_compat_enum`: equal, or, when either side is a forward
+/// declaration, just the same name on two enums of either width.
+pub(super) fn compat_enum(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    if !is_enum_fwd(a) && !is_enum_fwd(b) {
+        return equal_enum(a, b);
+    }
+    name(a) == name(b) && any_enum(a).is_some() && any_enum(b).is_some()
+}
+
+/// `btf_compat_array`: common fields and element count, ignoring the
+/// element and index types.
+pub(super) fn compat_array(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    if !equal_common(a, b) {
+        return false;
+    }
+    match (a, b) {
+        (Some(Type::Array(x)), Some(Type::Array(y))) => x.nelems == y.nelems,
+        _ => false,
+    }
+}
+
+/// `btf_compat_fnproto`: name, info and parameter names, ignoring all
+/// referenced types (the return type included).
+pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
+    if name(a) != name(b) || info(a) != info(b) {
+        return false;
+    }
+    match (a, b) {
+        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
+            x.params.iter().zip(&y.params).all(|(p, q)| p.name == q.name)
+        }
+        _ => false,
+    }
+}
+
+/// Calls `f` for every type id `t` references, in libbpf's
+/// `btf_type_visit_type_ids` order.
+pub(super) fn for_each_ref(t: &Type<'_>, mut f: impl FnMut(u32)) {
+    match t {
+        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
+        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => f(id.0),
+        Type::Typedef(x) | Type::TypeTag(x) => f(x.ty.0),
+        Type::Func(x) | Type::Var(x) => f(x.ty.0),
+        Type::DeclTag(x) => f(x.ty.0),
+        Type::Array(a) => {
+            f(a.elem.0);
+            f(a.index.0);
+        }
+        Type::Struct(c) | Type::Union(c) => c.members.iter().for_each(|m| f(m.ty.0)),
+        Type::FuncProto(p) => {
+            f(p.ret.0);
+            p.params.iter().for_each(|p| f(p.ty.0));
+        }
+        Type::Datasec(d) => d.vars.iter().for_each(|v| f(v.ty.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{EnumValue, Fwd, Int, IntEncoding, Named, TypeId};
+
+    fn enumeration<'a>(name: &'a str, size: u32, values: &[(&'a str, u64)]) -> Type<'a> {
+        Type::Enum(Enum {
+            name,
+            size,
+            signed: false,
+            values: values.iter().map(|&(name, value)| EnumValue { name, value }).collect(),
+        })
+    }
+
+    #[test]
+    fn info_packs_kind_vlen_and_flag() {
+        let fwd = Type::Fwd(Fwd { name: "u", union: true });
+        assert_eq!(info(Some(&fwd)), 7 << 24 | 1 << 31);
+        let e = enumeration("e", 4, &[("A", 0), ("B", 1)]);
+        assert_eq!(info(Some(&e)), 6 << 24 | 2);
+    }
+
+    #[test]
+    fn int_encoding_word_matches_spec_layout() {
+        // btf.rst: encoding in bits 24..28, offset in 16..24, bits in 0..8.
+        let int = Type::Int(Int {
+            name: "int",
+            size: 4,
+            encoding: IntEncoding(IntEncoding::SIGNED),
+            offset: 0,
+            bits: 32,
+        });
+        assert_eq!(int_tag_extra(Some(&int)), 0x0100_0020);
+    }
+
+    #[test]
+    fn enum_fwd_is_compatible_with_any_width_of_same_name() {
+        let fwd = enumeration("e", 4, &[]);
+        let full64 = Type::Enum64(Enum {
+            name: "e",
+            size: 8,
+            signed: false,
+            values: vec![EnumValue { name: "A", value: 1 << 40 }],
+        });
+        assert!(compat_enum(Some(&fwd), Some(&full64)));
+        assert!(!equal_enum(Some(&fwd), Some(&full64)));
+        let other = enumeration("f", 4, &[]);
+        assert!(!compat_enum(Some(&other), Some(&full64)));
+    }
+
+    #[test]
+    fn enum32_compares_only_low_bits() {
+        let a = enumeration("e", 4, &[("A", 0xffff_ffff)]);
+        let b = enumeration("e", 4, &[("A", 0xffff_ffff_ffff_ffff)]);
+        assert!(equal_enum(Some(&a), Some(&b)));
+    }
+
+    #[test]
+    fn typedef_equality_ignores_target() {
+        let a = Type::Typedef(Named { name: "t", ty: TypeId(1) });
+        let b = Type::Typedef(Named { name: "t", ty: TypeId(2) });
+        assert!(equal_typedef(Some(&a), Some(&b)));
+        assert!(!equal_common(Some(&a), Some(&b)));
+    }
+}

@@ -1,0 +1,170 @@
+//! Reading only the attributes the model needs, and turning attribute
+//! values of any form into numbers.
+
+use gimli::constants as dw;
+use gimli::{AttributeValue, EntriesRaw};
+
+use crate::elf::Reader;
+
+/// A value as the walker keeps it.
+pub(crate) type Value<'input> = AttributeValue<Reader<'input>>;
+
+/// The wanted attributes of one DIE. A short list scanned linearly: DIEs
+/// have a handful of attributes, and clearing a list costs nothing, unlike
+/// a struct with a slot per attribute name.
+#[derive(Default)]
+pub(crate) struct Attrs<'input> {
+    list: Vec<(dw::DwAt, Value<'input>)>,
+}
+
+/// Whether the walker ever looks at an attribute (others are skipped
+/// without being decoded).
+fn is_wanted(name: dw::DwAt) -> bool {
+    matches!(
+        name,
+        dw::DW_AT_name
+            | dw::DW_AT_linkage_name
+            | dw::DW_AT_MIPS_linkage_name
+            | dw::DW_AT_type
+            | dw::DW_AT_byte_size
+            | dw::DW_AT_bit_size
+            | dw::DW_AT_data_member_location
+            | dw::DW_AT_data_bit_offset
+            | dw::DW_AT_bit_offset
+            | dw::DW_AT_const_value
+            | dw::DW_AT_encoding
+            | dw::DW_AT_declaration
+            | dw::DW_AT_external
+            | dw::DW_AT_abstract_origin
+            | dw::DW_AT_specification
+            | dw::DW_AT_inline
+            | dw::DW_AT_low_pc
+            | dw::DW_AT_ranges
+            | dw::DW_AT_calling_convention
+            | dw::DW_AT_location
+            | dw::DW_AT_count
+            | dw::DW_AT_upper_bound
+            | dw::DW_AT_lower_bound
+            | dw::DW_AT_language
+    )
+}
+
+impl<'input> Attrs<'input> {
+    /// Reads the wanted attributes of the DIE whose abbreviation was just
+    /// read, skipping the others.
+    pub(crate) fn read(
+        &mut self,
+        entries: &mut EntriesRaw<'_, Reader<'input>>,
+        abbrev: &gimli::Abbreviation,
+    ) -> gimli::Result<()> {
+        self.list.clear();
+        for spec in abbrev.attributes() {
+            if is_wanted(spec.name()) {
+                let attr = entries.read_attribute(*spec)?;
+                self.list.push((spec.name(), attr.value()));
+            } else {
+                entries.skip_attributes(std::slice::from_ref(spec))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of `name`, if the DIE has it.
+    pub(crate) fn get(&self, name: dw::DwAt) -> Option<Value<'input>> {
+        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+    }
+
+    /// Whether a flag attribute is present and true.
+    pub(crate) fn flag(&self, name: dw::DwAt) -> bool {
+        matches!(self.get(name), Some(AttributeValue::Flag(true)))
+    }
+
+    /// The value of `name` as an unsigned constant.
+    pub(crate) fn udata(&self, name: dw::DwAt) -> Option<u64> {
+        self.get(name).as_ref().and_then(unsigned)
+    }
+}
+
+/// Reads past the attributes of a DIE that is being skipped, returning its
+/// `DW_AT_sibling`, the place its subtree ends.
+pub(crate) fn skip_returning_sibling<'input>(
+    entries: &mut EntriesRaw<'_, Reader<'input>>,
+    abbrev: &gimli::Abbreviation,
+) -> gimli::Result<Option<gimli::UnitOffset>> {
+    let mut sibling = None;
+    for spec in abbrev.attributes() {
+        if spec.name() == dw::DW_AT_sibling {
+            if let AttributeValue::UnitRef(offset) = entries.read_attribute(*spec)?.value() {
+                sibling = Some(offset);
+            }
+        } else {
+            entries.skip_attributes(std::slice::from_ref(spec))?;
+        }
+    }
+    Ok(sibling)
+}
+
+/// A constant of any constant form as an unsigned number. Negative
+/// `sdata` and `data16` beyond 64 bits are not unsigned numbers.
+pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
+    match *value {
+        AttributeValue::Data1(v) => Some(v.into()),
+        AttributeValue::Data2(v) => Some(v.into()),
+        AttributeValue::Data4(v) => Some(v.into()),
+        AttributeValue::Data8(v) => Some(v),
+        AttributeValue::Data16(v) => u64::try_from(v).ok(),
+        AttributeValue::Udata(v) => Some(v),
+        AttributeValue::Sdata(v) => u64::try_from(v).ok(),
+        // gimli hands these attributes over already typed by their
+        // attribute name; their numbers are still what callers compare.
+        AttributeValue::Encoding(v) => Some(v.0.into()),
+        AttributeValue::Language(v) => Some(v.0.into()),
+        AttributeValue::Inline(v) => Some(v.0.into()),
+        AttributeValue::CallingConvention(v) => Some(v.0.into()),
+        AttributeValue::Endianity(v) => Some(v.0.into()),
+        _ => None,
+    }
+}
+
+/// A constant's 64 bits, and whether it is negative: `sdata` carries its
+/// sign, fixed-size data forms are negative only when `signed` says the
+/// value is of a signed type and its top bit is set.
+pub(crate) fn constant_bits(value: &Value<'_>, signed: bool) -> Option<(u64, bool)> {
+    fn extend(v: u64, bits: u32, signed: bool) -> (u64, bool) {
+        let top = 1u64 << (bits - 1);
+        if signed && v & top != 0 {
+            let extended = if bits == 64 { v } else { v | !((1u64 << bits) - 1) };
+            (extended, true)
+        } else {
+            (v, false)
+        }
+    }
+    Some(match *value {
+        AttributeValue::Data1(v) => extend(v.into(), 8, signed),
+        AttributeValue::Data2(v) => extend(v.into(), 16, signed),
+        AttributeValue::Data4(v) => extend(v.into(), 32, signed),
+        AttributeValue::Data8(v) => extend(v, 64, signed),
+        // Only the low 64 bits fit the model; the sign is the 128-bit one.
+        AttributeValue::Data16(v) => (v as u64, signed && (v as i128) < 0),
+        AttributeValue::Sdata(v) => (v as u64, v < 0),
+        AttributeValue::Udata(v) => (v, false),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_sign_extend_only_when_signed() {
+        assert_eq!(constant_bits(&AttributeValue::Data1(0xff), true), Some((u64::MAX, true)));
+        assert_eq!(constant_bits(&AttributeValue::Data1(0xff), false), Some((0xff, false)));
+        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000), true), Some((0xffff_ffff_8000_0000, true)));
+        assert_eq!(constant_bits(&AttributeValue::Sdata(-2), false), Some(((-2i64) as u64, true)));
+        assert_eq!(constant_bits(&AttributeValue::Udata(7), true), Some((7, false)));
+        assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
+        assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
+        assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
+    }
+}
