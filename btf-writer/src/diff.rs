@@ -110,8 +110,14 @@ impl DiffReport {
     }
 }
 
+/// Like `diff(1)`, an empty report prints nothing, so that "no output"
+/// means "same types". Otherwise every kind gets its count line (equal
+/// kinds too, for context), followed by its examples.
 impl fmt::Display for DiffReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return Ok(());
+        }
         for entry in &self.kinds {
             let kind = entry.kind;
             writeln!(
@@ -130,10 +136,32 @@ impl fmt::Display for DiffReport {
     }
 }
 
+/// What [`diff_with`] compares and reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiffOptions {
+    /// Example descriptions kept per kind and side.
+    pub max_examples: usize,
+    /// Compare DATASECs' layout too: the section size and each variable's
+    /// offset. Off by default: the layout is the linker's, not the types'
+    /// (the same objects linked in another order place the variables
+    /// elsewhere), so by default a DATASEC is its name and the multiset of
+    /// its variables with their sizes.
+    pub datasec_layout: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            max_examples: DEFAULT_MAX_EXAMPLES,
+            datasec_layout: false,
+        }
+    }
+}
+
 /// Compares `a` and `b` (each optionally split on a base) semantically,
-/// keeping [`DEFAULT_MAX_EXAMPLES`] examples per kind and side.
+/// with the default [`DiffOptions`].
 pub fn diff(a: &Btf, a_base: Option<&Btf>, b: &Btf, b_base: Option<&Btf>) -> DiffReport {
-    diff_with_examples(a, a_base, b, b_base, DEFAULT_MAX_EXAMPLES)
+    diff_with(a, a_base, b, b_base, &DiffOptions::default())
 }
 
 /// [`diff`] keeping up to `max_examples` example descriptions per kind and
@@ -145,7 +173,22 @@ pub fn diff_with_examples(
     b_base: Option<&Btf>,
     max_examples: usize,
 ) -> DiffReport {
-    compare(a, a_base, b, b_base, max_examples)
+    let options = DiffOptions {
+        max_examples,
+        ..DiffOptions::default()
+    };
+    diff_with(a, a_base, b, b_base, &options)
+}
+
+/// [`diff`] with explicit options.
+pub fn diff_with(
+    a: &Btf,
+    a_base: Option<&Btf>,
+    b: &Btf,
+    b_base: Option<&Btf>,
+    options: &DiffOptions,
+) -> DiffReport {
+    compare(a, a_base, b, b_base, options)
 }
 
 // One lifetime for both sides' strings so that one interner serves both;
@@ -155,13 +198,14 @@ fn compare<'t, 's>(
     a_base: Option<&'t Btf<'s>>,
     b: &'t Btf<'s>,
     b_base: Option<&'t Btf<'s>>,
-    max_examples: usize,
+    options: &DiffOptions,
 ) -> DiffReport {
+    let max_examples = options.max_examples;
     let mut interner = Interner::default();
     let mut counts: HashMap<(Kind, NodeId), [usize; 2], FastBuild> = HashMap::default();
     let mut totals: HashMap<Kind, [usize; 2]> = HashMap::new();
     for (side, (btf, base)) in [(a, a_base), (b, b_base)].into_iter().enumerate() {
-        let mut describer = Describer::new(btf, base);
+        let mut describer = Describer::new(btf, base, options.datasec_layout);
         let mut id = btf.first_id().0;
         for ty in &btf.types {
             let kind = Kind::of(ty);
@@ -373,10 +417,12 @@ enum Desc<'s> {
         ret: NodeId,
         params: Box<[(&'s str, NodeId)]>,
     },
+    /// Without layout comparison, `size` and the offsets are `None` and
+    /// the variables are sorted.
     Datasec {
         name: &'s str,
-        size: u32,
-        vars: Box<[(NodeId, u32, u32)]>,
+        size: Option<u32>,
+        vars: Box<[(NodeId, Option<u32>, u32)]>,
     },
     Float {
         name: &'s str,
@@ -557,13 +603,20 @@ impl<'s> Interner<'s> {
                 self.render_into(out, *ret, depth);
             }
             Desc::Datasec { name, size, vars } => {
-                let _ = write!(out, "DATASEC '{name}' size={size} {{");
+                let _ = write!(out, "DATASEC '{name}'");
+                if let Some(size) = size {
+                    let _ = write!(out, " size={size}");
+                }
+                out.push_str(" {");
                 for (i, (ty, offset, size)) in vars.iter().enumerate() {
                     if i > 0 {
                         out.push_str("; ");
                     }
                     self.render_into(out, *ty, depth);
-                    let _ = write!(out, " @{offset} size={size}");
+                    if let Some(offset) = offset {
+                        let _ = write!(out, " @{offset}");
+                    }
+                    let _ = write!(out, " size={size}");
                 }
                 out.push('}');
             }
@@ -657,6 +710,8 @@ struct Describer<'t, 's> {
     base: Option<&'t Btf<'s>>,
     /// Number of base ids with a slot (those the base really holds).
     base_slots: u32,
+    /// [`DiffOptions::datasec_layout`].
+    datasec_layout: bool,
     /// Indexed by [`Describer::slot`].
     states: Vec<State>,
     /// The interned name-only (or void/dangling) reference node of each id,
@@ -673,13 +728,14 @@ enum Reference<'s> {
 }
 
 impl<'t, 's> Describer<'t, 's> {
-    fn new(btf: &'t Btf<'s>, base: Option<&'t Btf<'s>>) -> Self {
+    fn new(btf: &'t Btf<'s>, base: Option<&'t Btf<'s>>, datasec_layout: bool) -> Self {
         let base_slots = base.map_or(0, |base| base.count().min(btf.base_type_count));
         let slots = base_slots as usize + btf.types.len() + 1;
         Describer {
             btf,
             base,
             base_slots,
+            datasec_layout,
             states: vec![State::Unvisited; slots],
             leaf_nodes: vec![NO_NODE; slots],
         }
@@ -812,6 +868,7 @@ impl<'t, 's> Describer<'t, 's> {
     }
 
     fn build(&mut self, interner: &mut Interner<'s>, ty: &'t Type<'s>) -> Desc<'s> {
+        let layout = self.datasec_layout;
         let mut node = |id: TypeId| self.reference_node(interner, id);
         match ty {
             Type::Int(int) => Desc::Int {
@@ -898,15 +955,23 @@ impl<'t, 's> Describer<'t, 's> {
                     .map(|param| (param.name, node(param.ty)))
                     .collect(),
             },
-            Type::Datasec(datasec) => Desc::Datasec {
-                name: datasec.name,
-                size: datasec.size,
-                vars: datasec
+            Type::Datasec(datasec) => {
+                let mut vars: Vec<(NodeId, Option<u32>, u32)> = datasec
                     .vars
                     .iter()
-                    .map(|var| (node(var.ty), var.offset, var.size))
-                    .collect(),
-            },
+                    .map(|var| (node(var.ty), layout.then_some(var.offset), var.size))
+                    .collect();
+                if !layout {
+                    // Node ids come from the interner both sides share, so
+                    // equal multisets sort to equal sequences.
+                    vars.sort_unstable();
+                }
+                Desc::Datasec {
+                    name: datasec.name,
+                    size: layout.then_some(datasec.size),
+                    vars: vars.into_boxed_slice(),
+                }
+            }
             Type::Float(float) => Desc::Float {
                 name: float.name,
                 size: float.size,
@@ -1241,6 +1306,7 @@ mod tests {
         let btf = sample();
         let report = diff(&btf, None, &btf, None);
         assert!(report.is_empty(), "{report}");
+        assert_eq!(report.to_string(), "");
         assert_eq!(
             report.kind(Kind::Ptr).map(|k| (k.a_total, k.b_total)),
             Some((5, 5))
@@ -1371,6 +1437,57 @@ mod tests {
             report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
+    }
+
+    #[test]
+    fn datasec_layout_is_compared_only_on_request() {
+        let btf = sample();
+        let mut relinked = btf.clone();
+        let Some(Type::Datasec(section)) = relinked
+            .types
+            .iter_mut()
+            .find(|ty| matches!(ty, Type::Datasec(_)))
+        else {
+            panic!("layout")
+        };
+        let var = section.vars[0].clone();
+        section.size += 64;
+        section.vars.insert(0, VarSecInfo { offset: 0, ..var });
+        section.vars[1].offset += 64;
+        let mut original = btf.clone();
+        let Some(Type::Datasec(section)) = original
+            .types
+            .iter_mut()
+            .find(|ty| matches!(ty, Type::Datasec(_)))
+        else {
+            panic!("layout")
+        };
+        section.vars.push(VarSecInfo { offset: 48, ..var });
+        section.size += 48;
+
+        // Same variables (twice the same one), other offsets and size.
+        assert!(diff(&original, None, &relinked, None).is_empty());
+        let strict = DiffOptions {
+            datasec_layout: true,
+            ..DiffOptions::default()
+        };
+        let report = diff_with(&original, None, &relinked, None, &strict);
+        assert_eq!(
+            report.kind(Kind::Datasec).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+        assert!(report.to_string().contains(" @64 size=48"), "{report}");
+
+        // A variable's size is compared either way.
+        let mut resized = original.clone();
+        if let Some(Type::Datasec(section)) = resized
+            .types
+            .iter_mut()
+            .find(|ty| matches!(ty, Type::Datasec(_)))
+        {
+            section.vars[0].size = 8;
+        }
+        assert_eq!(diff(&original, None, &resized, None).difference_count(), 2);
     }
 
     #[test]
