@@ -31,7 +31,8 @@ use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::dump::{int_encoding_name, linkage_name, Kind};
+use crate::dump::{int_encoding_name, linkage_name};
+use crate::raw::Kind;
 use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
 
 /// How many example descriptions [`diff`] keeps per kind and side.
@@ -226,7 +227,7 @@ fn compare<'t, 's>(
     }
 
     let mut kinds = Vec::new();
-    for kind in Kind::ALL {
+    for kind in (Kind::INT.0..=Kind::MAX.0).map(Kind) {
         let Some(&[a_total, b_total]) = totals.get(&kind) else {
             continue;
         };
@@ -1308,7 +1309,7 @@ mod tests {
         assert!(report.is_empty(), "{report}");
         assert_eq!(report.to_string(), "");
         assert_eq!(
-            report.kind(Kind::Ptr).map(|k| (k.a_total, k.b_total)),
+            report.kind(Kind::PTR).map(|k| (k.a_total, k.b_total)),
             Some((5, 5))
         );
         assert!(report.kinds.iter().all(|k| k.a_total == k.b_total));
@@ -1335,10 +1336,10 @@ mod tests {
         flags.members[3].name = "node";
         let report = diff(&btf, None, &changed, None);
         assert_eq!(report.difference_count(), 2, "{report}");
-        let structs = report.kind(Kind::Struct).unwrap();
+        let structs = report.kind(Kind::STRUCT).unwrap();
         assert_eq!((structs.only_a, structs.only_b), (1, 1));
         assert!(
-            report.differences_outside(&[Kind::Struct]).is_empty(),
+            report.differences_outside(&[Kind::STRUCT]).is_empty(),
             "{report}"
         );
         assert!(
@@ -1360,7 +1361,7 @@ mod tests {
         };
         flags.members[1].bitfield_size = 6;
         let report = diff(&btf, None, &changed, None);
-        let structs = report.kind(Kind::Struct).unwrap();
+        let structs = report.kind(Kind::STRUCT).unwrap();
         assert_eq!((structs.only_a, structs.only_b), (1, 1));
         assert_eq!(report.difference_count(), 2);
         assert!(structs.examples_b[0].contains("@3:6"), "{report}");
@@ -1377,11 +1378,11 @@ mod tests {
         anon.members[1].name = "w";
         let report = diff(&btf, None, &changed, None);
         assert_eq!(
-            report.kind(Kind::Union).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::UNION).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
         assert_eq!(
-            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
     }
@@ -1392,7 +1393,7 @@ mod tests {
         let mut fewer = btf.clone();
         fewer.types.pop();
         let report = diff(&btf, None, &fewer, None);
-        let ptrs = report.kind(Kind::Ptr).unwrap();
+        let ptrs = report.kind(Kind::PTR).unwrap();
         assert_eq!(
             (ptrs.a_total, ptrs.b_total, ptrs.only_a, ptrs.only_b),
             (5, 4, 1, 0)
@@ -1434,7 +1435,7 @@ mod tests {
         base_c.types[1] = int_type("long", 4, true);
         let report = diff(&split_a, Some(&base_a), &split_a, Some(&base_c));
         assert_eq!(
-            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
     }
@@ -1473,7 +1474,7 @@ mod tests {
         };
         let report = diff_with(&original, None, &relinked, None, &strict);
         assert_eq!(
-            report.kind(Kind::Datasec).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::DATASEC).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
         assert!(report.to_string().contains(" @64 size=48"), "{report}");
@@ -1507,7 +1508,7 @@ mod tests {
         let report = diff(&split, None, &other, None);
         // PTR(dangling) vs PTR(PTR(dangling))
         assert_eq!(
-            report.kind(Kind::Ptr).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::PTR).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
         assert!(report.to_string().contains("PTR(<dangling>)"));
@@ -1662,7 +1663,7 @@ mod real_files {
             first.name = "btfenc_renamed_member";
         }
         let report = diff(&btf, None, &renamed, None);
-        let structs = report.kind(Kind::Struct).unwrap();
+        let structs = report.kind(Kind::STRUCT).unwrap();
         assert_eq!((structs.only_a, structs.only_b), (1, 1), "{report}");
         assert_eq!(report.difference_count(), 2, "{report}");
         assert!(
@@ -1683,12 +1684,12 @@ mod real_files {
         }
         let report = diff(&btf, None, &resized, None);
         assert_eq!(
-            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
             Some((1, 1)),
             "{report}"
         );
         assert!(
-            report.differences_outside(&[Kind::Struct]).is_empty(),
+            report.differences_outside(&[Kind::STRUCT]).is_empty(),
             "{report}"
         );
     }
@@ -1727,19 +1728,19 @@ mod real_files {
         let report = diff(&new, None, &old, None);
         eprintln!("{report}");
         for kind in [
-            Kind::Struct,
-            Kind::Union,
-            Kind::Enum,
-            Kind::Typedef,
-            Kind::Array,
-            Kind::Ptr,
+            Kind::STRUCT,
+            Kind::UNION,
+            Kind::ENUM,
+            Kind::TYPEDEF,
+            Kind::ARRAY,
+            Kind::PTR,
         ] {
             let entry = report.kind(kind).unwrap();
             assert!(entry.is_empty(), "{report}");
         }
-        let var = report.kind(Kind::Var).unwrap();
+        let var = report.kind(Kind::VAR).unwrap();
         assert_eq!(var.only_a + var.only_b, 1, "{report}");
-        assert!(!report.kind(Kind::Func).unwrap().is_empty());
+        assert!(!report.kind(Kind::FUNC).unwrap().is_empty());
     }
 
     /// Debian's xfs.ko, whose `.BTF` pahole v1.24 split on Debian's vmlinux.
@@ -1777,7 +1778,7 @@ mod real_files {
             Some(&old_base.btf),
         );
         eprintln!("{report}");
-        for kind in [Kind::Struct, Kind::Union, Kind::Enum] {
+        for kind in [Kind::STRUCT, Kind::UNION, Kind::ENUM] {
             let entry = report.kind(kind).unwrap();
             assert!(entry.a_total > 0 && entry.is_empty(), "{report}");
         }
