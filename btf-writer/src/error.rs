@@ -158,7 +158,11 @@ pub enum ErrorKind {
 impl Error {
     /// An error with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error { kind, offset: None, type_id: None }
+        Error {
+            kind,
+            offset: None,
+            type_id: None,
+        }
     }
 
     /// Adds a byte offset.
@@ -204,10 +208,15 @@ impl fmt::Display for ErrorKind {
             HeaderTooShort(n) => write!(f, "hdr_len {n} is shorter than the 24-byte header"),
             UnknownHeaderFields => f.write_str("unknown non-zero header fields"),
             SectionOutOfBounds { section, off, len } => {
-                write!(f, "{section} at {off} + {len} extends past the end of the data")
+                write!(
+                    f,
+                    "{section} at {off} + {len} extends past the end of the data"
+                )
             }
             SectionsOverlap => f.write_str("type and string sections overlap"),
-            MisalignedTypeSection(off) => write!(f, "type section offset {off} is not 4-byte aligned"),
+            MisalignedTypeSection(off) => {
+                write!(f, "type section offset {off} is not 4-byte aligned")
+            }
             TruncatedTypeSection => f.write_str("type section ends inside a record"),
             StringSectionNoLeadingNul => {
                 f.write_str("string section does not start with the empty string")
@@ -219,7 +228,10 @@ impl fmt::Display for ErrorKind {
             UnknownKind(k) => write!(f, "unknown kind {k}"),
             InfoReservedBits(info) => write!(f, "info {info:#010x} has reserved bits set"),
             TruncatedType { needed, available } => {
-                write!(f, "record needs {needed} bytes but only {available} are left")
+                write!(
+                    f,
+                    "record needs {needed} bytes but only {available} are left"
+                )
             }
             NameOutOfRange(off) => write!(f, "name offset {off} is past the string sections"),
             NameNotUtf8(off) => write!(f, "name at offset {off} is not valid UTF-8"),
@@ -240,7 +252,10 @@ impl fmt::Display for ErrorKind {
             }
             EnumValueTooLarge(v) => write!(f, "enumerator value {v:#x} does not fit 32 bits"),
             TooManyTypes(n) => write!(f, "{n} types exceed the maximum type id"),
-            StringsTooLarge(n) => write!(f, "string section of {n} bytes exceeds the maximum name offset"),
+            StringsTooLarge(n) => write!(
+                f,
+                "string section of {n} bytes exceeds the maximum name offset"
+            ),
             NameContainsNul => f.write_str("name contains a NUL byte"),
             SectionTooLarge(n) => write!(f, "section of {n} bytes exceeds 4 GiB"),
             BaseStringsMismatch { expected, found } => write!(
@@ -273,7 +288,12 @@ mod tests {
 
     #[test]
     fn display_names_offset_and_type() {
-        let e = Error::new(ErrorKind::UnknownKind(42)).at(0x30).for_type(TypeId(7));
-        assert_eq!(e.to_string(), "BTF at byte 0x30 in type [7]: unknown kind 42");
+        let e = Error::new(ErrorKind::UnknownKind(42))
+            .at(0x30)
+            .for_type(TypeId(7));
+        assert_eq!(
+            e.to_string(),
+            "BTF at byte 0x30 in type [7]: unknown kind 42"
+        );
     }
 }

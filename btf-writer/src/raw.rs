@@ -187,7 +187,13 @@ impl Header {
         out.extend_from_slice(&endian.u16_bytes(self.magic));
         out.push(self.version);
         out.push(self.flags);
-        for field in [self.hdr_len, self.type_off, self.type_len, self.str_off, self.str_len] {
+        for field in [
+            self.hdr_len,
+            self.type_off,
+            self.type_len,
+            self.str_off,
+            self.str_len,
+        ] {
             out.extend_from_slice(&endian.u32_bytes(field));
         }
     }
@@ -331,7 +337,12 @@ impl Kind {
     pub fn has_entries(self) -> bool {
         matches!(
             self,
-            Kind::STRUCT | Kind::UNION | Kind::ENUM | Kind::ENUM64 | Kind::FUNC_PROTO | Kind::DATASEC
+            Kind::STRUCT
+                | Kind::UNION
+                | Kind::ENUM
+                | Kind::ENUM64
+                | Kind::FUNC_PROTO
+                | Kind::DATASEC
         )
     }
 }

@@ -99,7 +99,12 @@ impl StringTable {
             index: HashTable::with_capacity(section.len() / 16),
             hasher: FixedState::default(),
         };
-        let StringTable { bytes, index, hasher, .. } = &mut table;
+        let StringTable {
+            bytes,
+            index,
+            hasher,
+            ..
+        } = &mut table;
         let mut rel = 0usize;
         // The last piece after the final NUL is empty and not a string.
         let count = bytes.split(|&b| b == 0).count().saturating_sub(1);
@@ -126,7 +131,9 @@ impl StringTable {
         self.bytes.reserve(bytes);
         let hasher = &self.hasher;
         let data = &self.bytes;
-        self.index.reserve(strings, |&(off, len)| hasher.hash_one(slice(data, off, len)));
+        self.index.reserve(strings, |&(off, len)| {
+            hasher.hash_one(slice(data, off, len))
+        });
     }
 
     /// The absolute offset of `s`, adding it if it is new. `""` is always
@@ -140,7 +147,12 @@ impl StringTable {
         }
         let key = s.as_bytes();
         let hash = self.hasher.hash_one(key);
-        let StringTable { bytes, start, index, hasher } = self;
+        let StringTable {
+            bytes,
+            start,
+            index,
+            hasher,
+        } = self;
         let data: &Vec<u8> = bytes;
         let entry = index.entry(
             hash,
@@ -266,7 +278,9 @@ impl<'a> StringIndex<'a> {
                 break;
             }
             if let Ok(off) = u32::try_from(rel) {
-                self.offsets.entry(piece).or_insert(start.saturating_add(off));
+                self.offsets
+                    .entry(piece)
+                    .or_insert(start.saturating_add(off));
             }
             rel = next;
         }

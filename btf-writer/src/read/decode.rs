@@ -23,7 +23,10 @@ impl Cursor<'_> {
             .data
             .get(self.pos..self.pos + 4)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .ok_or(ErrorKind::TruncatedType { needed: 4, available: self.remaining() })?;
+            .ok_or(ErrorKind::TruncatedType {
+                needed: 4,
+                available: self.remaining(),
+            })?;
         self.pos += 4;
         Ok(self.endian.u32(bytes))
     }
@@ -35,8 +38,17 @@ impl Cursor<'_> {
 
 /// Counts the records of the type section, checking each `info` word and
 /// that each record lies within the section.
-pub(super) fn count_records(types: &[u8], types_at: u64, endian: Endian, first_id: u32) -> Result<u32, Error> {
-    let mut cursor = Cursor { data: types, pos: 0, endian };
+pub(super) fn count_records(
+    types: &[u8],
+    types_at: u64,
+    endian: Endian,
+    first_id: u32,
+) -> Result<u32, Error> {
+    let mut cursor = Cursor {
+        data: types,
+        pos: 0,
+        endian,
+    };
     let mut count: u32 = 0;
     while cursor.pos < types.len() {
         let start = cursor.pos;
@@ -44,7 +56,10 @@ pub(super) fn count_records(types: &[u8], types_at: u64, endian: Endian, first_i
         let fail = |kind: ErrorKind| Error::new(kind).at(types_at + start as u64).for_type(id);
         let needed = raw::TYPE_RECORD_LEN as u64;
         if cursor.remaining() < needed {
-            return Err(fail(ErrorKind::TruncatedType { needed, available: cursor.remaining() }));
+            return Err(fail(ErrorKind::TruncatedType {
+                needed,
+                available: cursor.remaining(),
+            }));
         }
         cursor.pos += 4;
         let info = cursor.u32().map_err(fail)?;
@@ -54,7 +69,10 @@ pub(super) fn count_records(types: &[u8], types_at: u64, endian: Endian, first_i
         }
         let kind = raw::info_kind(info);
         let vlen = u32::from(raw::info_vlen(info));
-        let trailing = kind.trailing_len(vlen).ok_or(ErrorKind::UnknownKind(kind.0)).map_err(fail)?;
+        let trailing = kind
+            .trailing_len(vlen)
+            .ok_or(ErrorKind::UnknownKind(kind.0))
+            .map_err(fail)?;
         if cursor.remaining() < trailing as u64 {
             return Err(fail(ErrorKind::TruncatedType {
                 needed: (raw::TYPE_RECORD_LEN + trailing) as u64,
@@ -127,7 +145,11 @@ pub(super) fn decode<'a>(
     out: &mut Vec<Type<'a>>,
 ) -> Result<(), Error> {
     out.reserve(count as usize);
-    let mut cursor = Cursor { data: types, pos: 0, endian: cx.endian };
+    let mut cursor = Cursor {
+        data: types,
+        pos: 0,
+        endian: cx.endian,
+    };
     for index in 0..count {
         // The field being decoded, so that an error points at it.
         let start = cursor.pos;
@@ -164,7 +186,11 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             if data & !raw::INT_DATA_MASK != 0 {
                 return Err(ErrorKind::BadInt("reserved bits set"));
             }
-            let (encoding, offset, bits) = (raw::int_encoding(data), raw::int_offset(data), raw::int_bits(data));
+            let (encoding, offset, bits) = (
+                raw::int_encoding(data),
+                raw::int_offset(data),
+                raw::int_bits(data),
+            );
             raw::check_int(head.size_or_type, encoding, offset, bits).map_err(ErrorKind::BadInt)?;
             Type::Int(Int {
                 name: name(head.name_off)?,
@@ -193,7 +219,11 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             }
             let elem = reference(c.u32()?)?;
             let index = reference(c.u32()?)?;
-            Type::Array(Array { elem, index, nelems: c.u32()? })
+            Type::Array(Array {
+                elem,
+                index,
+                nelems: c.u32()?,
+            })
         }
         Kind::STRUCT | Kind::UNION => {
             let mut members = Vec::with_capacity(head.vlen as usize);
@@ -201,7 +231,12 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                 let name = name(c.u32()?)?;
                 let ty = reference(c.u32()?)?;
                 let (bitfield_size, bit_offset) = raw::member_bitfield(head.kind_flag, c.u32()?);
-                members.push(Member { name, ty, bit_offset, bitfield_size });
+                members.push(Member {
+                    name,
+                    ty,
+                    bit_offset,
+                    bitfield_size,
+                });
             }
             let composite = Composite {
                 name: name(head.name_off)?,
@@ -228,7 +263,12 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                 };
                 values.push(EnumValue { name, value });
             }
-            let e = Enum { name: name(head.name_off)?, size: head.size_or_type, signed: head.kind_flag, values };
+            let e = Enum {
+                name: name(head.name_off)?,
+                size: head.size_or_type,
+                signed: head.kind_flag,
+                values,
+            };
             if wide {
                 Type::Enum64(e)
             } else {
@@ -240,11 +280,17 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             if head.size_or_type != 0 {
                 return Err(ErrorKind::NonZeroField(head.size_or_type));
             }
-            Type::Fwd(Fwd { name: name(head.name_off)?, union: head.kind_flag })
+            Type::Fwd(Fwd {
+                name: name(head.name_off)?,
+                union: head.kind_flag,
+            })
         }
         Kind::TYPEDEF | Kind::TYPE_TAG => {
             head.plain()?;
-            let named = Named { name: name(head.name_off)?, ty: reference(head.size_or_type)? };
+            let named = Named {
+                name: name(head.name_off)?,
+                ty: reference(head.size_or_type)?,
+            };
             if head.kind == Kind::TYPEDEF {
                 Type::Typedef(named)
             } else {
@@ -253,8 +299,13 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         }
         Kind::FUNC => {
             head.no_kind_flag()?;
-            let linkage = raw::linkage_from_value(head.vlen).ok_or(ErrorKind::BadLinkage(head.vlen))?;
-            Type::Func(Object { name: name(head.name_off)?, ty: reference(head.size_or_type)?, linkage })
+            let linkage =
+                raw::linkage_from_value(head.vlen).ok_or(ErrorKind::BadLinkage(head.vlen))?;
+            Type::Func(Object {
+                name: name(head.name_off)?,
+                ty: reference(head.size_or_type)?,
+                linkage,
+            })
         }
         Kind::FUNC_PROTO => {
             head.no_name()?;
@@ -263,7 +314,10 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             let mut params = Vec::with_capacity(head.vlen as usize);
             for _ in 0..head.vlen {
                 let name = name(c.u32()?)?;
-                params.push(Param { name, ty: reference(c.u32()?)? });
+                params.push(Param {
+                    name,
+                    ty: reference(c.u32()?)?,
+                });
             }
             Type::FuncProto(FuncProto { ret, params })
         }
@@ -272,7 +326,11 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             let ty = reference(head.size_or_type)?;
             let value = c.u32()?;
             let linkage = raw::linkage_from_value(value).ok_or(ErrorKind::BadLinkage(value))?;
-            Type::Var(Object { name: name(head.name_off)?, ty, linkage })
+            Type::Var(Object {
+                name: name(head.name_off)?,
+                ty,
+                linkage,
+            })
         }
         Kind::DATASEC => {
             head.no_kind_flag()?;
@@ -280,19 +338,34 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             for _ in 0..head.vlen {
                 let ty = reference(c.u32()?)?;
                 let offset = c.u32()?;
-                vars.push(VarSecInfo { ty, offset, size: c.u32()? });
+                vars.push(VarSecInfo {
+                    ty,
+                    offset,
+                    size: c.u32()?,
+                });
             }
-            Type::Datasec(Datasec { name: name(head.name_off)?, size: head.size_or_type, vars })
+            Type::Datasec(Datasec {
+                name: name(head.name_off)?,
+                size: head.size_or_type,
+                vars,
+            })
         }
         Kind::FLOAT => {
             head.plain()?;
-            Type::Float(Float { name: name(head.name_off)?, size: head.size_or_type })
+            Type::Float(Float {
+                name: name(head.name_off)?,
+                size: head.size_or_type,
+            })
         }
         Kind::DECL_TAG => {
             head.plain()?;
             let ty = reference(head.size_or_type)?;
             let component_idx = c.u32()? as i32;
-            Type::DeclTag(DeclTag { name: name(head.name_off)?, ty, component_idx })
+            Type::DeclTag(DeclTag {
+                name: name(head.name_off)?,
+                ty,
+                component_idx,
+            })
         }
         other => return Err(ErrorKind::UnknownKind(other.0)),
     };

@@ -16,11 +16,16 @@ pub fn elf_section<'a>(elf: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, Er
     let Some(section) = file.section_by_name(name) else {
         return Ok(None);
     };
-    let compressed = section.compressed_data().map_err(|e| ErrorKind::Elf(e.to_string()))?;
+    let compressed = section
+        .compressed_data()
+        .map_err(|e| ErrorKind::Elf(e.to_string()))?;
     if compressed.format != object::CompressionFormat::None {
         return Err(ErrorKind::CompressedSection(name.to_owned()).into());
     }
-    section.data().map(Some).map_err(|e| ErrorKind::Elf(e.to_string()).into())
+    section
+        .data()
+        .map(Some)
+        .map_err(|e| ErrorKind::Elf(e.to_string()).into())
 }
 
 /// Parses the BTF in `bytes`, either a raw blob or an ELF file's `.BTF`
@@ -51,15 +56,24 @@ mod tests {
     #[test]
     fn finds_section_and_reports_absence() {
         let elf = elf_with(".BTF", b"hello");
-        assert_eq!(elf_section(&elf, ".BTF").unwrap(), Some(b"hello".as_slice()));
+        assert_eq!(
+            elf_section(&elf, ".BTF").unwrap(),
+            Some(b"hello".as_slice())
+        );
         assert_eq!(elf_section(&elf, ".BTF.base").unwrap(), None);
     }
 
     #[test]
     fn elf_without_btf_is_an_error_and_garbage_elf_too() {
         let elf = elf_with(".other", b"x");
-        assert_eq!(parse_file(&elf, None).unwrap_err().kind, ErrorKind::NoBtfSection);
+        assert_eq!(
+            parse_file(&elf, None).unwrap_err().kind,
+            ErrorKind::NoBtfSection
+        );
         let garbage = b"\x7fELFgarbage";
-        assert!(matches!(parse_file(garbage, None).unwrap_err().kind, ErrorKind::Elf(_)));
+        assert!(matches!(
+            parse_file(garbage, None).unwrap_err().kind,
+            ErrorKind::Elf(_)
+        ));
     }
 }

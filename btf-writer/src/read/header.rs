@@ -22,8 +22,11 @@ fn bytes<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], Error> {
     data.get(at..at + N)
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| {
-            Error::new(ErrorKind::TruncatedHeader { needed: (at + N) as u64, available: data.len() as u64 })
-                .at(at as u64)
+            Error::new(ErrorKind::TruncatedHeader {
+                needed: (at + N) as u64,
+                available: data.len() as u64,
+            })
+            .at(at as u64)
         })
 }
 
@@ -74,7 +77,9 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
     }
     // The kernel accepts a longer header only if the part it does not know
     // is zero; so do we.
-    let tail = data.get(known as usize..hdr_len as usize).unwrap_or_default();
+    let tail = data
+        .get(known as usize..hdr_len as usize)
+        .unwrap_or_default();
     if let Some(pos) = tail.iter().position(|&b| b != 0) {
         return Err(Error::new(ErrorKind::UnknownHeaderFields).at(u64::from(known) + pos as u64));
     }
@@ -83,13 +88,19 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
     let section = |which: Section, off: u32, len: u32| -> Result<&[u8], Error> {
         let start = off as usize;
         let end = start.checked_add(len as usize);
-        end.and_then(|end| body.get(start..end))
-            .ok_or_else(|| Error::new(ErrorKind::SectionOutOfBounds { section: which, off, len }).at(4))
+        end.and_then(|end| body.get(start..end)).ok_or_else(|| {
+            Error::new(ErrorKind::SectionOutOfBounds {
+                section: which,
+                off,
+                len,
+            })
+            .at(4)
+        })
     };
     let types = section(Section::Types, header.type_off, header.type_len)?;
     let strings = section(Section::Strings, header.str_off, header.str_len)?;
     section(Section::Layout, header.layout_off, header.layout_len)?;
-    if header.type_off % 4 != 0 {
+    if header.type_off & 3 != 0 {
         return Err(Error::new(ErrorKind::MisalignedTypeSection(header.type_off)).at(8));
     }
     let spans = [

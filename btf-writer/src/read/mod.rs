@@ -60,7 +60,11 @@ impl<'a> Parsed<'a> {
 
     /// This blob's own string section.
     pub fn strings(&self) -> StringSection<'a> {
-        self.names.sections.last().copied().unwrap_or_else(|| StringSection::new(0, &[]))
+        self.names
+            .sections
+            .last()
+            .copied()
+            .unwrap_or_else(|| StringSection::new(0, &[]))
     }
 
     /// The name at absolute string offset `offset` (in this blob or a
@@ -113,17 +117,43 @@ pub fn parse<'a>(data: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>
         Some(base) => (base.total_type_count(), base.str_end(), base.names.clone()),
         None => (0, 0, names::Names::default()),
     };
-    names.sections.push(StringSection::new(base_str_len, strings));
+    names
+        .sections
+        .push(StringSection::new(base_str_len, strings));
 
-    let first_id = base_type_count.checked_add(1).ok_or(ErrorKind::TooManyTypes(u64::from(u32::MAX) + 1))?;
+    let first_id = base_type_count
+        .checked_add(1)
+        .ok_or(ErrorKind::TooManyTypes(u64::from(u32::MAX) + 1))?;
     let count = decode::count_records(layout.types, layout.types_at, layout.endian, first_id)?;
     let last_id = base_type_count
         .checked_add(count)
-        .ok_or(ErrorKind::TooManyTypes(u64::from(base_type_count) + u64::from(count)))?;
-    let cx = decode::Context { names: &names, last_id, endian: layout.endian };
-    let mut btf = Btf { types: Vec::new(), base_type_count, base_str_len };
-    decode::decode(layout.types, layout.types_at, first_id, count, &cx, &mut btf.types)?;
-    Ok(Parsed { btf, endian: layout.endian, header: layout.header, names })
+        .ok_or(ErrorKind::TooManyTypes(
+            u64::from(base_type_count) + u64::from(count),
+        ))?;
+    let cx = decode::Context {
+        names: &names,
+        last_id,
+        endian: layout.endian,
+    };
+    let mut btf = Btf {
+        types: Vec::new(),
+        base_type_count,
+        base_str_len,
+    };
+    decode::decode(
+        layout.types,
+        layout.types_at,
+        first_id,
+        count,
+        &cx,
+        &mut btf.types,
+    )?;
+    Ok(Parsed {
+        btf,
+        endian: layout.endian,
+        header: layout.header,
+        names,
+    })
 }
 
 #[cfg(test)]

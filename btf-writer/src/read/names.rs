@@ -17,7 +17,11 @@ pub struct StringSection<'a> {
 
 impl<'a> StringSection<'a> {
     pub(super) fn new(start: u32, bytes: &'a [u8]) -> Self {
-        StringSection { start, bytes, text: std::str::from_utf8(bytes).ok() }
+        StringSection {
+            start,
+            bytes,
+            text: std::str::from_utf8(bytes).ok(),
+        }
     }
 
     /// Absolute offset one past the last byte.
@@ -27,12 +31,20 @@ impl<'a> StringSection<'a> {
 
     /// The string at `rel` bytes into this section.
     fn at(&self, rel: usize, offset: u32) -> Result<&'a str, Error> {
-        let tail = self.bytes.get(rel..).ok_or(ErrorKind::NameOutOfRange(offset))?;
+        let tail = self
+            .bytes
+            .get(rel..)
+            .ok_or(ErrorKind::NameOutOfRange(offset))?;
         // The section ends with a NUL (checked at parse), so a NUL is found
         // for every in-range offset.
-        let len = tail.iter().position(|&b| b == 0).ok_or(ErrorKind::NameOutOfRange(offset))?;
+        let len = tail
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or(ErrorKind::NameOutOfRange(offset))?;
         match self.text {
-            Some(text) => text.get(rel..rel + len).ok_or_else(|| ErrorKind::NameNotUtf8(offset).into()),
+            Some(text) => text
+                .get(rel..rel + len)
+                .ok_or_else(|| ErrorKind::NameNotUtf8(offset).into()),
             None => tail
                 .get(..len)
                 .and_then(|b| std::str::from_utf8(b).ok())
@@ -76,13 +88,19 @@ mod tests {
     #[test]
     fn names_resolve_through_base_and_split() {
         let names = Names {
-            sections: vec![StringSection::new(0, b"\0int\0"), StringSection::new(5, b"xfs\0\xff\0")],
+            sections: vec![
+                StringSection::new(0, b"\0int\0"),
+                StringSection::new(5, b"xfs\0\xff\0"),
+            ],
         };
         assert_eq!(names.get(0).unwrap(), "");
         assert_eq!(names.get(1).unwrap(), "int");
         assert_eq!(names.get(2).unwrap(), "nt");
         assert_eq!(names.get(5).unwrap(), "xfs");
         assert_eq!(names.get(9).unwrap_err().kind, ErrorKind::NameNotUtf8(9));
-        assert_eq!(names.get(11).unwrap_err().kind, ErrorKind::NameOutOfRange(11));
+        assert_eq!(
+            names.get(11).unwrap_err().kind,
+            ErrorKind::NameOutOfRange(11)
+        );
     }
 }

@@ -10,16 +10,41 @@ use crate::write::{write, write_split, write_with, WriteOptions};
 /// enumerators, varargs and a DATASEC.
 pub(crate) fn all_kinds() -> Btf<'static> {
     let mut btf = Btf::default();
-    let int = btf.add(Type::Int(Int { name: "int", size: 4, encoding: IntEncoding(IntEncoding::SIGNED), offset: 0, bits: 32 }));
+    let int = btf.add(Type::Int(Int {
+        name: "int",
+        size: 4,
+        encoding: IntEncoding(IntEncoding::SIGNED),
+        offset: 0,
+        bits: 32,
+    }));
     let ptr = btf.add(Type::Ptr(int));
-    btf.add(Type::Array(Array { elem: int, index: int, nelems: 4 }));
+    btf.add(Type::Array(Array {
+        elem: int,
+        index: int,
+        nelems: 4,
+    }));
     btf.add(Type::Struct(Composite {
         name: "s",
         size: 8,
         members: vec![
-            Member { name: "a", ty: int, bit_offset: 0, bitfield_size: 0 },
-            Member { name: "b", ty: int, bit_offset: 32, bitfield_size: 3 },
-            Member { name: "", ty: int, bit_offset: 35, bitfield_size: 5 },
+            Member {
+                name: "a",
+                ty: int,
+                bit_offset: 0,
+                bitfield_size: 0,
+            },
+            Member {
+                name: "b",
+                ty: int,
+                bit_offset: 32,
+                bitfield_size: 3,
+            },
+            Member {
+                name: "",
+                ty: int,
+                bit_offset: 35,
+                bitfield_size: 5,
+            },
         ],
         kind_flag: true,
     }));
@@ -27,8 +52,18 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         name: "u",
         size: 8,
         members: vec![
-            Member { name: "x", ty: int, bit_offset: 0, bitfield_size: 0 },
-            Member { name: "p", ty: ptr, bit_offset: 0, bitfield_size: 0 },
+            Member {
+                name: "x",
+                ty: int,
+                bit_offset: 0,
+                bitfield_size: 0,
+            },
+            Member {
+                name: "p",
+                ty: ptr,
+                bit_offset: 0,
+                bitfield_size: 0,
+            },
         ],
         kind_flag: false,
     }));
@@ -36,28 +71,87 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         name: "e",
         size: 4,
         signed: true,
-        values: vec![EnumValue { name: "A", value: u64::MAX }, EnumValue { name: "B", value: 2 }],
+        values: vec![
+            EnumValue {
+                name: "A",
+                value: u64::MAX,
+            },
+            EnumValue {
+                name: "B",
+                value: 2,
+            },
+        ],
     }));
-    btf.add(Type::Fwd(Fwd { name: "f", union: true }));
+    btf.add(Type::Fwd(Fwd {
+        name: "f",
+        union: true,
+    }));
     btf.add(Type::Typedef(Named { name: "t", ty: int }));
     btf.add(Type::Volatile(int));
     btf.add(Type::Const(int));
     btf.add(Type::Restrict(ptr));
-    btf.add(Type::Func(Object { name: "fn", ty: TypeId(13), linkage: Linkage::Global }));
+    btf.add(Type::Func(Object {
+        name: "fn",
+        ty: TypeId(13),
+        linkage: Linkage::Global,
+    }));
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
-        params: vec![Param { name: "a", ty: int }, Param { name: "", ty: TypeId::VOID }],
+        params: vec![Param { name: "a", ty: int }],
     }));
-    let var = btf.add(Type::Var(Object { name: "v", ty: int, linkage: Linkage::Global }));
-    btf.add(Type::Datasec(Datasec { name: ".data", size: 4, vars: vec![VarSecInfo { ty: var, offset: 0, size: 4 }] }));
-    btf.add(Type::Float(Float { name: "double", size: 8 }));
-    btf.add(Type::DeclTag(DeclTag { name: "tag", ty: var, component_idx: -1 }));
-    btf.add(Type::TypeTag(Named { name: "user", ty: int }));
+    let var = btf.add(Type::Var(Object {
+        name: "v",
+        ty: int,
+        linkage: Linkage::Global,
+    }));
+    btf.add(Type::Datasec(Datasec {
+        name: ".data",
+        size: 4,
+        vars: vec![VarSecInfo {
+            ty: var,
+            offset: 0,
+            size: 4,
+        }],
+    }));
+    btf.add(Type::Float(Float {
+        name: "double",
+        size: 8,
+    }));
+    btf.add(Type::DeclTag(DeclTag {
+        name: "tag",
+        ty: var,
+        component_idx: -1,
+    }));
+    btf.add(Type::TypeTag(Named {
+        name: "user",
+        ty: int,
+    }));
     btf.add(Type::Enum64(Enum {
         name: "e64",
         size: 8,
         signed: false,
-        values: vec![EnumValue { name: "BIG", value: 1 << 40 }, EnumValue { name: "A", value: 1 }],
+        values: vec![
+            EnumValue {
+                name: "BIG",
+                value: 1 << 40,
+            },
+            EnumValue {
+                name: "A",
+                value: 1,
+            },
+        ],
+    }));
+    // Varargs, on a prototype of its own: the kernel refuses a FUNC whose
+    // prototype has them.
+    btf.add(Type::FuncProto(FuncProto {
+        ret: int,
+        params: vec![
+            Param { name: "a", ty: int },
+            Param {
+                name: "",
+                ty: TypeId::VOID,
+            },
+        ],
     }));
     btf
 }
@@ -75,7 +169,11 @@ fn same(a: &Btf<'_>, b: &Btf<'_>) {
 fn same_bytes(ours: &[u8], theirs: &[u8]) {
     if let Some(at) = ours.iter().zip(theirs).position(|(a, b)| a != b) {
         let end = |b: &[u8]| b.len().min(at + 32);
-        panic!("first difference at section byte {at:#x}: {:?} vs {:?}", &ours[at..end(ours)], &theirs[at..end(theirs)]);
+        panic!(
+            "first difference at section byte {at:#x}: {:?} vs {:?}",
+            &ours[at..end(ours)],
+            &theirs[at..end(theirs)]
+        );
     }
     assert_eq!(ours.len(), theirs.len());
 }
@@ -83,7 +181,7 @@ fn same_bytes(ours: &[u8], theirs: &[u8]) {
 #[test]
 fn sample_covers_every_kind() {
     let kinds: Vec<u8> = all_kinds().types.iter().map(|t| Kind::of(t).0).collect();
-    assert_eq!(kinds, (1..=19).collect::<Vec<u8>>());
+    assert_eq!(kinds[..19], (1..=19).collect::<Vec<u8>>());
 }
 
 #[test]
@@ -94,7 +192,11 @@ fn round_trip_every_kind_both_byte_orders() {
         let parsed = parse(&blob, None).unwrap();
         assert_eq!(parsed.endian, endian);
         same(&btf, &parsed.btf);
-        assert_eq!(write(&parsed.btf, endian).unwrap(), blob, "write(parse(x)) == x");
+        assert_eq!(
+            write(&parsed.btf, endian).unwrap(),
+            blob,
+            "write(parse(x)) == x"
+        );
     }
 }
 
@@ -108,7 +210,10 @@ fn both_byte_orders_hold_the_same_words_swapped() {
     let type_len = u32::from_le_bytes(le[12..16].try_into().unwrap()) as usize;
     // Every field of the type section is a u32: the BE words are the LE
     // words byte-swapped; the strings are identical.
-    for (l, b) in le[hdr..hdr + type_len].chunks(4).zip(be[hdr..hdr + type_len].chunks(4)) {
+    for (l, b) in le[hdr..hdr + type_len]
+        .chunks(4)
+        .zip(be[hdr..hdr + type_len].chunks(4))
+    {
         let mut swapped = b.to_vec();
         swapped.reverse();
         assert_eq!(l, swapped.as_slice());
@@ -121,7 +226,13 @@ fn hand_derived_bytes_of_an_int() {
     // btf.rst: header (24 bytes), then name_off=1, info=INT<<24, size=4,
     // int data = SIGNED<<24 | 32; strings "\0int\0".
     let mut btf = Btf::default();
-    btf.add(Type::Int(Int { name: "int", size: 4, encoding: IntEncoding(1), offset: 0, bits: 32 }));
+    btf.add(Type::Int(Int {
+        name: "int",
+        size: 4,
+        encoding: IntEncoding(1),
+        offset: 0,
+        bits: 32,
+    }));
     let blob = write(&btf, Endian::Little).unwrap();
     let mut expected = vec![0x9f, 0xeb, 1, 0];
     for word in [24u32, 0, 16, 16, 5, 1, 0x0100_0000, 4, 0x0100_0020] {
@@ -139,13 +250,25 @@ fn output_is_deterministic() {
 }
 
 fn split_on(base: &Parsed<'_>) -> Btf<'static> {
-    let mut split = Btf { types: Vec::new(), base_type_count: base.total_type_count(), base_str_len: base.str_end() };
+    let mut split = Btf {
+        types: Vec::new(),
+        base_type_count: base.total_type_count(),
+        base_str_len: base.str_end(),
+    };
     let int = TypeId(1);
-    let own = split.add(Type::Typedef(Named { name: "int", ty: int }));
+    let own = split.add(Type::Typedef(Named {
+        name: "int",
+        ty: int,
+    }));
     split.add(Type::Struct(Composite {
         name: "xfs_inode",
         size: 8,
-        members: vec![Member { name: "a", ty: own, bit_offset: 0, bitfield_size: 0 }],
+        members: vec![Member {
+            name: "a",
+            ty: own,
+            bit_offset: 0,
+            bitfield_size: 0,
+        }],
         kind_flag: false,
     }));
     split.add(Type::Ptr(TypeId(split.first_id().0 + 1)));
@@ -160,7 +283,7 @@ fn split_round_trip_reuses_base_strings() {
     let blob = write_split(&split, &base.string_index(), Endian::Little).unwrap();
     let parsed = parse(&blob, Some(&base)).unwrap();
     same(&split, &parsed.btf);
-    assert_eq!(parsed.btf.first_id(), TypeId(20));
+    assert_eq!(parsed.btf.first_id(), TypeId(21));
     // "int" and "a" come from the base; only "xfs_inode" is new, and the
     // split's section does not start with a NUL.
     assert_eq!(parsed.strings().bytes, b"xfs_inode\0");
@@ -171,14 +294,21 @@ fn split_round_trip_reuses_base_strings() {
     same(&split, &parsed.btf);
     assert_eq!(parsed.strings().bytes, b"int\0xfs_inode\0a\0");
     // A split needs its base.
-    assert_eq!(parse(&blob, None).unwrap_err().kind, ErrorKind::StringSectionNoLeadingNul);
+    assert_eq!(
+        parse(&blob, None).unwrap_err().kind,
+        ErrorKind::StringSectionNoLeadingNul
+    );
 }
 
 #[test]
 fn split_without_new_strings_still_has_a_string_section() {
     let base_blob = write(&all_kinds(), Endian::Big).unwrap();
     let base = parse(&base_blob, None).unwrap();
-    let mut split = Btf { types: Vec::new(), base_type_count: base.total_type_count(), base_str_len: base.str_end() };
+    let mut split = Btf {
+        types: Vec::new(),
+        base_type_count: base.total_type_count(),
+        base_str_len: base.str_end(),
+    };
     split.add(Type::Ptr(TypeId(4)));
     let blob = write_split(&split, &base.string_index(), Endian::Big).unwrap();
     let parsed = parse(&blob, Some(&base)).unwrap();
@@ -193,69 +323,11 @@ fn write_split_checks_the_base_index() {
     let mut split = split_on(&base);
     split.base_str_len += 1;
     assert!(matches!(
-        write_split(&split, &base.string_index(), Endian::Little).unwrap_err().kind,
+        write_split(&split, &base.string_index(), Endian::Little)
+            .unwrap_err()
+            .kind,
         ErrorKind::BaseStringsMismatch { .. }
     ));
-}
-
-// ----- writer limits -----
-
-fn one(ty: Type<'static>) -> Btf<'static> {
-    let mut btf = Btf::default();
-    btf.add(Type::Int(Int { name: "int", size: 4, encoding: IntEncoding(1), offset: 0, bits: 32 }));
-    btf.add(ty);
-    btf
-}
-
-fn write_err(btf: &Btf<'_>) -> Error {
-    write(btf, Endian::Little).unwrap_err()
-}
-
-#[test]
-fn writer_rejects_what_the_format_cannot_hold() {
-    let member = |bit_offset, bitfield_size| Member { name: "m", ty: TypeId(1), bit_offset, bitfield_size };
-    let composite = |members, kind_flag| Type::Struct(Composite { name: "s", size: 4, members, kind_flag });
-
-    let e = write_err(&one(composite(vec![member(0, 0); 0x10000], false)));
-    assert_eq!((e.kind, e.type_id), (ErrorKind::VlenTooLarge(0x10000), Some(TypeId(2))));
-    assert!(write(&one(composite(vec![member(0, 0); 0xffff], false)), Endian::Little).is_ok());
-
-    let e = write_err(&one(composite(vec![member(1 << 24, 1)], true)));
-    assert_eq!(e.kind, ErrorKind::BitfieldOffsetTooLarge { member: 0, bit_offset: 1 << 24 });
-    let e = write_err(&one(composite(vec![member(0, 0), member(8, 1)], false)));
-    assert_eq!(e.kind, ErrorKind::BitfieldWithoutKindFlag { member: 1 });
-
-    let e = write_err(&one(Type::Enum(Enum {
-        name: "e",
-        size: 4,
-        signed: false,
-        values: vec![EnumValue { name: "X", value: 1 << 32 }],
-    })));
-    assert_eq!(e.kind, ErrorKind::EnumValueTooLarge(1 << 32));
-
-    let e = write_err(&one(Type::Ptr(TypeId(3))));
-    assert_eq!(e.kind, ErrorKind::TypeIdOutOfRange(3));
-
-    let e = write_err(&one(Type::Int(Int { name: "i", size: 4, encoding: IntEncoding(3), offset: 0, bits: 8 })));
-    assert!(matches!(e.kind, ErrorKind::BadInt(_)));
-    let e = write_err(&one(Type::Int(Int { name: "i", size: 4, encoding: IntEncoding(0), offset: 0, bits: 33 })));
-    assert!(matches!(e.kind, ErrorKind::BadInt(_)));
-
-    let e = write_err(&one(Type::Typedef(Named { name: "a\0b", ty: TypeId(1) })));
-    assert_eq!(e.kind, ErrorKind::NameContainsNul);
-
-    let many = Btf { types: vec![Type::Ptr(TypeId(0)); 10], base_type_count: raw::MAX_TYPE_ID - 5, base_str_len: 1 };
-    assert!(matches!(write_err(&many).kind, ErrorKind::TooManyTypes(_)));
-}
-
-#[test]
-fn writer_rejects_string_section_past_max_name_offset() {
-    let split = Btf {
-        types: vec![Type::Typedef(Named { name: "x", ty: TypeId(1) })],
-        base_type_count: 1,
-        base_str_len: raw::MAX_NAME_OFFSET,
-    };
-    assert!(matches!(write_err(&split).kind, ErrorKind::StringsTooLarge(_)));
 }
 
 // ----- malformed input -----
@@ -322,7 +394,10 @@ fn rejects_bad_header() {
     put(&mut b, 4, 1 << 20);
     assert!(matches!(err(&b).kind, ErrorKind::TruncatedHeader { .. }));
     let b = blob();
-    assert!(matches!(err(&b[..22]).kind, ErrorKind::TruncatedHeader { .. }));
+    assert!(matches!(
+        err(&b[..22]).kind,
+        ErrorKind::TruncatedHeader { .. }
+    ));
 }
 
 #[test]
@@ -334,7 +409,10 @@ fn rejects_bad_layout() {
     put(&mut c, 20, str_len + 1);
     assert!(matches!(
         err(&c).kind,
-        ErrorKind::SectionOutOfBounds { section: crate::error::Section::Strings, .. }
+        ErrorKind::SectionOutOfBounds {
+            section: crate::error::Section::Strings,
+            ..
+        }
     ));
     let mut c = b.clone();
     put(&mut c, 16, u32::MAX);
@@ -360,7 +438,10 @@ fn rejects_bad_string_section() {
     let last = c.len() - 1;
     c[last] = b'x';
     let e = err(&c);
-    assert_eq!((e.kind, e.offset), (ErrorKind::StringSectionNotTerminated, Some(last as u64)));
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::StringSectionNotTerminated, Some(last as u64))
+    );
     let mut c = b.clone();
     put(&mut c, 20, 0);
     assert_eq!(err(&c).kind, ErrorKind::StringSectionNoLeadingNul);
@@ -373,7 +454,14 @@ fn rejects_bad_names() {
     let mut c = b.clone();
     put(&mut c, record(1), str_len);
     let e = err(&c);
-    assert_eq!((e.kind, e.type_id, e.offset), (ErrorKind::NameOutOfRange(str_len), Some(TypeId(1)), Some(24)));
+    assert_eq!(
+        (e.kind, e.type_id, e.offset),
+        (
+            ErrorKind::NameOutOfRange(str_len),
+            Some(TypeId(1)),
+            Some(24)
+        )
+    );
     // A member name out of range.
     let mut c = b.clone();
     put(&mut c, record(4) + 12, str_len + 7);
@@ -395,12 +483,19 @@ fn rejects_bad_info() {
     let mut c = b.clone();
     put(&mut c, record(2) + 4, raw::info(Kind(20), 0, false));
     let e = err(&c);
-    assert_eq!((e.kind, e.type_id), (ErrorKind::UnknownKind(20), Some(TypeId(2))));
+    assert_eq!(
+        (e.kind, e.type_id),
+        (ErrorKind::UnknownKind(20), Some(TypeId(2)))
+    );
     let mut c = b.clone();
     put(&mut c, record(2) + 4, raw::info(Kind(0), 0, false));
     assert_eq!(err(&c).kind, ErrorKind::UnknownKind(0));
     let mut c = b.clone();
-    put(&mut c, record(2) + 4, raw::info(Kind::PTR, 0, false) | 1 << 16);
+    put(
+        &mut c,
+        record(2) + 4,
+        raw::info(Kind::PTR, 0, false) | 1 << 16,
+    );
     assert!(matches!(err(&c).kind, ErrorKind::InfoReservedBits(_)));
     let mut c = b.clone();
     put(&mut c, record(8) + 4, raw::info(Kind::TYPEDEF, 0, true));
@@ -422,13 +517,18 @@ fn rejects_bad_info() {
 #[test]
 fn rejects_truncated_records() {
     let b = blob();
-    // vlen of the last type (ENUM64, 2 values) raised past the section end.
+    // vlen of the last type (FUNC_PROTO, 2 params) raised past the section
+    // end.
     let mut c = b.clone();
-    put(&mut c, record(19) + 4, raw::info(Kind::ENUM64, 3, false));
+    put(
+        &mut c,
+        record(20) + 4,
+        raw::info(Kind::FUNC_PROTO, 3, false),
+    );
     let e = err(&c);
     assert!(matches!(e.kind, ErrorKind::TruncatedType { .. }));
-    assert_eq!(e.type_id, Some(TypeId(19)));
-    assert_eq!(e.offset, Some(record(19) as u64));
+    assert_eq!(e.type_id, Some(TypeId(20)));
+    assert_eq!(e.offset, Some(record(20) as u64));
     // A type section that ends inside a record header.
     let mut c = b.clone();
     let type_len = get(&b, 12);
@@ -444,13 +544,16 @@ fn rejects_truncated_records() {
 fn rejects_dangling_references() {
     let b = blob();
     let mut c = b.clone();
-    put(&mut c, record(2) + 8, 20);
+    put(&mut c, record(2) + 8, 21);
     let e = err(&c);
-    assert_eq!((e.kind, e.type_id), (ErrorKind::TypeIdOutOfRange(20), Some(TypeId(2))));
-    put(&mut c, record(2) + 8, 19);
+    assert_eq!(
+        (e.kind, e.type_id),
+        (ErrorKind::TypeIdOutOfRange(21), Some(TypeId(2)))
+    );
+    put(&mut c, record(2) + 8, 20);
     assert!(parse(&c, None).is_ok());
     let mut c = b.clone();
-    put(&mut c, record(13) + 12 + 8 + 4, 99);
+    put(&mut c, record(20) + 12 + 8 + 4, 99);
     assert_eq!(err(&c).kind, ErrorKind::TypeIdOutOfRange(99));
     let mut c = b.clone();
     put(&mut c, record(15) + 12, 1000);
@@ -480,12 +583,15 @@ fn split_references_and_names_are_bounded_by_base() {
     let base = parse(&base_blob, None).unwrap();
     let split = split_on(&base);
     let mut blob = write_split(&split, &base.string_index(), Endian::Little).unwrap();
-    // The PTR (id 22) points at 23: one past the last id.
+    // The PTR (id 23) made to point at 24: one past the last id.
     let ptr_at = raw::HEADER_LEN as usize + 12 + 24;
-    assert_eq!(get(&blob, ptr_at + 8), 21);
-    put(&mut blob, ptr_at + 8, 23);
+    assert_eq!(get(&blob, ptr_at + 8), 22);
+    put(&mut blob, ptr_at + 8, 24);
     let e = parse(&blob, Some(&base)).unwrap_err();
-    assert_eq!((e.kind, e.type_id), (ErrorKind::TypeIdOutOfRange(23), Some(TypeId(22))));
+    assert_eq!(
+        (e.kind, e.type_id),
+        (ErrorKind::TypeIdOutOfRange(24), Some(TypeId(23)))
+    );
 }
 
 #[test]
@@ -503,23 +609,75 @@ fn never_panics_on_corrupted_blobs() {
     }
 }
 
+#[test]
+fn never_panics_on_randomly_corrupted_module() {
+    // Random multi-byte corruptions of a real split BTF (a fixed-seed
+    // xorshift, so a failure reproduces).
+    let (Some(base_data), Some(data)) =
+        (reference("vmlinux.btf"), reference("modules/tcp_bbr.btf"))
+    else {
+        return;
+    };
+    let base = parse(&base_data, None).unwrap();
+    assert!(parse(&data, Some(&base)).is_ok());
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut rejected = 0;
+    for _ in 0..2000 {
+        let mut c = data.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % c.len() as u64) as usize;
+            c[at] = next() as u8;
+        }
+        let cut = if next() % 8 == 0 {
+            (next() % c.len() as u64) as usize
+        } else {
+            c.len()
+        };
+        if parse(&c[..cut], Some(&base)).is_err() {
+            rejected += 1;
+        }
+    }
+    assert!(rejected > 0);
+}
+
 // ----- outside judges -----
 
 #[test]
 fn bpftool_parses_every_kind() {
-    let Ok(out) = std::process::Command::new("bpftool").arg("version").output() else {
+    let Ok(out) = std::process::Command::new("bpftool")
+        .arg("version")
+        .output()
+    else {
         eprintln!("SKIPPED: bpftool not found, the every-kind blob was not checked by bpftool");
         return;
     };
     assert!(out.status.success());
     for endian in [Endian::Little, Endian::Big] {
         let blob = write(&all_kinds(), endian).unwrap();
-        let path = std::env::temp_dir().join(format!("btfenc-all-kinds-{}-{:?}.btf", std::process::id(), endian));
+        let path = std::env::temp_dir().join(format!(
+            "btfenc-all-kinds-{}-{:?}.btf",
+            std::process::id(),
+            endian
+        ));
         std::fs::write(&path, &blob).unwrap();
-        let out = std::process::Command::new("bpftool").args(["btf", "dump", "file"]).arg(&path).output().unwrap();
+        let out = std::process::Command::new("bpftool")
+            .args(["btf", "dump", "file"])
+            .arg(&path)
+            .output()
+            .unwrap();
         let _ = std::fs::remove_file(&path);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "bpftool failed on {endian:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "bpftool failed on {endian:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         // Facts from the spec of what we wrote, in bpftool's notation.
         for line in [
             "[1] INT 'int' size=4 bits_offset=0 nr_bits=32 encoding=SIGNED",
@@ -536,7 +694,8 @@ fn bpftool_parses_every_kind() {
             "[10] CONST '(anon)' type_id=1",
             "[11] RESTRICT '(anon)' type_id=2",
             "[12] FUNC 'fn' type_id=13 linkage=global",
-            "[13] FUNC_PROTO '(anon)' ret_type_id=1 vlen=2",
+            "[13] FUNC_PROTO '(anon)' ret_type_id=1 vlen=1",
+            "[20] FUNC_PROTO '(anon)' ret_type_id=1 vlen=2",
             "'(anon)' type_id=0",
             "[14] VAR 'v' type_id=1, linkage=global",
             "[15] DATASEC '.data' size=4 vlen=1",
@@ -547,8 +706,104 @@ fn bpftool_parses_every_kind() {
             "[19] ENUM64 'e64' encoding=UNSIGNED size=8 vlen=2",
             "'BIG' val=1099511627776",
         ] {
-            assert!(text.contains(line), "bpftool output lacks {line:?}:\n{text}");
+            assert!(
+                text.contains(line),
+                "bpftool output lacks {line:?}:\n{text}"
+            );
         }
+    }
+}
+
+/// Loads `blob` with the BPF_BTF_LOAD syscall: `Ok(())`, `Err(the end of
+/// the verifier log)`, or `None` when this process may not use bpf(2).
+fn kernel_load(blob: &[u8]) -> Option<Result<(), String>> {
+    match btf_load(blob, None) {
+        Ok(()) => Some(Ok(())),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS)) => None,
+        Err(e) => {
+            // Load again with a log to say why; the log of a big BTF lists
+            // every type, so only its end (where the error is) is kept.
+            let mut log = vec![0u8; 16 << 20];
+            let _ = btf_load(blob, Some(&mut log));
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let text = String::from_utf8_lossy(&log[..end]);
+            let tail: String = text
+                .chars()
+                .rev()
+                .take(2000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Some(Err(format!("{e}: ...{tail}")))
+        }
+    }
+}
+
+fn btf_load(blob: &[u8], log: Option<&mut [u8]>) -> std::io::Result<()> {
+    /// The BPF_BTF_LOAD part of `union bpf_attr`: the fields every kernel
+    /// since 4.18 knows.
+    #[repr(C)]
+    struct BtfLoadAttr {
+        btf: u64,
+        btf_log_buf: u64,
+        btf_size: u32,
+        btf_log_size: u32,
+        btf_log_level: u32,
+    }
+    const BPF_BTF_LOAD: libc::c_long = 18;
+    let (log_buf, log_size) = match log {
+        Some(log) => (log.as_mut_ptr() as u64, log.len() as u32),
+        None => (0, 0),
+    };
+    let attr = BtfLoadAttr {
+        btf: blob.as_ptr() as u64,
+        btf_log_buf: log_buf,
+        btf_size: blob.len() as u32,
+        btf_log_size: log_size,
+        btf_log_level: u32::from(log_size > 0),
+    };
+    // SAFETY: attr points at a live, initialized struct of the given size;
+    // the kernel reads `blob` and writes at most `log_size` bytes to the
+    // log, both alive for the duration of the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_BTF_LOAD,
+            &attr as *const BtfLoadAttr,
+            std::mem::size_of::<BtfLoadAttr>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a descriptor the kernel just gave us.
+    unsafe { libc::close(fd as libc::c_int) };
+    Ok(())
+}
+
+#[test]
+fn kernel_loads_every_kind() {
+    let blob = write(&all_kinds(), Endian::native()).unwrap();
+    match kernel_load(&blob) {
+        None => {
+            eprintln!("SKIPPED: bpf(2) not permitted, the kernel did not check the every-kind blob")
+        }
+        Some(result) => result.unwrap(),
+    }
+}
+
+#[test]
+fn kernel_rejects_what_we_reject() {
+    // The outside judge agrees with our reader on a corruption: a dangling
+    // reference.
+    let mut b = write(&all_kinds(), Endian::native()).unwrap();
+    let at = record(2) + 8;
+    b[at..at + 4].copy_from_slice(&Endian::native().u32_bytes(99));
+    assert!(parse(&b, None).is_err());
+    match kernel_load(&b) {
+        None => eprintln!("SKIPPED: bpf(2) not permitted"),
+        Some(result) => assert!(result.is_err()),
     }
 }
 
@@ -575,10 +830,16 @@ fn kind_counts(btf: &Btf<'_>) -> [u32; 20] {
 
 #[test]
 fn reference_vmlinux_counts_and_round_trip() {
-    let Some(data) = reference("vmlinux.btf") else { return };
+    let Some(data) = reference("vmlinux.btf") else {
+        return;
+    };
     let started = std::time::Instant::now();
     let parsed = parse(&data, None).unwrap();
-    eprintln!("parsed vmlinux.btf ({} bytes) in {:?}", data.len(), started.elapsed());
+    eprintln!(
+        "parsed vmlinux.btf ({} bytes) in {:?}",
+        data.len(),
+        started.elapsed()
+    );
     // The numbers of the reference README.
     assert_eq!(parsed.btf.count(), 94_547);
     let counts = kind_counts(&parsed.btf);
@@ -613,8 +874,26 @@ fn reference_vmlinux_counts_and_round_trip() {
     // byte-identical to pahole's (only the header differs: pahole 1.31
     // writes 32 bytes).
     let strings = parsed.string_table().unwrap();
-    let written = write_with(&parsed.btf, WriteOptions { strings: Some(strings), ..WriteOptions::default() }).unwrap();
-    same_bytes(&written[raw::HEADER_LEN as usize..], &data[parsed.header.hdr_len as usize..]);
+    let written = write_with(
+        &parsed.btf,
+        WriteOptions {
+            strings: Some(strings),
+            ..WriteOptions::default()
+        },
+    )
+    .unwrap();
+    same_bytes(
+        &written[raw::HEADER_LEN as usize..],
+        &data[parsed.header.hdr_len as usize..],
+    );
+    // The kernel accepts what we wrote.
+    let written = write(&parsed.btf, Endian::Little).unwrap();
+    match kernel_load(&written) {
+        None => eprintln!(
+            "SKIPPED: bpf(2) not permitted, the kernel did not check the rewritten vmlinux BTF"
+        ),
+        Some(result) => result.unwrap(),
+    }
     // And in the other byte order.
     let big = write(&parsed.btf, Endian::Big).unwrap();
     same(&parsed.btf, &parse(&big, None).unwrap().btf);
@@ -622,12 +901,19 @@ fn reference_vmlinux_counts_and_round_trip() {
 
 #[test]
 fn reference_module_split_round_trip() {
-    let (Some(base_data), Some(data)) = (reference("vmlinux.btf"), reference("modules/xfs.btf")) else { return };
+    let (Some(base_data), Some(data)) = (reference("vmlinux.btf"), reference("modules/xfs.btf"))
+    else {
+        return;
+    };
     let base = parse(&base_data, None).unwrap();
     let split = parse(&data, Some(&base)).unwrap();
     assert_eq!(split.btf.first_id(), TypeId(94_548));
     assert_eq!(split.btf.base_str_len, base.header.str_len);
-    assert!(split.btf.types.iter().any(|t| raw::type_name(t) == "xfs_inode"));
+    assert!(split
+        .btf
+        .types
+        .iter()
+        .any(|t| raw::type_name(t) == "xfs_inode"));
     let written = write_split(&split.btf, &base.string_index(), Endian::Little).unwrap();
     same(&split.btf, &parse(&written, Some(&base)).unwrap().btf);
     let index = base.string_index();
@@ -637,14 +923,100 @@ fn reference_module_split_round_trip() {
         strings: Some(split.string_table().unwrap()),
     };
     let written = write_with(&split.btf, options).unwrap();
-    same_bytes(&written[raw::HEADER_LEN as usize..], &data[split.header.hdr_len as usize..]);
+    same_bytes(
+        &written[raw::HEADER_LEN as usize..],
+        &data[split.header.hdr_len as usize..],
+    );
+}
+
+/// Checks every type of `parsed` against bpftool's dump of the same file:
+/// id, kind and name of each type, and each STRUCT/UNION member's name,
+/// type, bit offset and bitfield size.
+fn agrees_with_bpftool(parsed: &Parsed<'_>, file: &str, base: Option<&str>) {
+    let mut command = std::process::Command::new("bpftool");
+    if let Some(base) = base {
+        command.args(["-B", base]);
+    }
+    let Ok(out) = command.args(["btf", "dump", "file", file]).output() else {
+        eprintln!("SKIPPED: bpftool not found, {file} was not compared with bpftool");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut expected = String::new();
+    for (index, ty) in parsed.btf.types.iter().enumerate() {
+        let id = parsed.btf.first_id().0 as usize + index;
+        let name = match raw::type_name(ty) {
+            "" => "(anon)",
+            name => name,
+        };
+        expected += &format!("[{id}] {} '{name}'\n", raw::kind_name(ty));
+        if let Type::Struct(c) | Type::Union(c) = ty {
+            for m in &c.members {
+                let name = if m.name.is_empty() { "(anon)" } else { m.name };
+                expected += &format!("\t'{name}' type_id={} bits_offset={}", m.ty.0, m.bit_offset);
+                if m.bitfield_size != 0 {
+                    expected += &format!(" bitfield_size={}", m.bitfield_size);
+                }
+                expected += "\n";
+            }
+        }
+    }
+    // bpftool's lines, cut to the fields compared above.
+    let mut actual = String::new();
+    let mut in_composite = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            let mut fields = line.splitn(3, ' ');
+            let (id, kind) = (fields.next().unwrap(), fields.next().unwrap());
+            let rest = fields.next().unwrap_or("");
+            let name = &rest[..rest[1..].find('\'').unwrap() + 2];
+            actual += &format!("{id} {kind} {name}\n");
+            in_composite = kind == "STRUCT" || kind == "UNION";
+        } else if in_composite {
+            actual += line;
+            actual += "\n";
+        }
+    }
+    if let Some(at) = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(a, b)| a != b)
+    {
+        let ours = expected.lines().nth(at).unwrap();
+        let theirs = actual.lines().nth(at).unwrap();
+        panic!("line {at} differs from bpftool:\n ours:    {ours}\n bpftool: {theirs}");
+    }
+    assert_eq!(expected.lines().count(), actual.lines().count());
+}
+
+#[test]
+fn reference_agrees_with_bpftool() {
+    let (Some(base_data), Some(data)) = (reference("vmlinux.btf"), reference("modules/xfs.btf"))
+    else {
+        return;
+    };
+    let base = parse(&base_data, None).unwrap();
+    let vmlinux = format!("{REFERENCE}/vmlinux.btf");
+    agrees_with_bpftool(&base, &vmlinux, None);
+    let split = parse(&data, Some(&base)).unwrap();
+    agrees_with_bpftool(
+        &split,
+        &format!("{REFERENCE}/modules/xfs.btf"),
+        Some(&vmlinux),
+    );
 }
 
 #[test]
 fn reference_distilled_pair() {
-    let (Some(base_data), Some(data)) =
-        (reference("modules/xfs.distilled.base.btf"), reference("modules/xfs.distilled.btf"))
-    else {
+    let (Some(base_data), Some(data)) = (
+        reference("modules/xfs.distilled.base.btf"),
+        reference("modules/xfs.distilled.btf"),
+    ) else {
         return;
     };
     let base = parse(&base_data, None).unwrap();

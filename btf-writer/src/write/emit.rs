@@ -24,7 +24,10 @@ impl Out<'_> {
     fn name(&mut self) -> Result<u32, Error> {
         // Running out would mean reserve and emit disagree: a bug, reported
         // rather than panicking.
-        self.names.next().copied().ok_or_else(|| ErrorKind::NameOutOfRange(u32::MAX).into())
+        self.names
+            .next()
+            .copied()
+            .ok_or_else(|| ErrorKind::NameOutOfRange(u32::MAX).into())
     }
 
     #[inline]
@@ -51,7 +54,11 @@ pub(super) fn emit(btf: &Btf<'_>, plan: &Plan, endian: Endian) -> Result<Vec<u8>
         .map_err(|_| ErrorKind::SectionTooLarge(plan.strings.len() as u64))?;
     let header = Header::new(plan.type_len, str_len);
     let total = raw::HEADER_LEN as usize + plan.type_len as usize + plan.strings.len();
-    let mut out = Out { bytes: Vec::with_capacity(total), endian, names: plan.name_offsets.iter() };
+    let mut out = Out {
+        bytes: Vec::with_capacity(total),
+        endian,
+        names: plan.name_offsets.iter(),
+    };
     header.write_to(&mut out.bytes, endian);
     for (index, ty) in btf.types.iter().enumerate() {
         let id = TypeId(btf.base_type_count + 1 + index as u32);
@@ -105,7 +112,13 @@ fn emit_type(out: &mut Out<'_>, ty: &Type<'_>) -> Result<(), Error> {
         Type::Func(o) => {
             let name = out.name()?;
             // FUNC keeps its linkage in vlen.
-            out.head(name, kind, raw::linkage_value(o.linkage) as usize, false, o.ty.0);
+            out.head(
+                name,
+                kind,
+                raw::linkage_value(o.linkage) as usize,
+                false,
+                o.ty.0,
+            );
         }
         Type::Var(o) => {
             out.named(kind, false, o.ty.0)?;
@@ -147,8 +160,12 @@ fn emit_composite(out: &mut Out<'_>, kind: Kind, c: &Composite<'_>) -> Result<()
     let name = out.name()?;
     out.head(name, kind, c.members.len(), c.kind_flag, c.size);
     for (index, m) in c.members.iter().enumerate() {
-        let offset = raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset)
-            .ok_or(ErrorKind::BitfieldOffsetTooLarge { member: index, bit_offset: m.bit_offset })?;
+        let offset = raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset).ok_or(
+            ErrorKind::BitfieldOffsetTooLarge {
+                member: index,
+                bit_offset: m.bit_offset,
+            },
+        )?;
         let name = out.name()?;
         out.u32(name);
         out.u32(m.ty.0);

@@ -43,27 +43,52 @@ pub struct WriteOptions<'i, 'b> {
 
 /// Serializes `btf` (standalone, or split without base string reuse).
 pub fn write(btf: &Btf<'_>, endian: Endian) -> Result<Vec<u8>, Error> {
-    write_with(btf, WriteOptions { endian, ..WriteOptions::default() })
+    write_with(
+        btf,
+        WriteOptions {
+            endian,
+            ..WriteOptions::default()
+        },
+    )
 }
 
 /// Serializes a split `btf`, looking every name up in the base's strings
 /// first, as libbpf does. `base` must index the base's string sections,
 /// ending at `btf.base_str_len` (e.g. `read::Parsed::string_index` of the
 /// base).
-pub fn write_split(btf: &Btf<'_>, base: &StringIndex<'_>, endian: Endian) -> Result<Vec<u8>, Error> {
-    write_with(btf, WriteOptions { endian, base_strings: Some(base), strings: None })
+pub fn write_split(
+    btf: &Btf<'_>,
+    base: &StringIndex<'_>,
+    endian: Endian,
+) -> Result<Vec<u8>, Error> {
+    write_with(
+        btf,
+        WriteOptions {
+            endian,
+            base_strings: Some(base),
+            strings: None,
+        },
+    )
 }
 
 /// Serializes `btf` as `options` say.
 pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8>, Error> {
     if let Some(base) = options.base_strings {
         if base.end() != btf.base_str_len {
-            return Err(ErrorKind::BaseStringsMismatch { expected: btf.base_str_len, found: base.end() }.into());
+            return Err(ErrorKind::BaseStringsMismatch {
+                expected: btf.base_str_len,
+                found: base.end(),
+            }
+            .into());
         }
     }
     if let Some(table) = &options.strings {
         if table.start() != btf.base_str_len {
-            return Err(ErrorKind::BaseStringsMismatch { expected: btf.base_str_len, found: table.start() }.into());
+            return Err(ErrorKind::BaseStringsMismatch {
+                expected: btf.base_str_len,
+                found: table.start(),
+            }
+            .into());
         }
     }
     let plan = reserve::reserve(btf, options.base_strings, options.strings)?;

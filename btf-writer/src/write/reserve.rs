@@ -53,7 +53,11 @@ pub(super) fn reserve(
         None if split => StringTable::new_split(btf.base_str_len),
         None => StringTable::new(),
     };
-    let mut interner = Interner { table, base, offsets: Vec::with_capacity(btf.types.len() * 2) };
+    let mut interner = Interner {
+        table,
+        base,
+        offsets: Vec::with_capacity(btf.types.len() * 2),
+    };
     let mut type_len: u64 = 0;
     for (index, ty) in btf.types.iter().enumerate() {
         let id = TypeId(btf.base_type_count + 1 + index as u32);
@@ -66,7 +70,11 @@ pub(super) fn reserve(
     if end - 1 > u64::from(raw::MAX_NAME_OFFSET) {
         return Err(ErrorKind::StringsTooLarge(end).into());
     }
-    Ok(Plan { name_offsets: interner.offsets, strings, type_len })
+    Ok(Plan {
+        name_offsets: interner.offsets,
+        strings,
+        type_len,
+    })
 }
 
 /// Checks one type, interns its names, returns its record length.
@@ -162,7 +170,9 @@ fn check_type(ty: &Type<'_>, last_id: u32, names: &mut Interner<'_, '_>) -> Resu
             0
         }
     };
-    let trailing = kind.trailing_len(entries).ok_or(ErrorKind::UnknownKind(kind.0))?;
+    let trailing = kind
+        .trailing_len(entries)
+        .ok_or(ErrorKind::UnknownKind(kind.0))?;
     Ok((raw::TYPE_RECORD_LEN + trailing) as u64)
 }
 
@@ -174,7 +184,10 @@ fn check_members(
     for (index, m) in c.members.iter().enumerate() {
         if raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset).is_none() {
             let kind = if c.kind_flag {
-                ErrorKind::BitfieldOffsetTooLarge { member: index, bit_offset: m.bit_offset }
+                ErrorKind::BitfieldOffsetTooLarge {
+                    member: index,
+                    bit_offset: m.bit_offset,
+                }
             } else {
                 ErrorKind::BitfieldWithoutKindFlag { member: index }
             };

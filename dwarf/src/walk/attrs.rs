@@ -115,6 +115,11 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
         AttributeValue::Data16(v) => u64::try_from(v).ok(),
         AttributeValue::Udata(v) => Some(v),
         AttributeValue::Sdata(v) => u64::try_from(v).ok(),
+        // gimli decodes these attributes' constants into their enums.
+        AttributeValue::Language(v) => Some(v.0.into()),
+        AttributeValue::Encoding(v) => Some(v.0.into()),
+        AttributeValue::Inline(v) => Some(v.0.into()),
+        AttributeValue::CallingConvention(v) => Some(v.0.into()),
         _ => None,
     }
 }
@@ -159,5 +164,7 @@ mod tests {
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
+        assert_eq!(unsigned(&AttributeValue::Language(dw::DW_LANG_C11)), Some(0x1d));
+        assert_eq!(unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)), Some(1));
     }
 }
