@@ -262,3 +262,16 @@ fn e2e_object_matches_pahole_1_24() {
         object.display()
     );
 }
+
+/// gcc writes small non-negative enumerators of a signed enum as
+/// `DW_FORM_data1`/`data2`; pahole reads fixed-size forms unsigned, so 225
+/// stays 225 (netfilter's `NF_IP_PRI_SELINUX_LAST` is such a value).
+const SIGNED_ENUM_C: &str = r#"
+enum prio { P_FIRST = -2147483647 - 1, P_SMALL = -31, P_MID = 225, P_WIDE = 40000, P_LAST = 2147483647 };
+int prio_of(enum prio p) { return p; }
+"#;
+
+#[test]
+fn gcc_signed_enum_fixed_forms_match_pahole_1_24() {
+    assert_same_as_pahole("gcc", "signed_enum", SIGNED_ENUM_C, &[], Features::default());
+}
