@@ -118,10 +118,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     Some(Node::Base { encoding: BaseEncoding::Signed | BaseEncoding::SignedChar, .. })
                 )
             });
-            let signed = underlying_signed.unwrap_or(false);
             let mut enumerators = Vec::with_capacity(pending.enumerators.len());
             for (name, value) in &pending.enumerators {
-                let (value, negative) = constant_bits(value, signed).ok_or_else(|| {
+                let (value, negative) = constant_bits(value).ok_or_else(|| {
                     self.error(
                         ErrorKind::InvalidDwarf(format!("enumerator {name} has value {value:?}")),
                         pending.die,
