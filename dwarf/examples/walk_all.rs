@@ -15,6 +15,19 @@ fn dump_structs(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     for header in dwarf.units() {
         let arena = bumpalo::Bump::new();
         let model = dwarf::walk::walk_unit(&dwarf, header, &arena)?;
+        for f in &model.functions {
+            let params: Vec<&str> = f.params.iter().map(|p| p.name.unwrap_or("")).collect();
+            out.push_str(&format!(
+                "FUNC '{}' decl={} inline={} external={} low_pc={} nocall={} varargs={} params={}\n",
+                f.name, f.declaration, f.inline, f.external, f.low_pc.is_some(), f.nocall, f.varargs, params.join(",")
+            ));
+        }
+        for v in &model.variables {
+            out.push_str(&format!(
+                "VAR '{}' decl={} external={} address={:?} in_function={}\n",
+                v.name, v.declaration, v.external, v.address, v.in_function
+            ));
+        }
         for node in &model.nodes {
             if let Node::Enum { name: Some(name), byte_size, declaration: false, enumerators, underlying_signed } = node {
                 let signed = match underlying_signed { Some(true) => "SIGNED", Some(false) => "UNSIGNED", None => "NONE" };
