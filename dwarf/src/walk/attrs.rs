@@ -58,13 +58,23 @@ impl<'input> Attrs<'input> {
         abbrev: &gimli::Abbreviation,
     ) -> gimli::Result<()> {
         self.list.clear();
-        for spec in abbrev.attributes() {
-            if is_wanted(spec.name()) {
-                let attr = entries.read_attribute(*spec)?;
-                self.list.push((spec.name(), attr.value()));
-            } else {
-                entries.skip_attributes(std::slice::from_ref(spec))?;
+        let specs = abbrev.attributes();
+        // Unwanted attributes are skipped a run at a time: gimli then adds
+        // up the sizes of fixed-size forms instead of stepping over each.
+        let mut run_start = 0;
+        for (index, spec) in specs.iter().enumerate() {
+            if !is_wanted(spec.name()) {
+                continue;
             }
+            if run_start < index {
+                entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
+            }
+            let attr = entries.read_attribute(*spec)?;
+            self.list.push((spec.name(), attr.value()));
+            run_start = index + 1;
+        }
+        if run_start < specs.len() {
+            entries.skip_attributes(specs.get(run_start..).unwrap_or(&[]))?;
         }
         Ok(())
     }

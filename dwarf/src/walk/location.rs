@@ -12,21 +12,20 @@ const DW_OP_REG0: u8 = 0x50;
 const DW_OP_REG31: u8 = 0x6f;
 const DW_OP_STACK_VALUE: u8 = 0x9f;
 
-/// DWARF numbers of the integer argument registers, in argument order, of
-/// the machines pahole knows (`cu->register_params`). Empty for others.
-pub(crate) fn register_params(machine: u16) -> &'static [u16] {
+/// DWARF numbers of the integer argument registers, in argument order, for
+/// an ELF `e_machine`: the registers pahole expects parameters in
+/// (`arch__set_register_params`). Empty for machines it has no list for.
+pub fn register_params(machine: u16) -> &'static [u16] {
     use object::elf;
     match machine {
         // rdi, rsi, rdx, rcx, r8, r9
         m if m == elf::EM_X86_64.0 => &[5, 4, 1, 2, 8, 9],
-        // eax, edx, ecx (the kernel's regparm(3))
-        m if m == elf::EM_386.0 => &[0, 2, 1],
+        // x0-x7
         m if m == elf::EM_AARCH64.0 => &[0, 1, 2, 3, 4, 5, 6, 7],
-        m if m == elf::EM_ARM.0 => &[0, 1, 2, 3],
+        // r2-r6
         m if m == elf::EM_S390.0 => &[2, 3, 4, 5, 6],
-        m if m == elf::EM_PPC.0 || m == elf::EM_PPC64.0 => &[3, 4, 5, 6, 7, 8, 9, 10],
+        // a0-a7
         m if m == elf::EM_RISCV.0 => &[10, 11, 12, 13, 14, 15, 16, 17],
-        m if m == elf::EM_LOONGARCH.0 => &[4, 5, 6, 7, 8, 9, 10, 11],
         _ => &[],
     }
 }

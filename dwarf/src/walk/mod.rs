@@ -14,6 +14,8 @@ mod location;
 mod resolve;
 mod scope;
 
+pub use self::location::register_params;
+
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
