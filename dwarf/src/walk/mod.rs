@@ -6,7 +6,7 @@
 //! copies, call sites, most of a function body) are jumped over through
 //! `DW_AT_sibling` when the compiler gave one. Facts that need another DIE
 //! (`DW_AT_abstract_origin`, `DW_AT_specification`, an enum's underlying
-//! type, a DWARF 4 bitfield's storage size) are settled in [`resolve`] once
+//! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
 //! the whole unit has been seen, so forward references cost nothing.
 
 mod attrs;
