@@ -57,6 +57,32 @@ fn dump_structs(path: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--count-dies") {
+        // Every DIE, with a bare gimli scan: the baseline for the walker.
+        for path in &args[1..] {
+            let start = Instant::now();
+            let file = dwarf::ElfFile::open(path)?;
+            let dwarf = file.dwarf()?;
+            let count: u64 = dwarf
+                .units()
+                .par_iter()
+                .map(|header| -> Result<u64, gimli::Error> {
+                    let unit = gimli::Unit::new(&dwarf.gimli, *header)?;
+                    let mut entries = unit.entries_raw(None)?;
+                    let mut count = 0;
+                    while !entries.is_empty() {
+                        if let Some(abbrev) = entries.read_abbreviation()? {
+                            count += 1;
+                            entries.skip_attributes(abbrev.attributes())?;
+                        }
+                    }
+                    Ok(count)
+                })
+                .try_reduce(|| 0, |a, b| Ok(a + b))?;
+            println!("{path}: {count} DIEs in {:.3}s", start.elapsed().as_secs_f64());
+        }
+        return Ok(());
+    }
     if args.first().map(String::as_str) == Some("--dump-structs") {
         for path in &args[1..] {
             dump_structs(path)?;
