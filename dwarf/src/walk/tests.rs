@@ -481,3 +481,54 @@ fn truncated_debug_info_is_an_error_not_a_panic() {
     let err = outcome.expect_err("cut file");
     assert!(err.to_string().starts_with("cut.o"), "{err}");
 }
+
+#[test]
+fn cross_unit_references_are_refused_clearly() {
+    // gcc's LTO output refers across units with DW_FORM_ref_addr.
+    let Some((dir, _)) = compile("gcc", &["-c"], "int unused;\n", "unused.o") else { return };
+    let a = dir.path().join("a.c");
+    let b = dir.path().join("b.c");
+    std::fs::write(&a, "struct s { int a; long b; };\nint f(struct s *p);\nint main(void) { struct s x = {1, 2}; return f(&x); }\n")
+        .expect("write a.c");
+    std::fs::write(&b, "struct s { int a; long b; };\n__attribute__((noinline)) int f(struct s *p) { return p->a + (int)p->b; }\n")
+        .expect("write b.c");
+    let exe = dir.path().join("lto");
+    let status = Command::new("gcc").args(["-g", "-O2", "-flto"]).arg(&a).arg(&b).arg("-o").arg(&exe).status();
+    if !status.is_ok_and(|status| status.success()) {
+        eprintln!("SKIPPED: gcc -flto failed");
+        return;
+    }
+    let file = ElfFile::open(&exe).expect("open");
+    let dwarf = file.dwarf().expect("dwarf");
+    let arena = bumpalo::Bump::new();
+    let errors: Vec<_> = dwarf
+        .units()
+        .iter()
+        .filter_map(|unit| super::walk_unit(&dwarf, unit, &arena).err())
+        .collect();
+    assert!(!errors.is_empty(), "LTO DWARF uses DW_FORM_ref_addr");
+    for err in errors {
+        assert!(matches!(err.kind(), ErrorKind::UnsupportedDwarf(_)), "{err}");
+        assert!(err.to_string().contains("another unit"), "{err}");
+    }
+}
+
+#[test]
+fn clang_dwarf5_indexed_forms() {
+    // clang's DWARF 5 names strings by DW_FORM_strx, addresses by
+    // DW_FORM_addrx and location lists by DW_FORM_loclistx, all through
+    // relocated .debug_str_offsets/.debug_addr in a .o.
+    with_object("clang", &["-g", "-gdwarf-5", "-O2"], FUNCTIONS, |model| {
+        let add2 = function(model, "add2");
+        assert_eq!(add2.params[0].name, Some("a"));
+        assert_eq!(add2.params[0].location, ParamLocation::Register(5));
+        assert_eq!(add2.params[1].location, ParamLocation::Register(4));
+        assert!(add2.low_pc.is_some());
+        let vf = function(model, "vf");
+        assert!(vf.varargs && vf.external);
+        let calls = model.variables.iter().find(|v| v.name == "calls").expect("static local");
+        assert!(calls.in_function && calls.address.is_some());
+        let keep = model.variables.iter().find(|v| v.name == "keep_helper").expect("keep_helper");
+        assert!(keep.external && keep.address.is_some());
+    });
+}
