@@ -29,17 +29,50 @@ fn dump_structs(path: &str) -> Result<(), Box<dyn std::error::Error>> {
             ));
         }
         for node in &model.nodes {
-            if let Node::Enum { name: Some(name), byte_size, declaration: false, enumerators, underlying_signed } = node {
-                let signed = match underlying_signed { Some(true) => "SIGNED", Some(false) => "UNSIGNED", None => "NONE" };
-                out.push_str(&format!("ENUM '{name}' encoding={signed} size={byte_size} vlen={}\n", enumerators.len()));
+            if let Node::Enum {
+                name: Some(name),
+                byte_size,
+                declaration: false,
+                enumerators,
+                underlying_signed,
+            } = node
+            {
+                let signed = match underlying_signed {
+                    Some(true) => "SIGNED",
+                    Some(false) => "UNSIGNED",
+                    None => "NONE",
+                };
+                out.push_str(&format!(
+                    "ENUM '{name}' encoding={signed} size={byte_size} vlen={}\n",
+                    enumerators.len()
+                ));
                 for e in enumerators.iter() {
-                    let value = if e.negative { (e.value as i64).to_string() } else { e.value.to_string() };
+                    let value = if e.negative {
+                        (e.value as i64).to_string()
+                    } else {
+                        e.value.to_string()
+                    };
                     out.push_str(&format!("\t'{}' val={value}\n", e.name));
                 }
             }
-            if let Node::Composite { kind, name: Some(name), byte_size, declaration: false, members, .. } = node {
-                let kind = if *kind == CompositeKind::Union { "UNION" } else { "STRUCT" };
-                out.push_str(&format!("{kind} '{name}' size={byte_size} vlen={}\n", members.len()));
+            if let Node::Composite {
+                kind,
+                name: Some(name),
+                byte_size,
+                declaration: false,
+                members,
+                ..
+            } = node
+            {
+                let kind = if *kind == CompositeKind::Union {
+                    "UNION"
+                } else {
+                    "STRUCT"
+                };
+                out.push_str(&format!(
+                    "{kind} '{name}' size={byte_size} vlen={}\n",
+                    members.len()
+                ));
                 for member in members.iter() {
                     out.push_str(&format!(
                         "\t'{}' bits_offset={} bitfield_size={}\n",
@@ -79,7 +112,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Ok(count)
                 })
                 .try_reduce(|| 0, |a, b| Ok(a + b))?;
-            println!("{path}: {count} DIEs in {:.3}s", start.elapsed().as_secs_f64());
+            println!(
+                "{path}: {count} DIEs in {:.3}s",
+                start.elapsed().as_secs_f64()
+            );
         }
         return Ok(());
     }

@@ -81,7 +81,7 @@ impl<'input> Attrs<'input> {
 
     /// The value of `name`, if the DIE has it.
     pub(crate) fn get(&self, name: dw::DwAt) -> Option<Value<'input>> {
-        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 
     /// Whether a flag attribute is present and true.
@@ -160,14 +160,29 @@ mod tests {
 
     #[test]
     fn only_sdata_constants_are_negative() {
-        assert_eq!(constant_bits(&AttributeValue::Data1(0x80)), Some((0x80, false)));
-        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000)), Some((0x8000_0000, false)));
-        assert_eq!(constant_bits(&AttributeValue::Sdata(-2)), Some(((-2i64) as u64, true)));
+        assert_eq!(
+            constant_bits(&AttributeValue::Data1(0x80)),
+            Some((0x80, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Data4(0x8000_0000)),
+            Some((0x8000_0000, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Sdata(-2)),
+            Some(((-2i64) as u64, true))
+        );
         assert_eq!(constant_bits(&AttributeValue::Udata(7)), Some((7, false)));
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
-        assert_eq!(unsigned(&AttributeValue::Language(dw::DW_LANG_C11)), Some(0x1d));
-        assert_eq!(unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)), Some(1));
+        assert_eq!(
+            unsigned(&AttributeValue::Language(dw::DW_LANG_C11)),
+            Some(0x1d)
+        );
+        assert_eq!(
+            unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)),
+            Some(1)
+        );
     }
 }
