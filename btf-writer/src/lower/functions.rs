@@ -190,6 +190,9 @@ fn candidate<'input>(
                     register_mismatch = true;
                 }
             }
+            // Arguments past the register ones travel on the stack, where a
+            // non-register location is what is expected.
+            ParamLocation::Other if index >= register_params.len() => {}
             ParamLocation::OptimizedOut | ParamLocation::Constant | ParamLocation::Other => {
                 optimized_params = true
             }
@@ -562,6 +565,28 @@ mod tests {
         let found =
             function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
+    }
+
+    #[test]
+    fn stack_arguments_are_not_optimized_out() {
+        // x86-64 passes the 7th argument on the stack: a frame-relative
+        // location there is normal, not an optimization.
+        let arena = bumpalo::Bump::new();
+        let mut params: Vec<_> = [5u16, 4, 1, 2, 8, 9]
+            .iter()
+            .map(|register| param(Some("r"), node(0), ParamLocation::Register(*register)))
+            .collect();
+        params.push(param(Some("stack"), node(0), ParamLocation::Other));
+        let params = arena.alloc_slice_copy(&params);
+        let mut cu = cu_with(vec![base_int()]);
+        cu.functions = vec![function("f", params, false)];
+        let facts = symbols(&[("f.isra.0", 1)]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+        assert!(!found[0].optimized_params && !found[0].unexpected_register);
+        assert!(found[0].clone_only && found[0].has_code);
     }
 
     fn proto_btf() -> Btf<'static> {
