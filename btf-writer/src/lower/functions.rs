@@ -426,22 +426,9 @@ pub(crate) fn shift_candidate(candidate: &mut FunctionCandidate<'_>, shift: u32)
 
 /// DWARF register numbers of the integer argument registers, in argument
 /// order, for an ELF `e_machine`; empty when unknown (no register check).
+/// The table is the walker's, which resolves parameter locations with it.
 pub fn register_params_for_machine(e_machine: u16) -> &'static [u16] {
-    /// `EM_X86_64`: rdi, rsi, rdx, rcx, r8, r9 in DWARF numbering.
-    const X86_64: [u16; 6] = [5, 4, 1, 2, 8, 9];
-    /// `EM_AARCH64`: x0-x7.
-    const AARCH64: [u16; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
-    /// `EM_S390`: r2-r6.
-    const S390: [u16; 5] = [2, 3, 4, 5, 6];
-    /// `EM_RISCV`: a0-a7 (x10-x17).
-    const RISCV: [u16; 8] = [10, 11, 12, 13, 14, 15, 16, 17];
-    match e_machine {
-        62 => &X86_64,
-        183 => &AARCH64,
-        22 => &S390,
-        243 => &RISCV,
-        _ => &[],
-    }
+    dwarf::walk::register_params(e_machine)
 }
 
 #[cfg(test)]
