@@ -140,6 +140,7 @@ pub fn lower_cu<'input>(
         &ctx.functions,
         ctx.register_params,
         ctx.pointer_size,
+        ctx.relocatable,
     )?;
     let rules = VariableRules {
         features: &ctx.features,
@@ -447,3 +448,6 @@ mod tests {
         assert!(Context::parse_languages("klingon").is_err());
     }
 }
+
+#[cfg(test)]
+mod e2e_tests;

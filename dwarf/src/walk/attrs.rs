@@ -58,20 +58,30 @@ impl<'input> Attrs<'input> {
         abbrev: &gimli::Abbreviation,
     ) -> gimli::Result<()> {
         self.list.clear();
-        for spec in abbrev.attributes() {
-            if is_wanted(spec.name()) {
-                let attr = entries.read_attribute(*spec)?;
-                self.list.push((spec.name(), attr.value()));
-            } else {
-                entries.skip_attributes(std::slice::from_ref(spec))?;
+        let specs = abbrev.attributes();
+        // Unwanted attributes are skipped a run at a time: gimli then adds
+        // up the sizes of fixed-size forms instead of stepping over each.
+        let mut run_start = 0;
+        for (index, spec) in specs.iter().enumerate() {
+            if !is_wanted(spec.name()) {
+                continue;
             }
+            if run_start < index {
+                entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
+            }
+            let attr = entries.read_attribute(*spec)?;
+            self.list.push((spec.name(), attr.value()));
+            run_start = index + 1;
+        }
+        if run_start < specs.len() {
+            entries.skip_attributes(specs.get(run_start..).unwrap_or(&[]))?;
         }
         Ok(())
     }
 
     /// The value of `name`, if the DIE has it.
     pub(crate) fn get(&self, name: dw::DwAt) -> Option<Value<'input>> {
-        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 
     /// Whether a flag attribute is present and true.
@@ -115,6 +125,7 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
         AttributeValue::Data16(v) => u64::try_from(v).ok(),
         AttributeValue::Udata(v) => Some(v),
         AttributeValue::Sdata(v) => u64::try_from(v).ok(),
+<<<<<<< HEAD
         // gimli hands these attributes over already typed by their
         // attribute name; their numbers are still what callers compare.
         AttributeValue::Encoding(v) => Some(v.0.into()),
@@ -122,30 +133,31 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
         AttributeValue::Inline(v) => Some(v.0.into()),
         AttributeValue::CallingConvention(v) => Some(v.0.into()),
         AttributeValue::Endianity(v) => Some(v.0.into()),
+=======
+        // gimli decodes these attributes' constants into their enums.
+        AttributeValue::Language(v) => Some(v.0.into()),
+        AttributeValue::Encoding(v) => Some(v.0.into()),
+        AttributeValue::Inline(v) => Some(v.0.into()),
+        AttributeValue::CallingConvention(v) => Some(v.0.into()),
+>>>>>>> lower
         _ => None,
     }
 }
 
-/// A constant's 64 bits, and whether it is negative: `sdata` carries its
-/// sign, fixed-size data forms are negative only when `signed` says the
-/// value is of a signed type and its top bit is set.
-pub(crate) fn constant_bits(value: &Value<'_>, signed: bool) -> Option<(u64, bool)> {
-    fn extend(v: u64, bits: u32, signed: bool) -> (u64, bool) {
-        let top = 1u64 << (bits - 1);
-        if signed && v & top != 0 {
-            let extended = if bits == 64 { v } else { v | !((1u64 << bits) - 1) };
-            (extended, true)
-        } else {
-            (v, false)
-        }
-    }
+/// A constant's 64 bits, and whether it is negative. Only `sdata` (and
+/// `implicit_const`, which gimli reads as `sdata`) carries a sign:
+/// compilers write every negative enumerator that way, and use the
+/// fixed-size data forms for values that fit unsigned (gcc writes 128 in a
+/// signed enum as `data1 0x80`), so those are zero-extended, as pahole's
+/// `dwarf_formudata` does.
+pub(crate) fn constant_bits(value: &Value<'_>) -> Option<(u64, bool)> {
     Some(match *value {
-        AttributeValue::Data1(v) => extend(v.into(), 8, signed),
-        AttributeValue::Data2(v) => extend(v.into(), 16, signed),
-        AttributeValue::Data4(v) => extend(v.into(), 32, signed),
-        AttributeValue::Data8(v) => extend(v, 64, signed),
-        // Only the low 64 bits fit the model; the sign is the 128-bit one.
-        AttributeValue::Data16(v) => (v as u64, signed && (v as i128) < 0),
+        AttributeValue::Data1(v) => (v.into(), false),
+        AttributeValue::Data2(v) => (v.into(), false),
+        AttributeValue::Data4(v) => (v.into(), false),
+        AttributeValue::Data8(v) => (v, false),
+        // Only the low 64 bits fit the model.
+        AttributeValue::Data16(v) => (v as u64, false),
         AttributeValue::Sdata(v) => (v as u64, v < 0),
         AttributeValue::Udata(v) => (v, false),
         _ => return None,
@@ -157,14 +169,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn constants_sign_extend_only_when_signed() {
-        assert_eq!(constant_bits(&AttributeValue::Data1(0xff), true), Some((u64::MAX, true)));
-        assert_eq!(constant_bits(&AttributeValue::Data1(0xff), false), Some((0xff, false)));
-        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000), true), Some((0xffff_ffff_8000_0000, true)));
-        assert_eq!(constant_bits(&AttributeValue::Sdata(-2), false), Some(((-2i64) as u64, true)));
-        assert_eq!(constant_bits(&AttributeValue::Udata(7), true), Some((7, false)));
+    fn only_sdata_constants_are_negative() {
+        assert_eq!(
+            constant_bits(&AttributeValue::Data1(0x80)),
+            Some((0x80, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Data4(0x8000_0000)),
+            Some((0x8000_0000, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Sdata(-2)),
+            Some(((-2i64) as u64, true))
+        );
+        assert_eq!(constant_bits(&AttributeValue::Udata(7)), Some((7, false)));
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
+        assert_eq!(
+            unsigned(&AttributeValue::Language(dw::DW_LANG_C11)),
+            Some(0x1d)
+        );
+        assert_eq!(
+            unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)),
+            Some(1)
+        );
     }
 }
