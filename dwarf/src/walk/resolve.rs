@@ -92,18 +92,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// Byte size of a type, through typedefs and qualifiers.
     fn type_size(&self, mut ty: TypeRef) -> Option<u64> {
+        // Arrays multiply instead of recursing, so a cyclic type in bad
+        // input ends with the step limit, not with the stack.
+        let mut factor = 1u64;
         for _ in 0..MAX_CHAIN * 4 {
             match *self.node_at(ty)? {
                 Node::Base { byte_size, .. }
                 | Node::Enum { byte_size, .. }
-                | Node::Composite { byte_size, .. } => return Some(byte_size.into()),
-                Node::Pointer { .. } => return Some(self.unit.header.address_size().into()),
+                | Node::Composite { byte_size, .. } => return factor.checked_mul(byte_size.into()),
+                Node::Pointer { .. } => {
+                    return factor.checked_mul(self.unit.header.address_size().into())
+                }
                 Node::Typedef { target, .. } | Node::Qualified { target, .. } => ty = target,
                 Node::Array { elem, dims } => {
-                    let count = dims
-                        .iter()
-                        .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))?;
-                    return self.type_size(elem)?.checked_mul(count);
+                    for dim in dims {
+                        factor = factor.checked_mul(*dim)?;
+                    }
+                    ty = elem;
                 }
                 Node::Subroutine { .. } | Node::Unsupported { .. } => return None,
             }
