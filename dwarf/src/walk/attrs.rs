@@ -69,7 +69,7 @@ impl<'input> Attrs<'input> {
             if run_start < index {
                 entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
             }
-            let attr = entries.read_attribute(*spec)?;
+            let attr = entries.read_attribute_inline(*spec)?;
             self.list.push((spec.name(), attr.value()));
             run_start = index + 1;
         }
