@@ -76,7 +76,7 @@ pub(super) struct PendingBitfield {
     pub composite: NodeId,
     pub member: usize,
     pub location_bits: u64,
-    pub bit_offset: u64,
+    pub bit_offset: i64,
     pub bit_size: u64,
     pub ty: TypeRef,
     pub die: u64,

@@ -129,6 +129,12 @@ struct bf {
     unsigned char e : 1;
     short f;
 } bf_var;
+struct __attribute__((packed)) packed_bf {
+    char c;
+    unsigned int x : 31;
+    unsigned int y : 9;
+    unsigned long long z : 60;
+} packed_var;
 "#;
 
 /// (name, bit offset, bitfield size) from the x86_64 SysV layout rules.
@@ -157,6 +163,17 @@ fn bitfields_agree_across_dwarf_versions_and_compilers() {
                 .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
                 .collect();
             assert_eq!(got, BITFIELD_LAYOUT, "{compiler} {flags:?}");
+            // Packed: every field right after the previous one, so gcc's
+            // DWARF 4 gives negative DW_AT_bit_offset for x and z.
+            let got: Vec<_> = composite(model, "packed_bf")
+                .iter()
+                .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
+                .collect();
+            assert_eq!(
+                got,
+                [("c", 0, 0), ("x", 8, 31), ("y", 39, 9), ("z", 48, 60)],
+                "{compiler} {flags:?}"
+            );
         });
     }
 }
