@@ -131,6 +131,11 @@ pub struct Param<'input, 'arena> {
     /// Parameter type.
     pub ty: TypeRef,
     /// Where the parameter lives on entry, for the optimized-function rules.
+    /// For a parameter of an abstract instance (`DW_AT_inline`), what its
+    /// concrete copies in the CU say is merged in, as pahole shares
+    /// `has_loc`/`optimized`/`unexpected_reg` with the abstract origin:
+    /// optimized anywhere wins, then an unexpected register, then a
+    /// register.
     pub location: ParamLocation,
     /// `btf_decl_tag` annotation values on this parameter.
     pub decl_tags: &'arena [&'input str],

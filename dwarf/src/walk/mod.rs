@@ -96,6 +96,8 @@ struct Walker<'a, 'input, 'arena> {
     /// Every formal parameter of a subprogram: name and type, for
     /// parameters that only give `DW_AT_abstract_origin`.
     param_by_offset: OffsetMap<resolve::ParamOrigin<'input>>,
+    /// Location facts of concrete parameters, by their abstract origin.
+    shared_locations: OffsetMap<location::LocationFacts>,
     variables: Vec<RawVariable<'input, 'arena>>,
     variable_by_offset: OffsetMap<usize>,
     enums: Vec<resolve::PendingEnum<'input>>,
@@ -125,6 +127,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             functions: Vec::new(),
             function_by_offset: OffsetMap::default(),
             param_by_offset: OffsetMap::default(),
+            shared_locations: OffsetMap::default(),
             variables: Vec::new(),
             variable_by_offset: OffsetMap::default(),
             enums: Vec::new(),

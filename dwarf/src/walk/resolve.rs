@@ -34,6 +34,8 @@ pub(super) struct RawFunction<'input, 'arena> {
 /// A subprogram's formal parameter as read.
 #[derive(Clone, Copy)]
 pub(super) struct RawParam<'input, 'arena> {
+    /// Unit offset of the DIE, for the locations its concrete copies share.
+    pub offset: u64,
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
@@ -231,6 +233,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         (name, ty.unwrap_or(TypeRef::Void))
     }
 
+    /// A parameter's location, with what its concrete copies said (see
+    /// [`super::location::LocationFacts`]).
+    fn shared_location(&self, param: &RawParam<'input, 'arena>, index: usize) -> ParamLocation {
+        let Some(shared) = self.shared_locations.get(&param.offset) else {
+            return param.location;
+        };
+        let expected = self.register_params.get(index).copied();
+        let mut facts = super::location::LocationFacts::of(param.location, expected);
+        facts.merge(*shared);
+        facts.location()
+    }
+
     fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
         let mut functions = Vec::with_capacity(self.functions.len());
         for (index, raw) in self.functions.iter().enumerate() {
@@ -242,12 +256,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
                 raw.params
                     .iter()
-                    .map(|param| {
+                    .enumerate()
+                    .map(|(index, param)| {
                         let (name, ty) = self.resolve_param(param);
                         Param {
                             name,
                             ty,
-                            location: param.location,
+                            location: self.shared_location(param, index),
                             decl_tags: param.decl_tags,
                         }
                     })

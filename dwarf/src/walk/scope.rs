@@ -533,8 +533,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             self.register_params,
             index,
         );
+        if let Some(origin) = origin {
+            let expected = self.register_params.get(index).copied();
+            self.shared_locations
+                .entry(origin)
+                .or_default()
+                .merge(location::LocationFacts::of(location, expected));
+        }
         if let Some(Scope::Function { params, .. }) = self.stack.last_mut() {
             params.push(RawParam {
+                offset,
                 name,
                 ty,
                 origin,
