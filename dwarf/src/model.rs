@@ -143,6 +143,10 @@ pub struct Param<'input, 'arena> {
 
 /// What DWARF says about a parameter's location at function entry; pahole's
 /// `optimized_func` rules decide on it whether a signature is trustworthy.
+///
+/// Every parameter's own facts are reported. pahole only looks at the first
+/// [`crate::walk::nr_register_params`] parameters and counts later ones as
+/// having no location (so as optimized); that rule is the lowering's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParamLocation {
     /// No `DW_AT_location` and no `DW_AT_const_value`: optimized out.

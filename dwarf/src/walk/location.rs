@@ -93,6 +93,28 @@ impl LocationFacts {
     }
 }
 
+/// How many leading parameters pahole checks the location of
+/// (`arch__nr_register_params`); it treats later ones as having no
+/// location at all. 0 for machines it does not know.
+pub fn nr_register_params(machine: u16) -> usize {
+    use object::elf;
+    match machine {
+        m if m == elf::EM_S390.0 => 5,
+        m if m == elf::EM_SPARC.0 || m == elf::EM_SPARCV9.0 || m == elf::EM_X86_64.0 => 6,
+        m if m == elf::EM_AARCH64.0
+            || m == elf::EM_ARC.0
+            || m == elf::EM_ARM.0
+            || m == elf::EM_MIPS.0
+            || m == elf::EM_PPC.0
+            || m == elf::EM_PPC64.0
+            || m == elf::EM_RISCV.0 =>
+        {
+            8
+        }
+        _ => 0,
+    }
+}
+
 /// One operation's opcode byte and its parsed form.
 type Op<'input> = (u8, Operation<Reader<'input>>);
 

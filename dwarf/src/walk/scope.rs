@@ -533,7 +533,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             self.register_params,
             index,
         );
-        if let Some(origin) = origin {
+        // pahole gives parameters past its register count no location at
+        // all, so they have nothing to share.
+        if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
             let expected = self.register_params.get(index).copied();
             self.shared_locations
                 .entry(origin)

@@ -413,7 +413,10 @@ fn varargs_abstract_origins_and_parameter_registers() {
         // pahole shares a concrete parameter's location with its abstract
         // origin, whose signature is the one BTF gets.
         let abstract_helper = helpers.iter().find(|f| f.inline).expect("abstract helper");
-        assert_eq!(abstract_helper.params[0].location, ParamLocation::Register(5));
+        assert_eq!(
+            abstract_helper.params[0].location,
+            ParamLocation::Register(5)
+        );
         assert_eq!(concrete.params[0].location, ParamLocation::Register(5));
 
         // x86_64 passes the first two integer arguments in rdi (5), rsi (4).
