@@ -769,3 +769,82 @@ fn corrupted_debug_sections_never_panic() {
         eprintln!("{flags:?}: {failed} mutations rejected, {survived} read");
     }
 }
+
+#[test]
+fn other_machines_classes_and_byte_orders() {
+    // Relocatable objects for other ABIs exercise 32-bit ELF, big-endian
+    // data, REL (implicit addend) and RISC-V ADD/SUB relocations. The
+    // layout below holds for every one of them: 4-byte int, 2-byte short,
+    // pointers aligned to at most 8, and bitfields numbered from the
+    // first-declared end in BTF terms; `name` starts at the byte after
+    // the 7 bits of `d`.
+    let source = "struct t { unsigned int a:3; unsigned int b:5; int c; unsigned short d:7; \
+                  char name[5]; struct t *next; } tv;\n\
+                  enum e { EA = -2, EB = 7 } ev;\n\
+                  int tfunc(struct t *p, int x) { return p->c + x; }\n";
+    let layout = [
+        ("a", 0, 3),
+        ("b", 3, 5),
+        ("c", 32, 0),
+        ("d", 64, 7),
+        ("name", 72, 0),
+        ("next", 128, 0),
+    ];
+    for (target, is_64, big_endian) in [
+        ("i386-linux-gnu", false, false),
+        ("arm-linux-gnueabihf", false, false),
+        ("aarch64-linux-gnu", true, false),
+        ("powerpc-linux-gnu", false, true),
+        ("powerpc64-linux-gnu", true, true),
+        ("s390x-linux-gnu", true, true),
+        ("mips-linux-gnu", false, true),
+        ("riscv64-linux-gnu", true, false),
+    ] {
+        for version in ["-gdwarf-4", "-gdwarf-5"] {
+            let flags = [
+                &format!("--target={target}")[..],
+                "-c",
+                "-g",
+                version,
+                "-O1",
+            ];
+            let Some((_dir, object)) = compile("clang", &flags, source, "t.o") else {
+                continue;
+            };
+            let file = ElfFile::open(&object).expect("open");
+            assert_eq!(
+                (file.is_64(), file.is_big_endian()),
+                (is_64, big_endian),
+                "{target}"
+            );
+            assert_eq!(file.kind(), crate::ElfKind::Relocatable);
+            with_models(&object, |models| {
+                let model = &models[0];
+                assert_eq!(model.name, Some("t.c"), "{target} {version}");
+                let got: Vec<_> = composite(model, "t")
+                    .iter()
+                    .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
+                    .collect();
+                assert_eq!(got, layout, "{target} {version}");
+                let (_, values) = enumerators(model, "e");
+                let values: Vec<_> = values
+                    .iter()
+                    .map(|e| (e.name, e.value as i64, e.negative))
+                    .collect();
+                assert_eq!(
+                    values,
+                    [("EA", -2, true), ("EB", 7, false)],
+                    "{target} {version}"
+                );
+                let f = function(model, "tfunc");
+                let names: Vec<_> = f.params.iter().map(|p| p.name).collect();
+                assert_eq!(names, [Some("p"), Some("x")], "{target} {version}");
+                assert!(f.external && f.low_pc.is_some(), "{target} {version}");
+                for name in ["tv", "ev"] {
+                    let var = model.variables.iter().find(|v| v.name == name).expect(name);
+                    assert!(var.address.is_some(), "{target} {version} {name}");
+                }
+            });
+        }
+    }
+}
