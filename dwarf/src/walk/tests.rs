@@ -636,7 +636,7 @@ fn truncated_debug_info_is_an_error_not_a_panic() {
 }
 
 #[test]
-fn cross_unit_references_are_refused_clearly() {
+fn cross_unit_references_need_walking_units_together() {
     // gcc's LTO output refers across units with DW_FORM_ref_addr.
     let Some((dir, _)) = compile("gcc", &["-c"], "int unused;\n", "unused.o") else {
         return;
@@ -675,6 +675,28 @@ fn cross_unit_references_are_refused_clearly() {
         );
         assert!(err.to_string().contains("another unit"), "{err}");
     }
+    // Walked together, the units resolve each other's DIEs.
+    let model = super::walk_units(&dwarf, dwarf.units(), &arena).expect("walk_units");
+    let f = model
+        .functions
+        .iter()
+        .find(|f| f.name == "f" && f.low_pc.is_some())
+        .expect("out-of-line f");
+    assert_eq!(f.params.len(), 1);
+    assert_eq!(f.params[0].name, Some("p"));
+    let Node::Pointer { target, .. } = *type_node(&model, f.params[0].ty) else {
+        panic!("p is a pointer")
+    };
+    let Node::Composite {
+        name: Some("s"),
+        members,
+        ..
+    } = *type_node(&model, target)
+    else {
+        panic!("p points to struct s")
+    };
+    let members: Vec<_> = members.iter().map(|m| (m.name, m.bit_offset)).collect();
+    assert_eq!(members, [(Some("a"), 0), (Some("b"), 64)]);
 }
 
 #[test]
