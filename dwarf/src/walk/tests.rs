@@ -675,6 +675,7 @@ fn cross_unit_references_need_walking_units_together() {
         );
         assert!(err.to_string().contains("another unit"), "{err}");
     }
+    assert!(dwarf.has_cross_unit_references().expect("abbreviations"));
     // Walked together, the units resolve each other's DIEs.
     let model = super::walk_units(&dwarf, dwarf.units(), &arena).expect("walk_units");
     let f = model
@@ -840,6 +841,11 @@ fn other_machines_classes_and_byte_orders() {
                 "{target}"
             );
             assert_eq!(file.kind(), crate::ElfKind::Relocatable);
+            assert!(!file
+                .dwarf()
+                .expect("dwarf")
+                .has_cross_unit_references()
+                .expect("abbrevs"));
             with_models(&object, |models| {
                 let model = &models[0];
                 assert_eq!(model.name, Some("t.c"), "{target} {version}");
