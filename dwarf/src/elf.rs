@@ -110,6 +110,35 @@ impl<'input> Dwarf<'input> {
     pub fn is_big_endian(&self) -> bool {
         self.big_endian
     }
+
+    /// Whether some DIE may refer into another unit (`DW_FORM_ref_addr`
+    /// in an abbreviation, as LTO output has): such units must be walked
+    /// together with [`crate::walk::walk_units`]. Abbreviation codes are
+    /// scanned from 1 while they are dense, as gcc and clang number them.
+    pub fn has_cross_unit_references(&self) -> Result<bool> {
+        let mut seen = std::collections::HashSet::new();
+        for header in &self.units {
+            if !seen.insert(header.debug_abbrev_offset()) {
+                continue;
+            }
+            let abbreviations = self.gimli.abbreviations(header).map_err(|err| {
+                Error::new(self.path, ErrorKind::Dwarf(err))
+                    .at(".debug_abbrev", header.debug_abbrev_offset().0 as u64)
+            })?;
+            let mut code = 1;
+            while let Some(abbreviation) = abbreviations.get(code) {
+                if abbreviation
+                    .attributes()
+                    .iter()
+                    .any(|spec| spec.form() == gimli::DW_FORM_ref_addr)
+                {
+                    return Ok(true);
+                }
+                code += 1;
+            }
+        }
+        Ok(false)
+    }
 }
 
 fn section_name(id: gimli::SectionId) -> &'static str {
