@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
 use super::view::{
-    self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
+    self, same_str, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
     kind, shallow_equal_struct, size_or_type,
 };
 use super::{keys, Error, Flavor};
@@ -227,7 +227,7 @@ impl Deduper<'_, '_> {
     fn equal_resolved(&self, a_id: u32, b_id: u32) -> bool {
         let a = self.types.get(a_id);
         let b = self.types.get(b_id);
-        if view::name(a) != view::name(b) || info(a) != info(b) {
+        if info(a) != info(b) || !same_str(view::name(a), view::name(b)) {
             return false;
         }
         if self.slots_of(a_id) != self.slots_of(b_id) {
@@ -237,7 +237,7 @@ impl Deduper<'_, '_> {
             (Some(Type::DeclTag(x)), Some(Type::DeclTag(y))) => x.component_idx == y.component_idx,
             (Some(Type::Array(x)), Some(Type::Array(y))) => x.nelems == y.nelems,
             (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-                x.params.iter().zip(&y.params).all(|(p, q)| p.name == q.name)
+                x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
             }
             (Some(_), Some(_)) => true,
             _ => false,
