@@ -5,6 +5,7 @@
 //! candidate for later ones.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
 use super::view::{
@@ -13,6 +14,23 @@ use super::view::{
 };
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
+
+/// Hashes names for the FWD resolution map, cheaply.
+#[derive(Default)]
+struct NameHasher(keys::Key);
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.0 = self.0.word(u64::from_le_bytes(w));
+        }
+    }
+}
 
 /// Reference chains (pointer to const to function prototype ...) end at a
 /// struct, union, typedef or primitive within a few steps in C; a chain
@@ -148,7 +166,7 @@ impl Deduper<'_, '_> {
     fn resolve_fwds(&mut self) {
         let end = self.types.id_count();
         // Name -> the unique canonical STRUCT/UNION, or 0 when ambiguous.
-        let mut unique: HashMap<&str, u32> = HashMap::new();
+        let mut unique: HashMap<&str, u32, BuildHasherDefault<NameHasher>> = HashMap::default();
         for id in 1..end {
             let t = self.types.get(id);
             if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
