@@ -683,12 +683,28 @@ mod tests {
         let (vmlinux, _) = test_io::parse(&data, None);
         let quirks = test_cus::Quirks { shuffle_percent: 0, duplicate_ptr_percent: 0 };
         let btf = test_cus::concatenated_cus(&vmlinux, 7, 2000, 3, quirks);
+        // CPU time too: the machine is shared, wall time is noisy.
+        let cpu_ms = || -> u64 {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            let after_name = stat.rsplit(')').next().unwrap_or("");
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            // utime and stime, fields 14 and 15 of the line, in 10 ms ticks.
+            let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+            (ticks(11) + ticks(12)) * 10
+        };
         let started = std::time::Instant::now();
+        let cpu_before = cpu_ms();
         let d = match dedup(&btf, None) {
             Ok(d) => d,
             Err(e) => panic!("{e}"),
         };
-        eprintln!("{} types -> {} in {:?}", btf.count(), d.btf.count(), started.elapsed());
+        eprintln!(
+            "{} types -> {} in {:?} wall, {} ms CPU",
+            btf.count(),
+            d.btf.count(),
+            started.elapsed(),
+            cpu_ms() - cpu_before
+        );
         let small = test_cus::concatenated_cus(&vmlinux, 7, 300, 3, quirks);
         let started = std::time::Instant::now();
         let ours = dedup_as(&small, None, Flavor::Libbpf1_1).map(|d| d.btf.count());
