@@ -349,6 +349,34 @@ mod tests {
         );
     }
 
+    /// Same with identical duplicate structs, met before they are settled
+    /// (the outer struct comes first in the second CU).
+    #[test]
+    fn identical_duplicate_structs_within_one_cu_are_tolerated() {
+        let d = run(vec![
+            int("int"),                                    // 1
+            st("inner", 4, &[("a", 1, 0)]),                // 2
+            st("outer", 8, &[("x", 2, 0), ("y", 2, 32)]),  // 3
+            int("int"),                                    // 4 -> 1
+            st("outer", 8, &[("x", 6, 0), ("y", 7, 32)]),  // 5 -> 3
+            st("inner", 4, &[("a", 4, 0)]),                // 6 -> 2
+            st("inner", 4, &[("a", 4, 0)]),                // 7 -> 2
+        ]);
+        assert_eq!(d.btf.types.len(), 3);
+        assert_eq!(d.remap, ids(&[0, 1, 2, 3, 1, 3, 2, 2]));
+        // libbpf 1.1 has the struct case of the fallback too.
+        let btf = standalone(vec![
+            int("int"),
+            st("inner", 4, &[("a", 1, 0)]),
+            st("outer", 8, &[("x", 2, 0), ("y", 2, 32)]),
+            int("int"),
+            st("outer", 8, &[("x", 6, 0), ("y", 7, 32)]),
+            st("inner", 4, &[("a", 4, 0)]),
+            st("inner", 4, &[("a", 4, 0)]),
+        ]);
+        assert_eq!(dedup_as(&btf, None, Flavor::Libbpf1_1).map(|d| d.btf.count()), Ok(3));
+    }
+
     #[test]
     fn self_referential_structs_merge() {
         let d = run(vec![
