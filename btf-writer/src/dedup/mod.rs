@@ -686,6 +686,29 @@ mod tests {
         }
     }
 
+    /// Synthetic module CUs (cut from vmlinux, so mostly equal to base
+    /// types, with FWDs and in-CU duplicates) split on vmlinux.
+    #[test]
+    fn split_synthetic_cus_agree_with_libbpf() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        for seed in 21..=22 {
+            let quirks = test_cus::Quirks { shuffle_percent: 30, duplicate_ptr_percent: 5 };
+            let cus = test_cus::concatenated_cus(&vmlinux, seed, 6, 2, quirks);
+            let split = Btf {
+                types: shifted(&cus.types, vmlinux.count()),
+                base_type_count: vmlinux.count(),
+                base_str_len: 0,
+            };
+            if !agrees_with_libbpf(&split, Some(&vmlinux)) {
+                return;
+            }
+            // Nearly everything is a base type again.
+            let d = dedup(&split, Some(&vmlinux)).map(|d| d.btf.count());
+            assert!(matches!(d, Ok(n) if n < split.count() / 10), "seed {seed}: {d:?} of {}", split.count());
+        }
+    }
+
     /// The same without in-CU duplicates, where libbpf 1.1 and 1.7 must
     /// agree with each other too (no typedef cycles, no duplicates).
     #[test]
