@@ -9,7 +9,7 @@
 //! 1. primitives (INT, FLOAT, FWD, ENUM/ENUM64, enum forward declarations
 //!    resolved to full enums) by equality;
 //! 2. STRUCT, UNION and TYPEDEF by type-graph equivalence, resolving FWDs
-//!    to the structs/unions they meet ([`equiv`]);
+//!    to the structs/unions they meet (module `equiv`);
 //! 3. FWDs whose name has exactly one canonical STRUCT/UNION, of their
 //!    kind, are resolved to it;
 //! 4. reference types (PTR, modifiers, ARRAY, FUNC, FUNC_PROTO, tags) by
@@ -27,7 +27,7 @@
 //! reproduces the libbpf that pahole 1.24 links instead.
 //!
 //! Which canonical candidate is tried first decides the result when
-//! several fit, so the candidate table ([`table`]) replays the iteration
+//! several fit, so the candidate table (module `table`) replays the iteration
 //! order of libbpf's chained hash map, growth reversals included.
 //!
 //! The passes are inherently sequential (each type's outcome depends on
