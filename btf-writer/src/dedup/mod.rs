@@ -451,6 +451,58 @@ mod tests {
         assert_eq!(d.btf.types, vec![int("int"), typedef("t", 1), typedef("u", 1)]);
     }
 
+    /// 1.7 compares typedefs as graphs: `foo_t` naming FWD foo and
+    /// `foo_t` naming struct foo are equivalent, and the FWD is resolved
+    /// through the typedef even though the name foo is ambiguous (a union
+    /// foo exists). 1.1 keeps both typedefs and the FWD (checked against
+    /// libbpf by `run`).
+    #[test]
+    fn typedef_of_fwd_merges_with_typedef_of_struct() {
+        let un = Type::Union(Composite { name: "foo", size: 4, members: vec![], kind_flag: false });
+        let types = vec![
+            fwd("foo"),                   // 1 -> 4
+            typedef("foo_t", 1),          // 2
+            int("int"),                   // 3
+            st("foo", 4, &[("x", 3, 0)]), // 4
+            typedef("foo_t", 4),          // 5 -> 2
+            un.clone(),                   // 6
+        ];
+        let d = run(types.clone());
+        assert_eq!(
+            d.btf.types,
+            vec![typedef("foo_t", 3), int("int"), st("foo", 4, &[("x", 2, 0)]), un]
+        );
+        let v1_1 = dedup_as(&standalone(types), None, Flavor::Libbpf1_1).map(|d| d.btf.count());
+        assert_eq!(v1_1, Ok(6));
+    }
+
+    /// libbpf 1.7's identical-types fallback reads both ARRAY records
+    /// from the first type, so `int[4]` and `long[4]` meeting one
+    /// canonical `int[4]` count as identical and the structs merge. 1.1
+    /// compares element ids and keeps them apart.
+    #[test]
+    fn identical_arrays_quirk_of_libbpf_1_7() {
+        let arr = |elem| Type::Array(Array { elem: TypeId(elem), index: TypeId(1), nelems: 4 });
+        let long = Type::Int(Int { name: "long", size: 8, encoding: IntEncoding(IntEncoding::SIGNED), offset: 0, bits: 64 });
+        let types = vec![
+            int("int"),                                   // 1
+            arr(1),                                       // 2
+            st("s", 32, &[("a", 2, 0), ("b", 2, 128)]),   // 3
+            int("int"),                                   // 4 -> 1
+            long.clone(),                                 // 5
+            Type::Array(Array { elem: TypeId(4), index: TypeId(4), nelems: 4 }), // 6 -> 2
+            Type::Array(Array { elem: TypeId(5), index: TypeId(4), nelems: 4 }), // 7
+            st("s", 32, &[("a", 6, 0), ("b", 7, 128)]),   // 8 -> 3
+        ];
+        let d = run(types.clone());
+        assert_eq!(
+            d.btf.types,
+            vec![int("int"), arr(1), st("s", 32, &[("a", 2, 0), ("b", 2, 128)]), long, arr(4)]
+        );
+        let v1_1 = dedup_as(&standalone(types), None, Flavor::Libbpf1_1).map(|d| d.btf.count());
+        assert_eq!(v1_1, Ok(6));
+    }
+
     /// An enum forward declaration (vlen 0) merges into the full enum,
     /// whichever comes first.
     #[test]
