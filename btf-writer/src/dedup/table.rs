@@ -23,7 +23,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// An FxHash-style mixer over words and strings: cheap and good enough for
 /// keys whose collisions are resolved by full comparisons anyway.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Key(u64);
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
@@ -110,10 +110,10 @@ impl CandidateTable {
         }
         self.len += 1;
         let parity = self.parity;
-        let chain = self
-            .chains
-            .entry(key)
-            .or_insert_with(|| Chain { ids: VecDeque::with_capacity(1), front_parity: parity });
+        let chain = self.chains.entry(key).or_insert_with(|| Chain {
+            ids: VecDeque::with_capacity(1),
+            front_parity: parity,
+        });
         if chain.front_parity == parity {
             chain.ids.push_front(id);
         } else {
@@ -177,15 +177,24 @@ mod tests {
 
     #[test]
     fn order_matches_chained_map_with_growth_reversals() {
-        let mut model = Model { buckets: Vec::new(), len: 0 };
+        let mut model = Model {
+            buckets: Vec::new(),
+            len: 0,
+        };
         let mut table = CandidateTable::default();
         let mut out = Vec::new();
         // A few hot keys interleaved with many cold ones, so that hot keys
         // see many growths between their insertions.
         let mut state = 12345u64;
         for id in 1..5000u32 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let key = if state >> 60 < 4 { state >> 62 } else { state >> 20 };
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = if state >> 60 < 4 {
+                state >> 62
+            } else {
+                state >> 20
+            };
             model.add(key, id);
             table.add(key, id);
             if id % 97 == 0 {
