@@ -141,10 +141,6 @@ impl<'input> Dwarf<'input> {
     }
 }
 
-fn section_name(id: gimli::SectionId) -> &'static str {
-    id.name()
-}
-
 /// The debug sections that may need a copy (compressed or relocated).
 /// Split-DWARF `.dwo` sections are not read.
 const DWARF_SECTIONS: [gimli::SectionId; 14] = [
@@ -290,7 +286,7 @@ impl ElfFile {
         let file = self.object()?;
         let mut owned = OwnedSections::default();
         for id in DWARF_SECTIONS {
-            let name = section_name(id);
+            let name = id.name();
             let Some(section) = file.section_by_name(name) else {
                 continue;
             };
@@ -332,7 +328,7 @@ impl ElfFile {
             if let Some((_, data)) = owned.by_id.iter().find(|(owned_id, _)| *owned_id == id) {
                 return Ok(gimli::EndianSlice::new(data, self.endian));
             }
-            let name = section_name(id);
+            let name = id.name();
             let data: &[u8] = match file.section_by_name(name) {
                 // Not in `owned`, so neither compressed nor relocated:
                 // borrowing from the map is exact.
