@@ -876,3 +876,46 @@ fn other_machines_classes_and_byte_orders() {
         }
     }
 }
+
+#[test]
+fn types_declared_inside_function_bodies() {
+    let source = r#"
+int local_types(int n) {
+    struct local_pair { int first, second; } pair = { n, n + 1 };
+    if (n > 3) {
+        typedef struct { long deep; } deep_t;
+        deep_t d = { n };
+        return (int)d.deep + pair.second;
+    }
+    return pair.first;
+}
+"#;
+    for (compiler, flags) in [
+        ("gcc", &["-g", "-O0"][..]),
+        ("gcc", &["-g", "-O2"][..]),
+        ("clang", &["-g"][..]),
+    ] {
+        with_object(compiler, flags, source, |model| {
+            let pair = composite(model, "local_pair");
+            let got: Vec<_> = pair.iter().map(|m| (m.name, m.bit_offset)).collect();
+            assert_eq!(
+                got,
+                [(Some("first"), 0), (Some("second"), 32)],
+                "{compiler} {flags:?}"
+            );
+            let deep = model.nodes.iter().find_map(|node| match node {
+                Node::Typedef {
+                    name: "deep_t",
+                    target,
+                    ..
+                } => Some(*target),
+                _ => None,
+            });
+            let deep = deep.unwrap_or_else(|| panic!("{compiler} {flags:?}: no deep_t"));
+            let Node::Composite { members, .. } = *type_node(model, deep) else {
+                panic!("deep_t")
+            };
+            assert_eq!(members[0].name, Some("deep"));
+        });
+    }
+}
