@@ -475,6 +475,8 @@ fn compressed_debug_sections_read_like_plain_ones() {
         assert_eq!(got, BITFIELD_LAYOUT);
     };
     with_object("gcc", &["-g", "-gz=zlib"], BITFIELDS, plain);
+    // The old GNU form: .zdebug_* sections with a "ZLIB" header.
+    with_object("gcc", &["-g", "-gz=zlib-gnu"], BITFIELDS, plain);
     // zstd needs a toolchain that can write it: try objcopy.
     let Some((dir, object)) = compile("gcc", &["-c", "-g"], BITFIELDS, "t.o") else {
         return;
