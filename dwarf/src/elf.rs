@@ -416,12 +416,14 @@ impl ElfFile {
                 });
             }
         }
+        // Total orders (every field is a key), so that equal-looking
+        // symbols cannot come out in an order that depends on the sort.
         facts
             .functions
-            .sort_unstable_by(|a, b| (a.name, a.address).cmp(&(b.name, b.address)));
-        facts.data.sort_unstable_by(|a, b| {
-            (a.section_index, a.address, a.name).cmp(&(b.section_index, b.address, b.name))
-        });
+            .sort_unstable_by_key(|f| (f.name, f.address, f.size, f.section_index, f.global));
+        facts
+            .data
+            .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
         Ok(facts)
     }
 }
