@@ -324,6 +324,26 @@ impl ElfFile {
         if file.section_by_name(".debug_info").is_none() {
             return Err(Error::new(&self.path, ErrorKind::NoDwarf));
         }
+        // gcc's -fdebug-types-section puts DWARF 5 type units in COMDAT
+        // copies of .debug_info; reading only the first copy would lose the
+        // compile unit without a word.
+        let copies = file
+            .sections()
+            .filter(|section| {
+                let name = section.name().unwrap_or("");
+                name == ".debug_info" || name == ".zdebug_info"
+            })
+            .count();
+        if copies > 1 {
+            return Err(Error::new(
+                &self.path,
+                ErrorKind::UnsupportedDwarf(format!(
+                    "{copies} .debug_info sections (type units in COMDAT groups, \
+                     from -fdebug-types-section?)"
+                )),
+            )
+            .in_section(".debug_info"));
+        }
         let load = |id: gimli::SectionId| -> Result<Reader<'_>> {
             if let Some((_, data)) = owned.by_id.iter().find(|(owned_id, _)| *owned_id == id) {
                 return Ok(gimli::EndianSlice::new(data, self.endian));

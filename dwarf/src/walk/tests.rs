@@ -921,3 +921,27 @@ int local_types(int n) {
         });
     }
 }
+
+#[test]
+fn type_units_are_refused_clearly() {
+    let source = "struct tu { int a; long b; };\nstruct tu tu_var;\n";
+    for version in ["-gdwarf-4", "-gdwarf-5"] {
+        let flags = ["-c", "-g", version, "-fdebug-types-section"];
+        let Some((_dir, object)) = compile("gcc", &flags, source, "t.o") else {
+            continue;
+        };
+        let outcome = ElfFile::open(&object).and_then(|file| {
+            let dwarf = file.dwarf()?;
+            let arena = bumpalo::Bump::new();
+            for unit in dwarf.units() {
+                super::walk_unit(&dwarf, unit, &arena)?;
+            }
+            Ok(())
+        });
+        let err = outcome.expect_err("type units are not supported");
+        assert!(
+            matches!(err.kind(), ErrorKind::UnsupportedDwarf(_)),
+            "{version}: {err}"
+        );
+    }
+}
