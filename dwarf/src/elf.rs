@@ -14,6 +14,7 @@ use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, Symb
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::reloc;
+use crate::strings::Strings;
 use crate::symbols::{DataSymbol, FuncSymbol, SectionInfo, SymbolFacts};
 
 /// The reader every DWARF section is read through.
@@ -85,6 +86,7 @@ pub struct Dwarf<'input> {
     /// The gimli view of all DWARF sections.
     pub gimli: gimli::Dwarf<Reader<'input>>,
     units: Vec<UnitHeader<'input>>,
+    pub(crate) strings: Strings<'input>,
     path: &'input Path,
     machine: u16,
     big_endian: bool,
@@ -376,6 +378,7 @@ impl ElfFile {
             }
         }
         Ok(Dwarf {
+            strings: Strings::new(&gimli_dwarf),
             gimli: gimli_dwarf,
             units,
             path: &self.path,
