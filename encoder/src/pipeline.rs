@@ -133,6 +133,10 @@ pub struct Encoded {
 /// Encodes `path`, split on `base` when given.
 pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result<Encoded> {
     let mut stats = Stats::default();
+    // One arena per CU for the names that sit in `.debug_info` itself,
+    // declared before the file so that it outlives everything borrowing
+    // the file's strings.
+    let mut inline_names: Vec<Bump> = Vec::new();
     let phase = PhaseTimer::start();
     let elf = ElfFile::open(path)?;
     let symbols = elf.symbols()?;
@@ -148,18 +152,25 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     let phase = PhaseTimer::start();
     let units = dwarf.units();
     stats.cus = units.len();
+    inline_names.resize_with(units.len(), Bump::new);
     let lowered: Vec<(u64, LoweredCu<'_>)> = units
         .par_iter()
-        .map(|unit| {
+        .zip(inline_names.par_iter_mut())
+        .map(|(unit, names)| {
             let arena = Bump::new();
-            let cu = dwarf::walk::walk_unit(&dwarf, unit, &arena)?;
+            let names: &Bump = names;
+            let cu = dwarf::walk::walk_unit_copying_inline_names(&dwarf, unit, &arena, names)?;
+            // Nothing borrows the unit's bytes any more: keeping them
+            // resident would only add to the peak.
+            elf.release_pages_of(dwarf.unit_bytes(unit));
             let lowered = lower::lower_cu(&cu, &ctx)
                 .with_context(|| format!("{}: CU at .debug_info+{:#x}", path.display(), cu.offset))?;
             Ok((cu.die_count, lowered))
         })
         .collect::<Result<_>>()?;
     stats.dies = lowered.iter().map(|(dies, _)| dies).sum();
-    // Only .debug_str is read from now on (names borrow it).
+    // Only .debug_str is read from now on (names borrow it); the other
+    // sections the walk read (locations, abbreviations, lines) can go.
     elf.release_resident_pages();
     stats.walk_and_lower = phase.stop();
 

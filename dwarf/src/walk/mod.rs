@@ -45,7 +45,23 @@ pub fn walk_unit<'input, 'arena>(
     header: &UnitHeader<'input>,
     arena: &'arena Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk_units(dwarf, std::slice::from_ref(header), arena)
+    walk(dwarf, std::slice::from_ref(header), arena, None)
+}
+
+/// Like [`walk_unit`], but the strings that sit inside `.debug_info`
+/// itself (`DW_FORM_string`, which gcc uses for short and unshared names)
+/// are copied into `names`. The model, and what is made of it, then
+/// borrows nothing of the unit's bytes, so their pages can be given back
+/// as soon as the unit is walked ([`crate::ElfFile::release_pages_of`]):
+/// the names would otherwise keep most of a vmlinux's `.debug_info`
+/// resident until the end, one short string per page.
+pub fn walk_unit_copying_inline_names<'input, 'arena>(
+    dwarf: &Dwarf<'input>,
+    header: &UnitHeader<'input>,
+    arena: &'arena Bump,
+    names: &'input Bump,
+) -> Result<CuModel<'input, 'arena>> {
+    walk(dwarf, std::slice::from_ref(header), arena, Some(names))
 }
 
 /// Walks several units into one model, as if they were one unit: what LTO
@@ -56,6 +72,15 @@ pub fn walk_units<'input, 'arena>(
     dwarf: &Dwarf<'input>,
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
+) -> Result<CuModel<'input, 'arena>> {
+    walk(dwarf, headers, arena, None)
+}
+
+fn walk<'input, 'arena>(
+    dwarf: &Dwarf<'input>,
+    headers: &[UnitHeader<'input>],
+    arena: &'arena Bump,
+    inline_names: Option<&'input Bump>,
 ) -> Result<CuModel<'input, 'arena>> {
     let mut units = Vec::with_capacity(headers.len());
     for header in headers {
@@ -79,6 +104,7 @@ pub fn walk_units<'input, 'arena>(
         })
         .collect();
     let mut walker = Walker::new(dwarf, first, spans, arena);
+    walker.inline_names = inline_names;
     for unit in &units {
         walker.unit = unit;
         walker.unit_offset = unit.header.offset().0 as u64;
@@ -114,6 +140,9 @@ struct Walker<'a, 'input, 'arena> {
     strings: &'a Strings<'input>,
     unit: &'a gimli::Unit<Reader<'input>>,
     arena: &'arena Bump,
+    /// Where `DW_FORM_string` values are copied, when the caller wants the
+    /// model not to borrow `.debug_info`.
+    inline_names: Option<&'input Bump>,
     path: &'input std::path::Path,
     big_endian: bool,
     register_params: &'static [u16],
@@ -160,6 +189,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             strings: &dwarf.strings,
             unit,
             arena,
+            inline_names: None,
             path: dwarf.path(),
             big_endian: dwarf.is_big_endian(),
             register_params: location::register_params(dwarf.machine()),
@@ -291,13 +321,22 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let Some(value) = attrs.get(name) else {
             return Ok(None);
         };
-        match self.strings.get(self.dwarf, self.unit, value) {
+        match self.string_value(value) {
             Ok(text) => Ok(Some(text)),
             Err(StringError::Dwarf(err)) => Err(self.gimli_error(err, offset)),
             Err(StringError::NotUtf8) => Err(self.error(
                 ErrorKind::InvalidDwarf("string is not UTF-8".into()),
                 offset,
             )),
+        }
+    }
+
+    /// The string a string-class attribute value names.
+    fn string_value(&self, value: attrs::Value<'input>) -> std::result::Result<&'input str, StringError> {
+        let text = self.strings.get(self.dwarf, self.unit, value)?;
+        match (value, self.inline_names) {
+            (gimli::AttributeValue::String(_), Some(names)) => Ok(names.alloc_str(text)),
+            _ => Ok(text),
         }
     }
 
@@ -422,3 +461,5 @@ fn language(lang: u64) -> Language {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod inline_names_tests;

@@ -564,7 +564,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         };
         // Annotations with a non-string value are not BTF tags.
         let value = match attrs.get(dw::DW_AT_const_value) {
-            Some(value) => self.strings.get(self.dwarf, self.unit, value).ok(),
+            Some(value) => self.string_value(value).ok(),
             None => None,
         };
         let Some(value) = value else { return Ok(()) };
