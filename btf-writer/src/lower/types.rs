@@ -321,6 +321,9 @@ pub(crate) fn lower_types<'input>(
     }
 
     types.append(&mut extra);
+    // The table lives until every CU is lowered: slack from the capacity
+    // guess above would add up to tens of MB on a vmlinux.
+    types.shrink_to_fit();
     Ok(types)
 }
 
