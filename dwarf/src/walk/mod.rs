@@ -55,6 +55,9 @@ pub fn walk_unit<'input, 'arena>(
 /// as soon as the unit is walked ([`crate::ElfFile::release_pages_of`]):
 /// the names would otherwise keep most of a vmlinux's `.debug_info`
 /// resident until the end, one short string per page.
+///
+/// `names` is borrowed for as long as the file's own strings, so it must be
+/// created before the [`crate::ElfFile`].
 pub fn walk_unit_copying_inline_names<'input, 'arena>(
     dwarf: &Dwarf<'input>,
     header: &UnitHeader<'input>,
@@ -172,7 +175,7 @@ struct Walker<'a, 'input, 'arena> {
     shared_locations: OffsetMap<location::LocationFacts>,
     variables: Vec<RawVariable<'input, 'arena>>,
     variable_by_offset: OffsetMap<usize>,
-    enums: Vec<resolve::PendingEnum<'input>>,
+    enums: Vec<resolve::PendingEnum<'input, 'arena>>,
     bitfields: Vec<resolve::PendingBitfield>,
     die_count: u64,
 }
@@ -184,6 +187,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         spans: Vec<(u64, u64)>,
         arena: &'arena Bump,
     ) -> Self {
+        // Sized from the units' length so that the tables do not grow
+        // (rehash) DIE by DIE: the kernel's units have a type node per
+        // ~50 bytes of DIEs.
+        let length: u64 = spans.iter().map(|(start, end)| end - start).sum();
+        let expected_nodes = usize::try_from(length / 64).unwrap_or(0);
         Walker {
             dwarf: &dwarf.gimli,
             strings: &dwarf.strings,
@@ -199,8 +207,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             root_seen: false,
             name: None,
             language: Language::Other(0),
-            nodes: Vec::new(),
-            ids: OffsetMap::default(),
+            nodes: Vec::with_capacity(expected_nodes),
+            ids: OffsetMap::with_capacity_and_hasher(expected_nodes, Default::default()),
             stack: Vec::new(),
             functions: Vec::new(),
             function_by_offset: OffsetMap::default(),

@@ -26,7 +26,7 @@ pub(super) struct RawFunction<'input, 'arena> {
     pub nocall: bool,
     pub abstract_origin: Option<u64>,
     pub specification: Option<u64>,
-    pub params: Vec<RawParam<'input, 'arena>>,
+    pub params: &'arena [RawParam<'input, 'arena>],
     pub varargs: bool,
     pub decl_tags: &'arena [&'input str],
 }
@@ -65,11 +65,11 @@ pub(super) struct RawVariable<'input, 'arena> {
 }
 
 /// An enum whose enumerators wait for the underlying type's signedness.
-pub(super) struct PendingEnum<'input> {
+pub(super) struct PendingEnum<'input, 'arena> {
     pub node: NodeId,
     pub die: u64,
     pub underlying: Option<TypeRef>,
-    pub enumerators: Vec<(&'input str, Value<'input>)>,
+    pub enumerators: bumpalo::collections::Vec<'arena, (&'input str, Value<'input>)>,
 }
 
 /// A DWARF 4 bitfield without `DW_AT_byte_size`: its storage unit is the
@@ -130,7 +130,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     })
                 )
             });
-            let mut enumerators = Vec::with_capacity(pending.enumerators.len());
+            let mut enumerators =
+                bumpalo::collections::Vec::with_capacity_in(pending.enumerators.len(), self.arena);
             for (name, value) in &pending.enumerators {
                 let (value, negative) = constant_bits(value).ok_or_else(|| {
                     self.error(
@@ -144,7 +145,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     negative,
                 });
             }
-            let enumerators = self.arena.alloc_slice_copy(&enumerators);
+            let enumerators = enumerators.into_bump_slice();
             if let Some(Node::Enum {
                 underlying_signed: slot_signed,
                 enumerators: slot,

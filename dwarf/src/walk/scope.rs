@@ -14,6 +14,10 @@ use crate::model::{
     BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamLocation, Qualifier, TypeRef,
 };
 
+/// A growing list allocated in the CU's arena: it becomes the model's slice
+/// without a copy, and costs no heap allocation and free per aggregate.
+type ArenaVec<'arena, T> = bumpalo::collections::Vec<'arena, T>;
+
 /// Where the `btf_decl_tag`s of an annotated child DIE go when its
 /// children end.
 #[derive(Clone, Copy)]
@@ -39,7 +43,7 @@ pub(super) enum Scope<'input, 'arena> {
     /// A subprogram: parameters, annotations, and its body.
     Function {
         index: usize,
-        params: Vec<RawParam<'input, 'arena>>,
+        params: ArenaVec<'arena, RawParam<'input, 'arena>>,
         varargs: bool,
         decl_tags: Vec<&'input str>,
     },
@@ -49,19 +53,19 @@ pub(super) enum Scope<'input, 'arena> {
         name: Option<&'input str>,
         byte_size: u32,
         declaration: bool,
-        members: Vec<Member<'input, 'arena>>,
+        members: ArenaVec<'arena, Member<'input, 'arena>>,
         decl_tags: Vec<&'input str>,
     },
-    Enum(PendingEnum<'input>),
+    Enum(PendingEnum<'input, 'arena>),
     Array {
         node: NodeId,
         elem: TypeRef,
-        dims: Vec<u64>,
+        dims: ArenaVec<'arena, u64>,
     },
     Subroutine {
         node: NodeId,
         ret: TypeRef,
-        params: Vec<Param<'input, 'arena>>,
+        params: ArenaVec<'arena, Param<'input, 'arena>>,
         varargs: bool,
     },
     Pointer {
@@ -301,7 +305,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 Scope::Array {
                     node: id,
                     elem,
-                    dims: Vec::new(),
+                    dims: ArenaVec::new_in(self.arena),
                 }
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
@@ -330,7 +334,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     name,
                     byte_size,
                     declaration,
-                    members: Vec::new(),
+                    members: ArenaVec::new_in(self.arena),
                     decl_tags: Vec::new(),
                 }
             }
@@ -355,7 +359,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     node: id,
                     die: offset,
                     underlying,
-                    enumerators: Vec::new(),
+                    enumerators: ArenaVec::new_in(self.arena),
                 })
             }
             dw::DW_TAG_subroutine_type => {
@@ -371,7 +375,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 Scope::Subroutine {
                     node: id,
                     ret,
-                    params: Vec::new(),
+                    params: ArenaVec::new_in(self.arena),
                     varargs: false,
                 }
             }
@@ -610,7 +614,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 == Some(u64::from(dw::DW_CC_nocall.0)),
             abstract_origin: self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
             specification: self.reference(attrs, dw::DW_AT_specification, offset)?,
-            params: Vec::new(),
+            params: &[],
             varargs: false,
             decl_tags: &[],
         };
@@ -619,7 +623,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.function_by_offset.insert(offset, index);
         Ok(Scope::Function {
             index,
-            params: Vec::new(),
+            params: ArenaVec::new_in(self.arena),
             varargs: false,
             decl_tags: Vec::new(),
         })
@@ -700,7 +704,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             } => {
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 if let Some(function) = self.functions.get_mut(index) {
-                    function.params = params;
+                    function.params = params.into_bump_slice();
                     function.varargs = varargs;
                     function.decl_tags = decl_tags;
                 }
@@ -714,7 +718,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 members,
                 decl_tags,
             } => {
-                let members = self.arena.alloc_slice_copy(&members);
+                let members = members.into_bump_slice();
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 self.set_node(
                     node,
@@ -730,7 +734,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Scope::Enum(pending) => self.enums.push(pending),
             Scope::Array { node, elem, dims } => {
-                let dims = self.arena.alloc_slice_copy(&dims);
+                let dims = dims.into_bump_slice();
                 self.set_node(node, Node::Array { elem, dims });
             }
             Scope::Subroutine {
@@ -739,7 +743,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 params,
                 varargs,
             } => {
-                let params = self.arena.alloc_slice_copy(&params);
+                let params = params.into_bump_slice();
                 self.set_node(
                     node,
                     Node::Subroutine {
