@@ -12,10 +12,26 @@ pub(crate) type Value<'input> = AttributeValue<Reader<'input>>;
 /// The wanted attributes of one DIE. A short list scanned linearly: DIEs
 /// have a handful of attributes, and clearing a list costs nothing, unlike
 /// a struct with a slot per attribute name.
+///
+/// Which attributes of an abbreviation are wanted is worked out once per
+/// abbreviation of the unit, not once per DIE: a kernel unit uses a few
+/// hundred abbreviations for tens of thousands of DIEs.
 #[derive(Default)]
 pub(crate) struct Attrs<'input> {
     list: Vec<(dw::DwAt, Value<'input>)>,
+    /// By abbreviation code: where its wanted attribute indexes start in
+    /// `wanted`, and how many there are; `None` until first met.
+    plans: Vec<Option<(u32, u32)>>,
+    /// Indexes (in abbreviation order) of wanted attributes, per plan.
+    wanted: Vec<u16>,
+    /// Length of `wanted` that cached plans use; past it, the plan of an
+    /// abbreviation with too large a code.
+    cached_len: usize,
 }
+
+/// Abbreviation codes up to this get a cached plan (compilers number them
+/// densely from 1); DIEs with larger codes are planned every time.
+const MAX_PLANNED_CODE: u64 = 1 << 16;
 
 /// Whether the walker ever looks at an attribute (others are skipped
 /// without being decoded).
@@ -59,13 +75,14 @@ impl<'input> Attrs<'input> {
     ) -> gimli::Result<()> {
         self.list.clear();
         let specs = abbrev.attributes();
+        let (start, len) = self.plan(abbrev);
+        let start = start as usize;
         // Unwanted attributes are skipped a run at a time: gimli then adds
         // up the sizes of fixed-size forms instead of stepping over each.
         let mut run_start = 0;
-        for (index, spec) in specs.iter().enumerate() {
-            if !is_wanted(spec.name()) {
-                continue;
-            }
+        for &index in self.wanted.get(start..start + len as usize).unwrap_or(&[]) {
+            let index = usize::from(index);
+            let Some(spec) = specs.get(index) else { break };
             if run_start < index {
                 entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
             }
@@ -84,6 +101,34 @@ impl<'input> Attrs<'input> {
             entries.skip_attributes(specs.get(run_start..).unwrap_or(&[]))?;
         }
         Ok(())
+    }
+
+    /// Where the wanted attribute indexes of `abbrev` are in `wanted`.
+    fn plan(&mut self, abbrev: &gimli::Abbreviation) -> (u32, u32) {
+        let code = abbrev.code();
+        let slot = usize::try_from(code).ok().filter(|_| code <= MAX_PLANNED_CODE);
+        if let Some(Some(plan)) = slot.and_then(|slot| self.plans.get(slot)) {
+            return *plan;
+        }
+        // An uncached plan is made again each time, after the cached ones.
+        self.wanted.truncate(self.cached_len);
+        let start = self.wanted.len() as u32;
+        for (index, spec) in abbrev.attributes().iter().enumerate() {
+            if let (true, Ok(index)) = (is_wanted(spec.name()), u16::try_from(index)) {
+                self.wanted.push(index);
+            }
+        }
+        let plan = (start, self.wanted.len() as u32 - start);
+        if let Some(slot) = slot {
+            if self.plans.len() <= slot {
+                self.plans.resize(slot + 1, None);
+            }
+            if let Some(entry) = self.plans.get_mut(slot) {
+                *entry = Some(plan);
+                self.cached_len = self.wanted.len();
+            }
+        }
+        plan
     }
 
     /// The value of `name`, if the DIE has it.
