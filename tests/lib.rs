@@ -1,2 +1,21 @@
-//! Helpers shared by the integration tests: running btfenc, pahole and
-//! bpftool, and loading BTF into the kernel.
+//! Helpers shared by the integration tests: where the fixtures and the
+//! built `btfenc` are, running btfenc, pahole and bpftool, reading
+//! bpftool's raw dump, and loading BTF into the kernel.
+//!
+//! ## API Structure
+//! - [`paths`]: the workspace, the fixtures and the `btfenc` binary.
+//! - [`tools`]: running programs and checking how they failed.
+//! - [`kernel`]: [`kernel_load_btf`], the `BPF_BTF_LOAD` syscall.
+//! - [`raw_dump`]: a reader for bpftool's raw text, so tests can state
+//!   facts about types without depending on type ids.
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
+pub mod kernel;
+pub mod paths;
+pub mod raw_dump;
+pub mod tools;
+
+pub use self::kernel::{kernel_load_btf, LoadResult};
+pub use self::paths::*;
+pub use self::tools::*;

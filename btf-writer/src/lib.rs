@@ -14,6 +14,7 @@
 #![deny(missing_debug_implementations)]
 
 pub mod dedup;
+mod error;
 pub mod diff;
 pub mod dump;
 pub mod lower;
@@ -23,4 +24,5 @@ pub mod strings;
 pub mod types;
 pub mod write;
 
+pub use self::error::*;
 pub use self::types::*;

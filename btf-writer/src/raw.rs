@@ -1,1 +1,601 @@
-//! TODO
+//! The BTF on-disk format, as specified by the kernel's
+//! `Documentation/bpf/btf.rst`. Every rule of the format lives here: the
+//! header, the `info` word, each kind's trailing records, the INT and member
+//! offset encodings, and the limits. The reader and the writer only move
+//! bytes according to these definitions.
+//!
+//! Layout (btf.rst section 2): a header, then (at offsets relative to the
+//! end of the header) a type section of variable-length records and a
+//! string section of NUL-terminated strings. Every record starts with the
+//! 12-byte `struct btf_type { name_off, info, size_or_type }`, followed by
+//! kind-specific data whose length depends on the kind and `vlen`.
+
+use crate::types::{Linkage, Type};
+
+/// `BTF_MAGIC`, read in the blob's own byte order (btf.rst 2.1).
+pub const MAGIC: u16 = 0xeb9f;
+/// The only version defined (btf.rst 2.1).
+pub const VERSION: u8 = 1;
+/// Size of the version 1 header: magic, version, flags, hdr_len and the
+/// offsets and lengths of the type and string sections.
+pub const HEADER_LEN: u32 = 24;
+/// Size of the longer header newer libbpf writes (pahole 1.31 output has
+/// it): two more u32s, `layout_off` and `layout_len`, for an optional kind
+/// layout section. Zero there means no such section.
+pub const HEADER_LEN_WITH_LAYOUT: u32 = 32;
+
+/// Size of `struct btf_type`, the common part of every record.
+pub const TYPE_RECORD_LEN: usize = 12;
+/// INT's trailing u32.
+pub const INT_DATA_LEN: usize = 4;
+/// `struct btf_array { type, index_type, nelems }`.
+pub const ARRAY_LEN: usize = 12;
+/// `struct btf_member { name_off, type, offset }`.
+pub const MEMBER_LEN: usize = 12;
+/// `struct btf_enum { name_off, val }`.
+pub const ENUM_VALUE_LEN: usize = 8;
+/// `struct btf_enum64 { name_off, val_lo32, val_hi32 }`.
+pub const ENUM64_VALUE_LEN: usize = 12;
+/// `struct btf_param { name_off, type }`.
+pub const PARAM_LEN: usize = 8;
+/// `struct btf_var { linkage }`.
+pub const VAR_LEN: usize = 4;
+/// `struct btf_var_secinfo { type, offset, size }`.
+pub const VAR_SECINFO_LEN: usize = 12;
+/// `struct btf_decl_tag { component_idx }`.
+pub const DECL_TAG_LEN: usize = 4;
+
+/// Largest `vlen`: it has 16 bits of `info`.
+pub const MAX_VLEN: u32 = 0xffff;
+/// Largest type id the kernel accepts (`BTF_MAX_TYPE`).
+pub const MAX_TYPE_ID: u32 = 0x000f_ffff;
+/// Largest string offset the kernel accepts (`BTF_MAX_NAME_OFFSET`). The
+/// format itself allows a u32, but BTF beyond this does not load.
+pub const MAX_NAME_OFFSET: u32 = 0x00ff_ffff;
+/// Largest bit offset of a member of a kind_flag aggregate: 24 bits, the
+/// top 8 bits holding the bitfield size.
+pub const MAX_BITFIELD_OFFSET: u32 = 0x00ff_ffff;
+/// INT bits (offset + width) cannot exceed 128 (`BITS_PER_U128`).
+pub const MAX_INT_BITS: u32 = 128;
+
+/// Mask of the `info` bits that have a meaning: vlen (0-15), kind (24-28),
+/// kind_flag (31). Bits 16-23 and 29-30 are unused and must be zero.
+pub const INFO_MASK: u32 = 0x9f00_ffff;
+/// Mask of the INT data bits that have a meaning: bits (0-7), offset
+/// (16-23), encoding (24-27).
+pub const INT_DATA_MASK: u32 = 0x0fff_00ff;
+
+/// `BTF_INT_SIGNED`, `BTF_INT_CHAR`, `BTF_INT_BOOL`; at most one is set.
+pub const INT_ENCODINGS: [u8; 4] = [0, 1, 2, 4];
+
+/// Byte order of a BTF blob. BTF is written in the target's byte order;
+/// readers detect it from the magic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Endian {
+    /// Little-endian (x86, arm64, ...).
+    #[default]
+    Little,
+    /// Big-endian (s390x, ...).
+    Big,
+}
+
+impl Endian {
+    /// The byte order of the machine running this code.
+    pub const fn native() -> Endian {
+        if cfg!(target_endian = "big") {
+            Endian::Big
+        } else {
+            Endian::Little
+        }
+    }
+
+    /// Decodes a u16.
+    #[inline]
+    pub fn u16(self, bytes: [u8; 2]) -> u16 {
+        match self {
+            Endian::Little => u16::from_le_bytes(bytes),
+            Endian::Big => u16::from_be_bytes(bytes),
+        }
+    }
+
+    /// Decodes a u32.
+    #[inline]
+    pub fn u32(self, bytes: [u8; 4]) -> u32 {
+        match self {
+            Endian::Little => u32::from_le_bytes(bytes),
+            Endian::Big => u32::from_be_bytes(bytes),
+        }
+    }
+
+    /// Encodes a u16.
+    #[inline]
+    pub fn u16_bytes(self, value: u16) -> [u8; 2] {
+        match self {
+            Endian::Little => value.to_le_bytes(),
+            Endian::Big => value.to_be_bytes(),
+        }
+    }
+
+    /// Encodes a u32.
+    #[inline]
+    pub fn u32_bytes(self, value: u32) -> [u8; 4] {
+        match self {
+            Endian::Little => value.to_le_bytes(),
+            Endian::Big => value.to_be_bytes(),
+        }
+    }
+
+    /// The byte order whose encoding of [`MAGIC`] is `bytes`.
+    pub fn from_magic(bytes: [u8; 2]) -> Option<Endian> {
+        if u16::from_le_bytes(bytes) == MAGIC {
+            Some(Endian::Little)
+        } else if u16::from_be_bytes(bytes) == MAGIC {
+            Some(Endian::Big)
+        } else {
+            None
+        }
+    }
+}
+
+/// `struct btf_header`. Offsets are relative to the end of the header
+/// (`hdr_len`), not to the start of the blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Header {
+    /// Always [`MAGIC`].
+    pub magic: u16,
+    /// Always [`VERSION`].
+    pub version: u8,
+    /// No flags are defined; must be 0.
+    pub flags: u8,
+    /// Length of the header, at least [`HEADER_LEN`].
+    pub hdr_len: u32,
+    /// Offset of the type section.
+    pub type_off: u32,
+    /// Length of the type section.
+    pub type_len: u32,
+    /// Offset of the string section.
+    pub str_off: u32,
+    /// Length of the string section.
+    pub str_len: u32,
+    /// Offset of the kind layout section (0 when absent or when the header
+    /// is only 24 bytes).
+    pub layout_off: u32,
+    /// Length of the kind layout section (0 when absent).
+    pub layout_len: u32,
+}
+
+impl Header {
+    /// The header of a blob with `type_len` bytes of types followed directly
+    /// by `str_len` bytes of strings, as pahole and libbpf lay it out.
+    pub fn new(type_len: u32, str_len: u32) -> Header {
+        Header {
+            magic: MAGIC,
+            version: VERSION,
+            flags: 0,
+            hdr_len: HEADER_LEN,
+            type_off: 0,
+            type_len,
+            str_off: type_len,
+            str_len,
+            layout_off: 0,
+            layout_len: 0,
+        }
+    }
+
+    /// Appends the encoding: `hdr_len` bytes, the layout fields only when
+    /// `hdr_len` has room for them, zeros past the fields defined.
+    pub fn write_to(&self, out: &mut Vec<u8>, endian: Endian) {
+        let start = out.len();
+        out.extend_from_slice(&endian.u16_bytes(self.magic));
+        out.push(self.version);
+        out.push(self.flags);
+        for field in [
+            self.hdr_len,
+            self.type_off,
+            self.type_len,
+            self.str_off,
+            self.str_len,
+        ] {
+            out.extend_from_slice(&endian.u32_bytes(field));
+        }
+        if self.hdr_len >= HEADER_LEN_WITH_LAYOUT {
+            out.extend_from_slice(&endian.u32_bytes(self.layout_off));
+            out.extend_from_slice(&endian.u32_bytes(self.layout_len));
+        }
+        out.resize(start + (self.hdr_len.max(HEADER_LEN) as usize), 0);
+    }
+}
+
+/// A BTF kind, the 5-bit field at bits 24-28 of `info` (btf.rst 2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Kind(pub u8);
+
+impl Kind {
+    /// Not a kind: id 0 is `void`, never written.
+    pub const UNKNOWN: Kind = Kind(0);
+    /// `BTF_KIND_INT`.
+    pub const INT: Kind = Kind(1);
+    /// `BTF_KIND_PTR`.
+    pub const PTR: Kind = Kind(2);
+    /// `BTF_KIND_ARRAY`.
+    pub const ARRAY: Kind = Kind(3);
+    /// `BTF_KIND_STRUCT`.
+    pub const STRUCT: Kind = Kind(4);
+    /// `BTF_KIND_UNION`.
+    pub const UNION: Kind = Kind(5);
+    /// `BTF_KIND_ENUM`.
+    pub const ENUM: Kind = Kind(6);
+    /// `BTF_KIND_FWD`.
+    pub const FWD: Kind = Kind(7);
+    /// `BTF_KIND_TYPEDEF`.
+    pub const TYPEDEF: Kind = Kind(8);
+    /// `BTF_KIND_VOLATILE`.
+    pub const VOLATILE: Kind = Kind(9);
+    /// `BTF_KIND_CONST`.
+    pub const CONST: Kind = Kind(10);
+    /// `BTF_KIND_RESTRICT`.
+    pub const RESTRICT: Kind = Kind(11);
+    /// `BTF_KIND_FUNC`.
+    pub const FUNC: Kind = Kind(12);
+    /// `BTF_KIND_FUNC_PROTO`.
+    pub const FUNC_PROTO: Kind = Kind(13);
+    /// `BTF_KIND_VAR`.
+    pub const VAR: Kind = Kind(14);
+    /// `BTF_KIND_DATASEC`.
+    pub const DATASEC: Kind = Kind(15);
+    /// `BTF_KIND_FLOAT`.
+    pub const FLOAT: Kind = Kind(16);
+    /// `BTF_KIND_DECL_TAG`.
+    pub const DECL_TAG: Kind = Kind(17);
+    /// `BTF_KIND_TYPE_TAG`.
+    pub const TYPE_TAG: Kind = Kind(18);
+    /// `BTF_KIND_ENUM64`.
+    pub const ENUM64: Kind = Kind(19);
+    /// The largest kind defined.
+    pub const MAX: Kind = Kind::ENUM64;
+
+    /// Whether this is one of the kinds 1..=19.
+    pub fn is_known(self) -> bool {
+        (Kind::INT.0..=Kind::MAX.0).contains(&self.0)
+    }
+
+    /// The name bpftool prints for this kind ("INT", "PTR", ...), or
+    /// "UNKNOWN".
+    pub fn name(self) -> &'static str {
+        const NAMES: [&str; 20] = [
+            "UNKNOWN",
+            "INT",
+            "PTR",
+            "ARRAY",
+            "STRUCT",
+            "UNION",
+            "ENUM",
+            "FWD",
+            "TYPEDEF",
+            "VOLATILE",
+            "CONST",
+            "RESTRICT",
+            "FUNC",
+            "FUNC_PROTO",
+            "VAR",
+            "DATASEC",
+            "FLOAT",
+            "DECL_TAG",
+            "TYPE_TAG",
+            "ENUM64",
+        ];
+        NAMES.get(usize::from(self.0)).copied().unwrap_or("UNKNOWN")
+    }
+
+    /// The kind of a model type.
+    pub fn of(ty: &Type<'_>) -> Kind {
+        match ty {
+            Type::Int(_) => Kind::INT,
+            Type::Ptr(_) => Kind::PTR,
+            Type::Array(_) => Kind::ARRAY,
+            Type::Struct(_) => Kind::STRUCT,
+            Type::Union(_) => Kind::UNION,
+            Type::Enum(_) => Kind::ENUM,
+            Type::Fwd(_) => Kind::FWD,
+            Type::Typedef(_) => Kind::TYPEDEF,
+            Type::Volatile(_) => Kind::VOLATILE,
+            Type::Const(_) => Kind::CONST,
+            Type::Restrict(_) => Kind::RESTRICT,
+            Type::Func(_) => Kind::FUNC,
+            Type::FuncProto(_) => Kind::FUNC_PROTO,
+            Type::Var(_) => Kind::VAR,
+            Type::Datasec(_) => Kind::DATASEC,
+            Type::Float(_) => Kind::FLOAT,
+            Type::DeclTag(_) => Kind::DECL_TAG,
+            Type::TypeTag(_) => Kind::TYPE_TAG,
+            Type::Enum64(_) => Kind::ENUM64,
+        }
+    }
+
+    /// Bytes that follow the 12-byte `btf_type` for a record of this kind
+    /// with `vlen` entries; `None` for an unknown kind.
+    pub fn trailing_len(self, vlen: u32) -> Option<usize> {
+        let vlen = vlen as usize;
+        Some(match self {
+            Kind::INT => INT_DATA_LEN,
+            Kind::ARRAY => ARRAY_LEN,
+            Kind::STRUCT | Kind::UNION => vlen * MEMBER_LEN,
+            Kind::ENUM => vlen * ENUM_VALUE_LEN,
+            Kind::ENUM64 => vlen * ENUM64_VALUE_LEN,
+            Kind::FUNC_PROTO => vlen * PARAM_LEN,
+            Kind::VAR => VAR_LEN,
+            Kind::DATASEC => vlen * VAR_SECINFO_LEN,
+            Kind::DECL_TAG => DECL_TAG_LEN,
+            Kind::PTR
+            | Kind::FWD
+            | Kind::TYPEDEF
+            | Kind::VOLATILE
+            | Kind::CONST
+            | Kind::RESTRICT
+            | Kind::FUNC
+            | Kind::FLOAT
+            | Kind::TYPE_TAG => 0,
+            _ => return None,
+        })
+    }
+
+    /// Whether `vlen` counts trailing entries for this kind (for FUNC it
+    /// holds the linkage instead; for the rest it must be 0).
+    pub fn has_entries(self) -> bool {
+        matches!(
+            self,
+            Kind::STRUCT
+                | Kind::UNION
+                | Kind::ENUM
+                | Kind::ENUM64
+                | Kind::FUNC_PROTO
+                | Kind::DATASEC
+        )
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The name bpftool prints for the kind of `ty`.
+pub fn kind_name(ty: &Type<'_>) -> &'static str {
+    Kind::of(ty).name()
+}
+
+/// The name of `ty`, "" for kinds without one (PTR, ARRAY, CONST, ...) and
+/// for anonymous types. For TYPE_TAG and DECL_TAG it is the tag value.
+pub fn type_name<'a>(ty: &Type<'a>) -> &'a str {
+    match ty {
+        Type::Int(t) => t.name,
+        Type::Struct(t) | Type::Union(t) => t.name,
+        Type::Enum(t) | Type::Enum64(t) => t.name,
+        Type::Fwd(t) => t.name,
+        Type::Typedef(t) | Type::TypeTag(t) => t.name,
+        Type::Func(t) | Type::Var(t) => t.name,
+        Type::Datasec(t) => t.name,
+        Type::Float(t) => t.name,
+        Type::DeclTag(t) => t.name,
+        Type::Ptr(_)
+        | Type::Array(_)
+        | Type::Volatile(_)
+        | Type::Const(_)
+        | Type::Restrict(_)
+        | Type::FuncProto(_) => "",
+    }
+}
+
+/// Encodes `info`: vlen in bits 0-15, kind in bits 24-28, kind_flag in
+/// bit 31.
+#[inline]
+pub fn info(kind: Kind, vlen: u16, kind_flag: bool) -> u32 {
+    (u32::from(kind_flag) << 31) | (u32::from(kind.0 & 0x1f) << 24) | u32::from(vlen)
+}
+
+/// The kind field of `info`.
+#[inline]
+pub fn info_kind(info: u32) -> Kind {
+    Kind(((info >> 24) & 0x1f) as u8)
+}
+
+/// The vlen field of `info`.
+#[inline]
+pub fn info_vlen(info: u32) -> u16 {
+    (info & 0xffff) as u16
+}
+
+/// The kind_flag bit of `info`.
+#[inline]
+pub fn info_kind_flag(info: u32) -> bool {
+    info >> 31 != 0
+}
+
+/// Encodes INT's trailing u32: encoding in bits 24-27, offset in 16-23,
+/// bits in 0-7.
+#[inline]
+pub fn int_data(encoding: u8, offset: u8, bits: u8) -> u32 {
+    (u32::from(encoding & 0x0f) << 24) | (u32::from(offset) << 16) | u32::from(bits)
+}
+
+/// `BTF_INT_ENCODING`.
+#[inline]
+pub fn int_encoding(data: u32) -> u8 {
+    ((data >> 24) & 0x0f) as u8
+}
+
+/// `BTF_INT_OFFSET`.
+#[inline]
+pub fn int_offset(data: u32) -> u8 {
+    ((data >> 16) & 0xff) as u8
+}
+
+/// `BTF_INT_BITS`.
+#[inline]
+pub fn int_bits(data: u32) -> u8 {
+    (data & 0xff) as u8
+}
+
+/// Checks an INT against the kernel's rules (btf.rst 2.2.1): one encoding
+/// at most, offset + bits at most 128 and within `size` bytes. Returns what
+/// is wrong.
+pub fn check_int(size: u32, encoding: u8, offset: u8, bits: u8) -> Result<(), &'static str> {
+    if !INT_ENCODINGS.contains(&encoding) {
+        return Err("encoding is not one of none, SIGNED, CHAR, BOOL");
+    }
+    let used_bits = u32::from(offset) + u32::from(bits);
+    if used_bits > MAX_INT_BITS {
+        return Err("offset + bits exceed 128");
+    }
+    if used_bits.div_ceil(8) > size {
+        return Err("offset + bits exceed the size");
+    }
+    Ok(())
+}
+
+/// Encodes a member's `offset` field. Without kind_flag it is the bit
+/// offset; with kind_flag the bitfield size takes bits 24-31 and the bit
+/// offset bits 0-23 (btf.rst 2.2.4). `None` when it does not fit.
+#[inline]
+pub fn member_offset(kind_flag: bool, bitfield_size: u8, bit_offset: u32) -> Option<u32> {
+    if kind_flag {
+        if bit_offset > MAX_BITFIELD_OFFSET {
+            return None;
+        }
+        Some((u32::from(bitfield_size) << 24) | bit_offset)
+    } else if bitfield_size != 0 {
+        None
+    } else {
+        Some(bit_offset)
+    }
+}
+
+/// Decodes a member's `offset` field into (bitfield size, bit offset).
+#[inline]
+pub fn member_bitfield(kind_flag: bool, offset: u32) -> (u8, u32) {
+    if kind_flag {
+        ((offset >> 24) as u8, offset & MAX_BITFIELD_OFFSET)
+    } else {
+        (0, offset)
+    }
+}
+
+/// The on-disk value of a linkage (the same numbers for FUNC's
+/// `btf_func_linkage` and VAR's `BTF_VAR_*`).
+#[inline]
+pub fn linkage_value(linkage: Linkage) -> u32 {
+    match linkage {
+        Linkage::Static => 0,
+        Linkage::Global => 1,
+        Linkage::Extern => 2,
+    }
+}
+
+/// Decodes a linkage value.
+#[inline]
+pub fn linkage_from_value(value: u32) -> Option<Linkage> {
+    match value {
+        0 => Some(Linkage::Static),
+        1 => Some(Linkage::Global),
+        2 => Some(Linkage::Extern),
+        _ => None,
+    }
+}
+
+/// Whether an ENUM (32-bit) can hold `value`: libbpf's `btf__add_enum_value`
+/// accepts `i32::MIN..=u32::MAX`, the value taken as an i64.
+#[inline]
+pub fn enum_value_fits(value: u64) -> bool {
+    let v = value as i64;
+    (i64::from(i32::MIN)..=i64::from(u32::MAX)).contains(&v)
+}
+
+/// Widens a 32-bit ENUM value to the model's u64: sign-extended for a
+/// signed enum, zero-extended otherwise. The inverse of keeping the low 32
+/// bits, for every value [`enum_value_fits`] accepts with a matching
+/// signedness.
+#[inline]
+pub fn enum_value_widen(value: u32, signed: bool) -> u64 {
+    if signed {
+        i64::from(value as i32) as u64
+    } else {
+        u64::from(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_fields_follow_btf_rst() {
+        // btf.rst: bits 0-15 vlen, 24-28 kind, 31 kind_flag.
+        let i = info(Kind::STRUCT, 3, true);
+        assert_eq!(i, 0x8400_0003);
+        assert_eq!(info_kind(i), Kind::STRUCT);
+        assert_eq!(info_vlen(i), 3);
+        assert!(info_kind_flag(i));
+        assert_eq!(i & !INFO_MASK, 0);
+        assert_eq!(info(Kind::ENUM64, 0xffff, false), 0x1300_ffff);
+    }
+
+    #[test]
+    fn int_data_fields_follow_btf_rst() {
+        // btf.rst: encoding 0x0f000000, offset 0x00ff0000, bits 0x000000ff.
+        let d = int_data(1, 2, 30);
+        assert_eq!(d, 0x0102_001e);
+        assert_eq!((int_encoding(d), int_offset(d), int_bits(d)), (1, 2, 30));
+        assert_eq!(d & !INT_DATA_MASK, 0);
+    }
+
+    #[test]
+    fn int_rules() {
+        assert!(check_int(4, 1, 0, 32).is_ok());
+        assert!(check_int(16, 0, 0, 128).is_ok());
+        assert!(check_int(1, 4, 0, 1).is_ok());
+        assert!(check_int(4, 3, 0, 32).is_err());
+        assert!(check_int(4, 0, 1, 32).is_err());
+        assert!(check_int(32, 0, 1, 128).is_err());
+    }
+
+    #[test]
+    fn member_offset_with_and_without_kind_flag() {
+        assert_eq!(member_offset(true, 3, 17), Some(0x0300_0011));
+        assert_eq!(member_bitfield(true, 0x0300_0011), (3, 17));
+        assert_eq!(member_offset(true, 0, 1 << 24), None);
+        assert_eq!(member_offset(false, 0, 1 << 24), Some(1 << 24));
+        assert_eq!(member_offset(false, 1, 0), None);
+        assert_eq!(member_bitfield(false, 0xff00_0000), (0, 0xff00_0000));
+    }
+
+    #[test]
+    fn kinds_and_names() {
+        assert_eq!(Kind::INT.name(), "INT");
+        assert_eq!(Kind::FUNC_PROTO.name(), "FUNC_PROTO");
+        assert_eq!(Kind::ENUM64.name(), "ENUM64");
+        assert_eq!(Kind(20).name(), "UNKNOWN");
+        assert!(!Kind(0).is_known() && !Kind(20).is_known() && Kind(19).is_known());
+        assert_eq!(Kind::STRUCT.trailing_len(2), Some(24));
+        assert_eq!(Kind::ENUM64.trailing_len(2), Some(24));
+        assert_eq!(Kind::FUNC.trailing_len(2), Some(0));
+        assert_eq!(Kind(25).trailing_len(0), None);
+    }
+
+    #[test]
+    fn enum_value_range_is_libbpf_s() {
+        assert!(enum_value_fits(u64::from(u32::MAX)));
+        assert!(enum_value_fits(i64::from(i32::MIN) as u64));
+        assert!(!enum_value_fits(1 << 32));
+        assert!(!enum_value_fits((i64::from(i32::MIN) - 1) as u64));
+        assert_eq!(enum_value_widen(0xffff_ffff, true), u64::MAX);
+        assert_eq!(enum_value_widen(0xffff_ffff, false), 0xffff_ffff);
+    }
+
+    #[test]
+    fn magic_detects_byte_order() {
+        assert_eq!(Endian::from_magic([0x9f, 0xeb]), Some(Endian::Little));
+        assert_eq!(Endian::from_magic([0xeb, 0x9f]), Some(Endian::Big));
+        assert_eq!(Endian::from_magic([0, 0]), None);
+    }
+}

@@ -1,1 +1,479 @@
-//! TODO
+//! Opening an ELF file and handing out its DWARF and symbol facts.
+//!
+//! The file is memory-mapped; sections are borrowed from the map when they
+//! can be used as they are, and copied only when they must change:
+//! `SHF_COMPRESSED` sections are inflated and relocatable files' debug
+//! sections get their relocations applied. The copies live inside the
+//! [`ElfFile`], so everything handed out borrows from it alone.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, SymbolSection};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::reloc;
+use crate::symbols::{DataSymbol, FuncSymbol, SectionInfo, SymbolFacts};
+
+/// The reader every DWARF section is read through.
+pub type Reader<'input> = gimli::EndianSlice<'input, gimli::RunTimeEndian>;
+
+/// A compilation (or type) unit header, as listed by [`Dwarf::units`].
+pub type UnitHeader<'input> = gimli::UnitHeader<Reader<'input>>;
+
+/// The ELF object type, as far as DWARF reading cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElfKind {
+    /// `ET_EXEC` (vmlinux).
+    Executable,
+    /// `ET_DYN` (shared objects, PIE).
+    Shared,
+    /// `ET_REL` (`.o`, `.ko`): debug sections need relocating.
+    Relocatable,
+}
+
+/// The bytes of the file: normally a map, a buffer for in-memory inputs.
+enum Storage {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Map(map) => map,
+            Storage::Owned(vec) => vec,
+        }
+    }
+}
+
+/// Debug sections that had to be copied (decompressed or relocated).
+#[derive(Debug, Default)]
+struct OwnedSections {
+    by_id: Vec<(gimli::SectionId, Box<[u8]>)>,
+}
+
+/// An opened ELF file.
+pub struct ElfFile {
+    path: PathBuf,
+    storage: Storage,
+    endian: gimli::RunTimeEndian,
+    is_64: bool,
+    machine: u16,
+    kind: ElfKind,
+    owned: OnceLock<Result<OwnedSections>>,
+}
+
+impl std::fmt::Debug for ElfFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ElfFile")
+            .field("path", &self.path)
+            .field("len", &self.storage.bytes().len())
+            .field("endian", &self.endian)
+            .field("is_64", &self.is_64)
+            .field("machine", &self.machine)
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+/// The DWARF of one [`ElfFile`], ready to be walked unit by unit from
+/// several threads (it is `Sync`).
+#[derive(Debug)]
+pub struct Dwarf<'input> {
+    /// The gimli view of all DWARF sections.
+    pub gimli: gimli::Dwarf<Reader<'input>>,
+    units: Vec<UnitHeader<'input>>,
+    path: &'input Path,
+    machine: u16,
+    big_endian: bool,
+}
+
+impl<'input> Dwarf<'input> {
+    /// Every unit header of `.debug_info`, in section order.
+    pub fn units(&self) -> &[UnitHeader<'input>] {
+        &self.units
+    }
+
+    /// The file this DWARF came from, for error messages.
+    pub fn path(&self) -> &'input Path {
+        self.path
+    }
+
+    /// `e_machine` of the file (decides the parameter registers).
+    pub fn machine(&self) -> u16 {
+        self.machine
+    }
+
+    /// Whether the file's data is big-endian.
+    pub fn is_big_endian(&self) -> bool {
+        self.big_endian
+    }
+
+    /// Whether some DIE may refer into another unit (`DW_FORM_ref_addr`
+    /// in an abbreviation, as LTO output has): such units must be walked
+    /// together with [`crate::walk::walk_units`]. Abbreviation codes are
+    /// scanned from 1 while they are dense, as gcc and clang number them.
+    pub fn has_cross_unit_references(&self) -> Result<bool> {
+        let mut seen = std::collections::HashSet::new();
+        for header in &self.units {
+            if !seen.insert(header.debug_abbrev_offset()) {
+                continue;
+            }
+            let abbreviations = self.gimli.abbreviations(header).map_err(|err| {
+                Error::new(self.path, ErrorKind::Dwarf(err))
+                    .at(".debug_abbrev", header.debug_abbrev_offset().0 as u64)
+            })?;
+            let mut code = 1;
+            while let Some(abbreviation) = abbreviations.get(code) {
+                if abbreviation
+                    .attributes()
+                    .iter()
+                    .any(|spec| spec.form() == gimli::DW_FORM_ref_addr)
+                {
+                    return Ok(true);
+                }
+                code += 1;
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// The debug sections that may need a copy (compressed or relocated).
+/// Split-DWARF `.dwo` sections are not read.
+const DWARF_SECTIONS: [gimli::SectionId; 14] = [
+    gimli::SectionId::DebugAbbrev,
+    gimli::SectionId::DebugAddr,
+    gimli::SectionId::DebugAranges,
+    gimli::SectionId::DebugInfo,
+    gimli::SectionId::DebugLine,
+    gimli::SectionId::DebugLineStr,
+    gimli::SectionId::DebugLoc,
+    gimli::SectionId::DebugLocLists,
+    gimli::SectionId::DebugRanges,
+    gimli::SectionId::DebugRngLists,
+    gimli::SectionId::DebugStr,
+    gimli::SectionId::DebugStrOffsets,
+    gimli::SectionId::DebugTypes,
+    gimli::SectionId::DebugMacro,
+];
+
+impl ElfFile {
+    /// Maps and checks `path`: it must be an ELF executable, shared object
+    /// or relocatable file, of either class and byte order.
+    pub fn open(path: impl AsRef<Path>) -> Result<ElfFile> {
+        let path = path.as_ref();
+        let io_error = |err: std::io::Error| Error::new(path, ErrorKind::Io(err.to_string()));
+        let file = File::open(path).map_err(io_error)?;
+        // SAFETY: the map is only read. Like every mmap user, we rely on the
+        // file not being truncated or rewritten while it is mapped; the
+        // inputs (vmlinux, modules, objects) are build outputs at rest.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error)?;
+        ElfFile::from_storage(path.to_path_buf(), Storage::Map(map))
+    }
+
+    /// Reads an ELF image already in memory; `path` is only used in error
+    /// messages.
+    pub fn from_bytes(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<ElfFile> {
+        ElfFile::from_storage(path.into(), Storage::Owned(bytes))
+    }
+
+    fn from_storage(path: PathBuf, storage: Storage) -> Result<ElfFile> {
+        let bytes = storage.bytes();
+        let kind =
+            object::FileKind::parse(bytes).map_err(|_| Error::new(&path, ErrorKind::NotElf))?;
+        let is_64 = match kind {
+            object::FileKind::Elf32 => false,
+            object::FileKind::Elf64 => true,
+            _ => return Err(Error::new(&path, ErrorKind::NotElf)),
+        };
+        let parsed = object::File::parse(bytes)
+            .map_err(|err| Error::new(&path, ErrorKind::Malformed(err.to_string())))?;
+        let endian = if parsed.is_little_endian() {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let kind = match parsed.kind() {
+            object::ObjectKind::Executable => ElfKind::Executable,
+            object::ObjectKind::Dynamic => ElfKind::Shared,
+            object::ObjectKind::Relocatable => ElfKind::Relocatable,
+            other => {
+                return Err(Error::new(
+                    &path,
+                    ErrorKind::UnsupportedElf(format!("object kind {other:?}")),
+                ))
+            }
+        };
+        let machine = e_machine(&parsed);
+        drop(parsed);
+        Ok(ElfFile {
+            path,
+            storage,
+            endian,
+            is_64,
+            machine,
+            kind,
+            owned: OnceLock::new(),
+        })
+    }
+
+    /// The path the file was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The raw bytes of the whole file.
+    pub fn bytes(&self) -> &[u8] {
+        self.storage.bytes()
+    }
+
+    /// `e_machine`.
+    pub fn machine(&self) -> u16 {
+        self.machine
+    }
+
+    /// `ELFCLASS64` rather than `ELFCLASS32`.
+    pub fn is_64(&self) -> bool {
+        self.is_64
+    }
+
+    /// Data byte order.
+    pub fn is_big_endian(&self) -> bool {
+        matches!(self.endian, gimli::RunTimeEndian::Big)
+    }
+
+    /// Executable, shared object or relocatable.
+    pub fn kind(&self) -> ElfKind {
+        self.kind
+    }
+
+    fn object(&self) -> Result<object::File<'_>> {
+        object::File::parse(self.storage.bytes())
+            .map_err(|err| Error::new(&self.path, ErrorKind::Malformed(err.to_string())))
+    }
+
+    fn malformed(&self, section: &'static str, err: impl std::fmt::Display) -> Error {
+        Error::new(&self.path, ErrorKind::Malformed(err.to_string())).in_section(section)
+    }
+
+    /// The uncompressed contents of a section by name, or `None` when the
+    /// file has no such section. Relocations are not applied (use
+    /// [`ElfFile::dwarf`] for debug sections).
+    pub fn section_data(&self, name: &str) -> Result<Option<std::borrow::Cow<'_, [u8]>>> {
+        let file = self.object()?;
+        let Some(section) = file.section_by_name(name) else {
+            return Ok(None);
+        };
+        let data = section.uncompressed_data().map_err(|err| {
+            Error::new(
+                &self.path,
+                ErrorKind::Malformed(format!("section {name}: {err}")),
+            )
+        })?;
+        Ok(Some(data))
+    }
+
+    /// Decompresses and relocates, once, the debug sections that need it.
+    fn owned_sections(&self) -> Result<&OwnedSections> {
+        let result = self.owned.get_or_init(|| self.load_owned_sections());
+        result.as_ref().map_err(Clone::clone)
+    }
+
+    fn load_owned_sections(&self) -> Result<OwnedSections> {
+        let file = self.object()?;
+        let mut owned = OwnedSections::default();
+        for id in DWARF_SECTIONS {
+            let name = id.name();
+            let Some(section) = file.section_by_name(name) else {
+                continue;
+            };
+            let compressed = section
+                .compressed_data()
+                .map_err(|err| self.malformed(name, err))?
+                .format
+                != object::CompressionFormat::None;
+            let relocated =
+                self.kind == ElfKind::Relocatable && section.relocations().next().is_some();
+            if !compressed && !relocated {
+                continue;
+            }
+            let mut data = section
+                .uncompressed_data()
+                .map_err(|err| self.malformed(name, err))?
+                .into_owned()
+                .into_boxed_slice();
+            if relocated {
+                reloc::apply_relocations(&file, &section, &mut data, self.is_big_endian())
+                    .map_err(|msg| {
+                        Error::new(&self.path, ErrorKind::Relocation(msg)).in_section(name)
+                    })?;
+            }
+            owned.by_id.push((id, data));
+        }
+        Ok(owned)
+    }
+
+    /// The file's DWARF: all sections loaded (decompressed, relocated) and
+    /// every unit header listed. Fails if there is no `.debug_info`.
+    pub fn dwarf(&self) -> Result<Dwarf<'_>> {
+        let owned = self.owned_sections()?;
+        let file = self.object()?;
+        if file.section_by_name(".debug_info").is_none() {
+            return Err(Error::new(&self.path, ErrorKind::NoDwarf));
+        }
+        // gcc's -fdebug-types-section puts DWARF 5 type units in COMDAT
+        // copies of .debug_info; reading only the first copy would lose the
+        // compile unit without a word.
+        let copies = file
+            .sections()
+            .filter(|section| {
+                let name = section.name().unwrap_or("");
+                name == ".debug_info" || name == ".zdebug_info"
+            })
+            .count();
+        if copies > 1 {
+            return Err(Error::new(
+                &self.path,
+                ErrorKind::UnsupportedDwarf(format!(
+                    "{copies} .debug_info sections (type units in COMDAT groups, \
+                     from -fdebug-types-section?)"
+                )),
+            )
+            .in_section(".debug_info"));
+        }
+        let load = |id: gimli::SectionId| -> Result<Reader<'_>> {
+            if let Some((_, data)) = owned.by_id.iter().find(|(owned_id, _)| *owned_id == id) {
+                return Ok(gimli::EndianSlice::new(data, self.endian));
+            }
+            let name = id.name();
+            let data: &[u8] = match file.section_by_name(name) {
+                // Not in `owned`, so neither compressed nor relocated:
+                // borrowing from the map is exact.
+                Some(section) => section.data().map_err(|err| self.malformed(name, err))?,
+                None => &[],
+            };
+            Ok(gimli::EndianSlice::new(data, self.endian))
+        };
+        let mut gimli_dwarf = gimli::Dwarf::load(load)?;
+        // Kernel CUs mostly own their abbreviation tables; only tables
+        // shared by several units are worth caching.
+        gimli_dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+        let mut units = Vec::new();
+        let mut iter = gimli_dwarf.units();
+        loop {
+            let offset = iter_offset(&units);
+            match iter.next() {
+                Ok(Some(header)) => units.push(header),
+                Ok(None) => break,
+                Err(err) => {
+                    return Err(
+                        Error::new(&self.path, ErrorKind::Dwarf(err)).at(".debug_info", offset)
+                    )
+                }
+            }
+        }
+        Ok(Dwarf {
+            gimli: gimli_dwarf,
+            units,
+            path: &self.path,
+            machine: self.machine,
+            big_endian: self.is_big_endian(),
+        })
+    }
+
+    /// The `STT_FUNC`/`STT_OBJECT` symbols and the section table.
+    pub fn symbols(&self) -> Result<SymbolFacts<'_>> {
+        let file = self.object()?;
+        let mut facts = SymbolFacts::default();
+        for section in file.sections() {
+            let Ok(name) = section.name() else { continue };
+            let info = SectionInfo {
+                index: section.index().0,
+                name,
+                address: section.address(),
+                size: section.size(),
+            };
+            if name == ".data..percpu" {
+                facts.percpu = Some(info);
+            }
+            facts.sections.entry(name).or_insert(info);
+        }
+        for symbol in file.symbols() {
+            let kind = symbol.kind();
+            if kind != SymbolKind::Text && kind != SymbolKind::Data {
+                continue;
+            }
+            if !is_func_or_object(&symbol) {
+                continue;
+            }
+            // Names that are not UTF-8 cannot become BTF names anyway.
+            let Ok(name) = symbol.name() else { continue };
+            let section_index = match symbol.section() {
+                SymbolSection::Section(SectionIndex(index)) => index,
+                SymbolSection::Absolute => usize::from(object::elf::SHN_ABS.0),
+                SymbolSection::Common => usize::from(object::elf::SHN_COMMON.0),
+                _ => 0,
+            };
+            let global = symbol.is_global() || symbol.is_weak();
+            if kind == SymbolKind::Text {
+                facts.functions.push(FuncSymbol {
+                    name,
+                    address: symbol.address(),
+                    size: symbol.size(),
+                    section_index,
+                    global,
+                });
+            } else {
+                facts.data.push(DataSymbol {
+                    name,
+                    address: symbol.address(),
+                    size: symbol.size(),
+                    section_index,
+                    global,
+                });
+            }
+        }
+        // Total orders (every field is a key), so that equal-looking
+        // symbols cannot come out in an order that depends on the sort.
+        facts
+            .functions
+            .sort_unstable_by_key(|f| (f.name, f.address, f.size, f.section_index, f.global));
+        facts
+            .data
+            .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
+        Ok(facts)
+    }
+}
+
+/// Offset in `.debug_info` of the unit after the ones already read.
+fn iter_offset(units: &[UnitHeader<'_>]) -> u64 {
+    units
+        .last()
+        .map(|last| last.offset().0 as u64 + last.length_including_self() as u64)
+        .unwrap_or(0)
+}
+
+/// object's `SymbolKind::Text`/`Data` also cover `STT_GNU_IFUNC`,
+/// `STT_COMMON` and `STT_TLS`; the selection rules want exactly
+/// `STT_FUNC` and `STT_OBJECT`.
+fn is_func_or_object(symbol: &object::Symbol<'_, '_>) -> bool {
+    match symbol.flags() {
+        object::SymbolFlags::Elf { st_info, .. } => {
+            let st_type = st_info.st_type();
+            st_type == object::elf::STT_FUNC || st_type == object::elf::STT_OBJECT
+        }
+        _ => false,
+    }
+}
+
+fn e_machine(file: &object::File<'_>) -> u16 {
+    use object::read::elf::FileHeader;
+    match file {
+        object::File::Elf32(elf) => elf.elf_header().e_machine(elf.endian()).0,
+        object::File::Elf64(elf) => elf.elf_header().e_machine(elf.endian()).0,
+        _ => 0,
+    }
+}

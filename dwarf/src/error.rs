@@ -1,1 +1,140 @@
-//! TODO
+//! The crate's one error type: which file, where in it, and what is wrong.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, without the "where".
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The file could not be opened or mapped.
+    Io(String),
+    /// The file is not an ELF file.
+    NotElf,
+    /// An ELF file of a type or layout this crate does not read.
+    UnsupportedElf(String),
+    /// The ELF headers or a section could not be parsed.
+    Malformed(String),
+    /// The file has no `.debug_info` section.
+    NoDwarf,
+    /// A relocation that cannot be applied to a debug section.
+    Relocation(String),
+    /// gimli could not parse the DWARF.
+    Dwarf(gimli::Error),
+    /// Well-formed DWARF that uses something this crate does not support
+    /// (cross-unit references, type units, ...).
+    UnsupportedDwarf(String),
+    /// DWARF that is structurally valid but makes no sense (a string that
+    /// is not UTF-8, a size that does not fit, ...).
+    InvalidDwarf(String),
+}
+
+/// An error, with the file, section and offset it happened at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    path: Arc<Path>,
+    section: Option<&'static str>,
+    offset: Option<u64>,
+    kind: ErrorKind,
+}
+
+impl Error {
+    /// An error about `path` as a whole.
+    pub fn new(path: &Path, kind: ErrorKind) -> Error {
+        Error {
+            path: Arc::from(path),
+            section: None,
+            offset: None,
+            kind,
+        }
+    }
+
+    /// The same error, located at `offset` in `section`.
+    pub fn at(mut self, section: &'static str, offset: u64) -> Error {
+        self.section = Some(section);
+        self.offset = Some(offset);
+        self
+    }
+
+    /// The same error, located in `section` (offset unknown).
+    pub fn in_section(mut self, section: &'static str) -> Error {
+        self.section = Some(section);
+        self
+    }
+
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The section the error is in, when known.
+    pub fn section(&self) -> Option<&'static str> {
+        self.section
+    }
+
+    /// The offset in [`Error::section`] (a DIE offset for `.debug_info`).
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Io(msg) => write!(f, "cannot read: {msg}"),
+            ErrorKind::NotElf => f.write_str("not an ELF file"),
+            ErrorKind::UnsupportedElf(msg) => write!(f, "unsupported ELF file: {msg}"),
+            ErrorKind::Malformed(msg) => write!(f, "truncated or corrupt ELF: {msg}"),
+            ErrorKind::NoDwarf => f.write_str("no DWARF debug info (no .debug_info section)"),
+            ErrorKind::Relocation(msg) => write!(f, "cannot relocate debug info: {msg}"),
+            ErrorKind::Dwarf(err) => write!(f, "corrupt DWARF: {err}"),
+            ErrorKind::UnsupportedDwarf(msg) => write!(f, "unsupported DWARF: {msg}"),
+            ErrorKind::InvalidDwarf(msg) => write!(f, "invalid DWARF: {msg}"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        match (self.section, self.offset) {
+            (Some(section), Some(offset)) => write!(f, ": {section} at {offset:#x}")?,
+            (Some(section), None) => write!(f, ": {section}")?,
+            _ => {}
+        }
+        write!(f, ": {}", self.kind)
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_file_section_and_offset() {
+        let err = Error::new(Path::new("/x/a.ko"), ErrorKind::NoDwarf);
+        assert_eq!(
+            err.to_string(),
+            "/x/a.ko: no DWARF debug info (no .debug_info section)"
+        );
+        let err = Error::new(Path::new("a.o"), ErrorKind::InvalidDwarf("bad".into()))
+            .at(".debug_info", 0x2a);
+        assert_eq!(
+            err.to_string(),
+            "a.o: .debug_info at 0x2a: invalid DWARF: bad"
+        );
+        assert_eq!(err.offset(), Some(0x2a));
+        assert_eq!(err.path(), Path::new("a.o"));
+    }
+}

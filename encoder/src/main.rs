@@ -1,2 +1,42 @@
-//! btfenc: DWARF to BTF, a drop-in replacement for `pahole -J`.
-fn main() {}
+/*!
+btfenc: DWARF to BTF, a drop-in replacement for `pahole -J`.
+
+`main` only maps `run`'s result to an exit status: 0 on success, 1 when
+`diff` finds differences, 2 on any error (printed on one line, naming the
+file and the problem).
+*/
+
+mod args;
+mod commands;
+mod config;
+mod inputs;
+mod output;
+mod pipeline;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let argv = args::normalize_argv(std::env::args_os());
+    let invoked_as = argv
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name().map(|f| f.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let cli = match args::Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/usage itself; usage errors exit 2 like pahole's argp.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match commands::run(cli, &invoked_as) {
+        Ok(code) => code,
+        Err(err) => {
+            let text = format!("{err:#}").replace('\n', " ");
+            eprintln!("btfenc: {text}");
+            ExitCode::from(2)
+        }
+    }
+}

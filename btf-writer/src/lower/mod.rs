@@ -1,1 +1,453 @@
-//! TODO
+//! DWARF model → BTF, with pahole's rules.
+//!
+//! ## API Structure
+//! - [`Features`] says what to encode (pahole's `--btf_features`, or the
+//!   legacy flags through [`Features::legacy`]) and which pahole
+//!   generation's selection [`Rules`] to follow.
+//! - [`Context`] holds what every CU needs: the features, the ELF symbol
+//!   facts (indexed once), the language filter, the target's pointer size
+//!   and argument registers. It is `Sync`, so CUs can be lowered in
+//!   parallel.
+//! - [`lower_cu`] turns one [`CuModel`] into a [`LoweredCu`]: its types with
+//!   CU-local ids `1..=n`, plus the functions and variables it proposes for
+//!   FUNC and VAR. Nothing in it borrows the CU's arena, so the arena can be
+//!   dropped right after.
+//! - [`assemble`] concatenates the lowered CUs in `.debug_info` order,
+//!   shifting ids, then picks FUNCs and VARs across CUs and adds the
+//!   DATASECs: the pre-dedup [`Btf`].
+
+mod error;
+mod features;
+mod functions;
+mod types;
+mod vars;
+
+use dwarf::model::{CuModel, Language};
+use dwarf::SymbolFacts;
+
+pub use self::error::Error;
+pub use self::features::{Features, LegacyFlags, Rules, UnknownFeature};
+pub use self::functions::{register_params_for_machine, FunctionCandidate};
+pub use self::types::SANITIZED_INT_NAME;
+pub use self::vars::{VariableCandidate, PERCPU_SECTION};
+
+use self::functions::FunctionTable;
+use self::types::TypeMap;
+use self::vars::{DataSymbols, VariableRules};
+use crate::types::{Btf, Type, TypeId};
+
+/// What lowering needs besides the CU, shared by all CUs.
+#[derive(Debug)]
+pub struct Context<'facts, 'input> {
+    /// What to encode.
+    pub features: Features,
+    /// The file's symbol facts.
+    pub symbols: &'facts SymbolFacts<'input>,
+    /// CUs in these languages are skipped (`--lang_exclude`).
+    pub lang_exclude: Vec<Language>,
+    /// Address size in bytes (8 for ELFCLASS64), for pointer sizes.
+    pub pointer_size: u32,
+    /// The file is ET_REL (a kernel module): section addresses are all 0.
+    pub relocatable: bool,
+    /// DWARF register numbers of the argument registers, in order (see
+    /// [`register_params_for_machine`]); empty disables the check.
+    pub register_params: &'static [u16],
+    functions: FunctionTable<'input>,
+    data: DataSymbols<'facts, 'input>,
+}
+
+impl<'facts, 'input> Context<'facts, 'input> {
+    /// A context for a 64-bit, non-relocatable x86-64 file; adjust the pub
+    /// fields for other targets.
+    pub fn new(features: Features, symbols: &'facts SymbolFacts<'input>) -> Self {
+        Context {
+            features,
+            symbols,
+            lang_exclude: Vec::new(),
+            pointer_size: 8,
+            relocatable: false,
+            register_params: register_params_for_machine(62),
+            functions: FunctionTable::new(symbols, features.rules),
+            data: DataSymbols::new(symbols),
+        }
+    }
+
+    /// Whether CUs of this language are left out.
+    pub fn is_excluded(&self, language: Language) -> bool {
+        self.lang_exclude.contains(&language)
+    }
+
+    /// Parses pahole's `--lang_exclude` list (`rust`, `c`, `c89`, `c++`,
+    /// `asm`, ...) into languages; names are case-insensitive.
+    pub fn parse_languages(list: &str) -> Result<Vec<Language>, Error> {
+        let mut languages = Vec::new();
+        for name in list
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            let language = match name.to_ascii_lowercase().as_str() {
+                "rust" => Language::Rust,
+                "c" | "c89" | "c99" | "c11" | "c17" => Language::C,
+                "c++" | "c_plus_plus" | "c++03" | "c++11" | "c++14" | "c++17" | "c++20" => {
+                    Language::CPlusPlus
+                }
+                "asm" | "mips_assembler" | "assembly" => Language::Assembly,
+                _ => {
+                    return Err(Error::UnknownLanguage {
+                        name: name.to_string(),
+                    })
+                }
+            };
+            if !languages.contains(&language) {
+                languages.push(language);
+            }
+        }
+        Ok(languages)
+    }
+}
+
+/// One CU, lowered.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoweredCu<'input> {
+    /// The CU's `.debug_info` offset (for ordering and diagnostics).
+    pub offset: u64,
+    /// Its types; `types[i]` has CU-local id `i + 1`, references are
+    /// CU-local too (0 is void).
+    pub types: Vec<Type<'input>>,
+    /// Functions proposed for FUNC, in DIE order.
+    pub functions: Vec<FunctionCandidate<'input>>,
+    /// Variables proposed for VAR, in DIE order.
+    pub variables: Vec<VariableCandidate<'input>>,
+}
+
+/// Lowers one CU. A CU whose language is excluded lowers to nothing.
+pub fn lower_cu<'input>(
+    cu: &CuModel<'input, '_>,
+    ctx: &Context<'_, 'input>,
+) -> Result<LoweredCu<'input>, Error> {
+    if ctx.is_excluded(cu.language) {
+        return Ok(LoweredCu {
+            offset: cu.offset,
+            ..LoweredCu::default()
+        });
+    }
+    let map = TypeMap::new(cu, ctx.pointer_size)?;
+    let types = types::lower_types(&map, &ctx.features)?;
+    let functions = functions::function_candidates(
+        cu,
+        &map,
+        &ctx.functions,
+        ctx.register_params,
+        ctx.pointer_size,
+        ctx.relocatable,
+    )?;
+    let rules = VariableRules {
+        features: &ctx.features,
+        symbols: ctx.symbols,
+        index: &ctx.data,
+        relocatable: ctx.relocatable,
+    };
+    let variables = vars::variable_candidates(cu, &map, &rules)?;
+    Ok(LoweredCu {
+        offset: cu.offset,
+        types,
+        functions,
+        variables,
+    })
+}
+
+/// The base a split BTF continues from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplitBase {
+    /// Number of types in the base (its last id).
+    pub type_count: u32,
+    /// Length of the base's string section.
+    pub str_len: u32,
+}
+
+/// Concatenates lowered CUs (in the given order, which should be
+/// `.debug_info` order) into one table, then adds the FUNCs, VARs and
+/// DATASECs. With a `base`, ids continue after the base's.
+pub fn assemble<'input>(
+    cus: Vec<LoweredCu<'input>>,
+    ctx: &Context<'_, 'input>,
+    base: Option<SplitBase>,
+) -> Result<Btf<'input>, Error> {
+    let base = base.unwrap_or_default();
+    let type_count: u64 = cus.iter().map(|cu| cu.types.len() as u64).sum();
+    let mut btf = Btf {
+        types: Vec::with_capacity(usize::try_from(type_count).unwrap_or(0)),
+        base_type_count: base.type_count,
+        base_str_len: base.str_len,
+    };
+    let mut function_candidates = Vec::new();
+    let mut variable_candidates = Vec::new();
+    for cu in cus {
+        let shift = base
+            .type_count
+            .checked_add(btf.count())
+            .filter(|shift| shift.checked_add(cu.types.len() as u32).is_some())
+            .ok_or(Error::TooManyTypes {
+                count: u64::from(base.type_count) + type_count,
+            })?;
+        for mut ty in cu.types {
+            shift_type(&mut ty, shift);
+            btf.types.push(ty);
+        }
+        for mut candidate in cu.functions {
+            functions::shift_candidate(&mut candidate, shift);
+            function_candidates.push(candidate);
+        }
+        for mut candidate in cu.variables {
+            shift_id(&mut candidate.ty, shift);
+            variable_candidates.push(candidate);
+        }
+    }
+    functions::emit_functions(&mut btf, function_candidates, &ctx.features);
+    vars::emit_variables(&mut btf, variable_candidates, &ctx.features);
+    Ok(btf)
+}
+
+/// Moves a CU-local id into the assembled table; void stays void.
+fn shift_id(id: &mut TypeId, shift: u32) {
+    if *id != TypeId::VOID {
+        id.0 += shift;
+    }
+}
+
+/// Shifts every type reference of a lowered type.
+fn shift_type(ty: &mut Type<'_>, shift: u32) {
+    match ty {
+        Type::Int(_) | Type::Fwd(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) => {}
+        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
+            shift_id(id, shift)
+        }
+        Type::Array(array) => {
+            shift_id(&mut array.elem, shift);
+            shift_id(&mut array.index, shift);
+        }
+        Type::Struct(composite) | Type::Union(composite) => {
+            composite
+                .members
+                .iter_mut()
+                .for_each(|member| shift_id(&mut member.ty, shift));
+        }
+        Type::Typedef(named) | Type::TypeTag(named) => shift_id(&mut named.ty, shift),
+        Type::Func(object) | Type::Var(object) => shift_id(&mut object.ty, shift),
+        Type::FuncProto(proto) => {
+            shift_id(&mut proto.ret, shift);
+            proto
+                .params
+                .iter_mut()
+                .for_each(|param| shift_id(&mut param.ty, shift));
+        }
+        Type::Datasec(datasec) => datasec
+            .vars
+            .iter_mut()
+            .for_each(|var| shift_id(&mut var.ty, shift)),
+        Type::DeclTag(tag) => shift_id(&mut tag.ty, shift),
+    }
+}
+
+/// Builders for hand-made CU models in unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use dwarf::model::*;
+
+    use crate::types::{Int, IntEncoding, Type};
+
+    pub fn cu_with<'arena>(nodes: Vec<Node<'static, 'arena>>) -> CuModel<'static, 'arena> {
+        CuModel {
+            offset: 0,
+            name: Some("test.c"),
+            language: Language::C,
+            nodes,
+            functions: Vec::new(),
+            variables: Vec::new(),
+            die_count: 0,
+        }
+    }
+
+    pub fn node(index: u32) -> TypeRef {
+        TypeRef::Node(NodeId(index))
+    }
+
+    pub fn base(
+        name: &'static str,
+        byte_size: u32,
+        encoding: BaseEncoding,
+    ) -> Node<'static, 'static> {
+        Node::Base {
+            name,
+            byte_size,
+            encoding,
+            bit_size: None,
+        }
+    }
+
+    pub fn base_int() -> Node<'static, 'static> {
+        base("int", 4, BaseEncoding::Signed)
+    }
+
+    pub fn composite<'arena>(
+        kind: CompositeKind,
+        name: Option<&'static str>,
+        byte_size: u32,
+        declaration: bool,
+        members: &'arena [Member<'static, 'arena>],
+    ) -> Node<'static, 'arena> {
+        Node::Composite {
+            kind,
+            name,
+            byte_size,
+            declaration,
+            members,
+            decl_tags: &[],
+        }
+    }
+
+    pub fn param(
+        name: Option<&'static str>,
+        ty: TypeRef,
+        location: ParamLocation,
+    ) -> Param<'static, 'static> {
+        Param {
+            name,
+            ty,
+            location,
+            decl_tags: &[],
+        }
+    }
+
+    pub fn function<'arena>(
+        name: &'static str,
+        params: &'arena [Param<'static, 'arena>],
+        declaration: bool,
+    ) -> Function<'static, 'arena> {
+        Function {
+            name,
+            linkage_name: None,
+            ret: node(0),
+            params,
+            varargs: false,
+            external: false,
+            declaration,
+            inline: false,
+            low_pc: Some(0x1000),
+            nocall: false,
+            decl_tags: &[],
+        }
+    }
+
+    pub fn int(name: &'static str, size: u32, encoding: u8) -> Type<'static> {
+        Type::Int(Int {
+            name,
+            size,
+            encoding: IntEncoding(encoding),
+            offset: 0,
+            bits: (size * 8) as u8,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::types::{FuncProto, Linkage, Object, Param};
+    use dwarf::model::{Language, ParamLocation};
+    use dwarf::symbols::FuncSymbol;
+
+    #[test]
+    fn assemble_shifts_ids_and_adds_funcs() {
+        let arena = bumpalo::Bump::new();
+        let params =
+            arena.alloc_slice_copy(&[param(Some("x"), node(1), ParamLocation::Register(5))]);
+        let mut cu0 = cu_with(vec![
+            base_int(),
+            dwarf::model::Node::Pointer {
+                target: node(0),
+                type_tags: &[],
+            },
+        ]);
+        cu0.functions = vec![function("f", params, false)];
+        let mut cu1 = cu_with(vec![
+            base_int(),
+            dwarf::model::Node::Pointer {
+                target: node(0),
+                type_tags: &[],
+            },
+        ]);
+        cu1.offset = 0x100;
+        cu1.functions = vec![function("f", params, false)];
+
+        let mut facts = SymbolFacts::default();
+        facts.functions.push(FuncSymbol {
+            name: "f",
+            address: 0x10,
+            size: 4,
+            section_index: 1,
+            global: true,
+        });
+        let ctx = Context::new(Features::default(), &facts);
+        let lowered = vec![lower_cu(&cu0, &ctx).unwrap(), lower_cu(&cu1, &ctx).unwrap()];
+        assert_eq!(
+            lowered[1].types[1],
+            crate::types::Type::Ptr(TypeId(1)),
+            "CU-local before assembly"
+        );
+
+        let btf = assemble(
+            lowered,
+            &ctx,
+            Some(SplitBase {
+                type_count: 10,
+                str_len: 100,
+            }),
+        )
+        .unwrap();
+        assert_eq!(btf.first_id(), TypeId(11));
+        assert_eq!(
+            btf.get(TypeId(14)),
+            Some(&crate::types::Type::Ptr(TypeId(13)))
+        );
+        // One FUNC for "f" (1.24: first definition), after the types.
+        assert_eq!(btf.count(), 6);
+        assert_eq!(
+            btf.get(TypeId(15)),
+            Some(&crate::types::Type::FuncProto(FuncProto {
+                ret: TypeId(11),
+                params: vec![Param {
+                    name: "x",
+                    ty: TypeId(12)
+                }]
+            }))
+        );
+        assert_eq!(
+            btf.get(TypeId(16)),
+            Some(&crate::types::Type::Func(Object {
+                name: "f",
+                ty: TypeId(15),
+                linkage: Linkage::Static
+            }))
+        );
+        assert_eq!(btf.base_str_len, 100);
+    }
+
+    #[test]
+    fn excluded_language_lowers_to_nothing() {
+        let mut cu = cu_with(vec![base_int()]);
+        cu.language = Language::Rust;
+        let facts = SymbolFacts::default();
+        let mut ctx = Context::new(Features::default(), &facts);
+        ctx.lang_exclude = Context::parse_languages("rust").unwrap();
+        assert!(lower_cu(&cu, &ctx).unwrap().types.is_empty());
+        cu.language = Language::C;
+        assert_eq!(lower_cu(&cu, &ctx).unwrap().types.len(), 1);
+        assert!(Context::parse_languages("klingon").is_err());
+    }
+}
+
+#[cfg(test)]
+mod e2e_tests;

@@ -1,1 +1,106 @@
-//! TODO
+//! Serialization of a [`Btf`] into a raw BTF blob, in either byte order.
+//!
+//! Two phases, as the `object` crate writes files: `reserve` walks the
+//! types once, checks every limit of the format and interns every name
+//! (so the string section and all offsets are known), then `emit` writes
+//! header, type records and strings into a buffer of the exact size. Input
+//! that the format cannot hold is an [`Error`], never a truncation.
+//!
+//! The output is a function of the input only: names are interned in type
+//! order (the type's name, then its members', values' or parameters'), and
+//! no hash order leaks out.
+//!
+//! pahole's string section is in a different order: `btf__dedup` dedups
+//! strings *before* types, visiting the pre-dedup types in id order, and
+//! keeps the strings of types it then drops. To reproduce it byte for byte,
+//! intern every name of the pre-dedup types into a [`StringTable`] in that
+//! order and pass it as [`WriteOptions::strings`]; the writer then only
+//! looks names up (and appends the rare new one).
+//!
+//! Split BTF (`btf.base_type_count > 0`): type ids are absolute already;
+//! the split's strings start at `btf.base_str_len`. With
+//! [`write_split`], a name the base already holds reuses the base's offset,
+//! as libbpf does for split BTF; [`write()`] always adds names to the split's
+//! own section. [`write_with`] takes [`WriteOptions`] for the rest: a
+//! string table to start from (to keep an existing section's offsets, e.g.
+//! when rewriting a parsed BTF; see `read::Parsed::string_table`).
+
+mod emit;
+mod reserve;
+
+use crate::error::{Error, ErrorKind};
+use crate::raw::Endian;
+use crate::strings::{StringIndex, StringTable};
+use crate::types::Btf;
+
+/// How [`write_with`] writes.
+#[derive(Debug, Default)]
+pub struct WriteOptions<'i, 'b> {
+    /// Byte order of the output.
+    pub endian: Endian,
+    /// For a split: the base's strings. A name found there is written with
+    /// the base's offset instead of being added to the split. Must end at
+    /// `btf.base_str_len`.
+    pub base_strings: Option<&'i StringIndex<'b>>,
+    /// The table to add names to; its existing strings keep their offsets.
+    /// Must start at 0 for a standalone BTF and at `btf.base_str_len` for a
+    /// split. Default: an empty table.
+    pub strings: Option<StringTable>,
+}
+
+/// Serializes `btf` (standalone, or split without base string reuse).
+pub fn write(btf: &Btf<'_>, endian: Endian) -> Result<Vec<u8>, Error> {
+    write_with(
+        btf,
+        WriteOptions {
+            endian,
+            ..WriteOptions::default()
+        },
+    )
+}
+
+/// Serializes a split `btf`, looking every name up in the base's strings
+/// first, as libbpf does. `base` must index the base's string sections,
+/// ending at `btf.base_str_len` (e.g. `read::Parsed::string_index` of the
+/// base).
+pub fn write_split(
+    btf: &Btf<'_>,
+    base: &StringIndex<'_>,
+    endian: Endian,
+) -> Result<Vec<u8>, Error> {
+    write_with(
+        btf,
+        WriteOptions {
+            endian,
+            base_strings: Some(base),
+            strings: None,
+        },
+    )
+}
+
+/// Serializes `btf` as `options` say.
+pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8>, Error> {
+    if let Some(base) = options.base_strings {
+        if base.end() != btf.base_str_len {
+            return Err(ErrorKind::BaseStringsMismatch {
+                expected: btf.base_str_len,
+                found: base.end(),
+            }
+            .into());
+        }
+    }
+    if let Some(table) = &options.strings {
+        if table.start() != btf.base_str_len {
+            return Err(ErrorKind::BaseStringsMismatch {
+                expected: btf.base_str_len,
+                found: table.start(),
+            }
+            .into());
+        }
+    }
+    let plan = reserve::reserve(btf, options.base_strings, options.strings)?;
+    emit::emit(btf, &plan, options.endian)
+}
+
+#[cfg(test)]
+mod tests;

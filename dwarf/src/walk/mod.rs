@@ -1,1 +1,423 @@
-//! TODO
+//! Walking one compilation unit's DIE tree into a [`CuModel`].
+//!
+//! One forward pass over the raw entries (gimli's `EntriesRaw`, no tree
+//! building): each DIE's wanted attributes are decoded, everything else is
+//! skipped undecoded, and subtrees that cannot contribute to BTF (inlined
+//! copies, call sites, most of a function body) are jumped over through
+//! `DW_AT_sibling` when the compiler gave one. Facts that need another DIE
+//! (`DW_AT_abstract_origin`, `DW_AT_specification`, an enum's underlying
+//! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
+//! the whole unit has been seen, so forward references cost nothing.
+
+mod attrs;
+mod location;
+mod resolve;
+mod scope;
+
+pub use self::location::{nr_register_params, register_params};
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use bumpalo::Bump;
+use gimli::constants as dw;
+
+use crate::elf::{Dwarf, Reader, UnitHeader};
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{CuModel, Language, Node, NodeId, TypeRef};
+
+use self::attrs::{skip_returning_sibling, Attrs};
+use self::resolve::{RawFunction, RawVariable};
+use self::scope::Scope;
+
+/// `DW_TAG_LLVM_annotation`, clang's carrier of `btf_type_tag` and
+/// `btf_decl_tag` (not in gimli's constants under this name).
+const DW_TAG_LLVM_ANNOTATION: dw::DwTag = dw::DwTag(0x6000);
+
+/// Walks one unit of `dwarf` into a model whose slices live in `arena`.
+///
+/// Errors name the file, `.debug_info` and the DIE offset (section
+/// offset) where reading failed or met something unsupported, such as a
+/// `DW_FORM_ref_addr` into another unit (see [`walk_units`]).
+pub fn walk_unit<'input, 'arena>(
+    dwarf: &Dwarf<'input>,
+    header: &UnitHeader<'input>,
+    arena: &'arena Bump,
+) -> Result<CuModel<'input, 'arena>> {
+    walk_units(dwarf, std::slice::from_ref(header), arena)
+}
+
+/// Walks several units into one model, as if they were one unit: what LTO
+/// output needs, where DIEs refer to other units' DIEs (`DW_FORM_ref_addr`).
+/// References into units that are not in `headers` are still refused.
+/// The model's `offset`, `name` and `language` are the first unit's.
+pub fn walk_units<'input, 'arena>(
+    dwarf: &Dwarf<'input>,
+    headers: &[UnitHeader<'input>],
+    arena: &'arena Bump,
+) -> Result<CuModel<'input, 'arena>> {
+    let mut units = Vec::with_capacity(headers.len());
+    for header in headers {
+        let unit_offset = header.offset().0 as u64;
+        let unit = gimli::Unit::new(&dwarf.gimli, *header).map_err(|err| {
+            Error::new(dwarf.path(), ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
+        })?;
+        units.push(unit);
+    }
+    let Some(first) = units.first() else {
+        return Err(Error::new(
+            dwarf.path(),
+            ErrorKind::InvalidDwarf("no unit to walk".into()),
+        ));
+    };
+    let spans = units
+        .iter()
+        .map(|unit| {
+            let start = unit.header.offset().0 as u64;
+            (start, start + unit.header.length_including_self() as u64)
+        })
+        .collect();
+    let mut walker = Walker::new(dwarf, first, spans, arena);
+    for unit in &units {
+        walker.unit = unit;
+        walker.unit_offset = unit.header.offset().0 as u64;
+        walker.walk()?;
+    }
+    walker.finish()
+}
+
+/// Multiplicative hashing of DIE offsets: they are unique small integers,
+/// SipHash's DoS resistance buys nothing here and costs a lot per DIE.
+#[derive(Default)]
+struct OffsetHasher(u64);
+
+impl Hasher for OffsetHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(26);
+    }
+}
+
+type OffsetMap<V> = HashMap<u64, V, BuildHasherDefault<OffsetHasher>>;
+
+/// The state of one unit's walk.
+struct Walker<'a, 'input, 'arena> {
+    dwarf: &'a gimli::Dwarf<Reader<'input>>,
+    unit: &'a gimli::Unit<Reader<'input>>,
+    arena: &'arena Bump,
+    path: &'input std::path::Path,
+    big_endian: bool,
+    register_params: &'static [u16],
+    /// pahole's count of parameters whose location it looks at.
+    nr_register_params: usize,
+    /// Offset of the current unit in `.debug_info`: every offset the
+    /// walker keeps is a section offset, so that several units can share
+    /// one model.
+    unit_offset: u64,
+    /// Section offset ranges of the units being walked together.
+    spans: Vec<(u64, u64)>,
+    /// Whether a unit DIE gave the model its name and language yet.
+    root_seen: bool,
+
+    name: Option<&'input str>,
+    language: Language,
+    nodes: Vec<Node<'input, 'arena>>,
+    /// Node id of every type DIE referenced or visited, by unit offset.
+    ids: OffsetMap<NodeId>,
+    stack: Vec<Scope<'input, 'arena>>,
+    functions: Vec<RawFunction<'input, 'arena>>,
+    function_by_offset: OffsetMap<usize>,
+    /// Every formal parameter of a subprogram: name and type, for
+    /// parameters that only give `DW_AT_abstract_origin`.
+    param_by_offset: OffsetMap<resolve::ParamOrigin<'input>>,
+    /// Location facts of concrete parameters, by their abstract origin.
+    shared_locations: OffsetMap<location::LocationFacts>,
+    variables: Vec<RawVariable<'input, 'arena>>,
+    variable_by_offset: OffsetMap<usize>,
+    enums: Vec<resolve::PendingEnum<'input>>,
+    bitfields: Vec<resolve::PendingBitfield>,
+    die_count: u64,
+}
+
+impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
+    fn new(
+        dwarf: &'a Dwarf<'input>,
+        unit: &'a gimli::Unit<Reader<'input>>,
+        spans: Vec<(u64, u64)>,
+        arena: &'arena Bump,
+    ) -> Self {
+        Walker {
+            dwarf: &dwarf.gimli,
+            unit,
+            arena,
+            path: dwarf.path(),
+            big_endian: dwarf.is_big_endian(),
+            register_params: location::register_params(dwarf.machine()),
+            nr_register_params: location::nr_register_params(dwarf.machine()),
+            unit_offset: unit.header.offset().0 as u64,
+            spans,
+            root_seen: false,
+            name: None,
+            language: Language::Other(0),
+            nodes: Vec::new(),
+            ids: OffsetMap::default(),
+            stack: Vec::new(),
+            functions: Vec::new(),
+            function_by_offset: OffsetMap::default(),
+            param_by_offset: OffsetMap::default(),
+            shared_locations: OffsetMap::default(),
+            variables: Vec::new(),
+            variable_by_offset: OffsetMap::default(),
+            enums: Vec::new(),
+            bitfields: Vec::new(),
+            die_count: 0,
+        }
+    }
+
+    /// An error at a section offset.
+    fn error(&self, kind: ErrorKind, offset: u64) -> Error {
+        Error::new(self.path, kind).at(".debug_info", offset)
+    }
+
+    fn gimli_error(&self, err: gimli::Error, offset: u64) -> Error {
+        self.error(ErrorKind::Dwarf(err), offset)
+    }
+
+    fn walk(&mut self) -> Result<()> {
+        let unit = self.unit;
+        let unit_offset = self.unit_offset;
+        let mut entries = unit
+            .entries_raw(None)
+            .map_err(|err| self.gimli_error(err, unit_offset))?;
+        let mut attrs = Attrs::default();
+        let mut root_seen = false;
+        while !entries.is_empty() {
+            let offset = unit_offset + entries.next_offset().0 as u64;
+            let abbrev = entries
+                .read_abbreviation()
+                .map_err(|err| self.gimli_error(err, offset))?;
+            let Some(abbrev) = abbrev else {
+                // A null entry ends the innermost open list of children.
+                if let Some(scope) = self.stack.pop() {
+                    self.close(scope);
+                }
+                if self.stack.is_empty() {
+                    break;
+                }
+                continue;
+            };
+            self.die_count += 1;
+            let tag = abbrev.tag();
+            if !root_seen {
+                root_seen = true;
+                attrs
+                    .read(&mut entries, abbrev)
+                    .map_err(|err| self.gimli_error(err, offset))?;
+                self.visit_root(&attrs, offset)?;
+                if !abbrev.has_children() {
+                    break;
+                }
+                self.stack.push(Scope::Unit);
+                continue;
+            }
+            let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
+            if !wanted {
+                if abbrev.has_children() {
+                    let sibling = skip_returning_sibling(&mut entries, abbrev)
+                        .map_err(|err| self.gimli_error(err, offset))?;
+                    match sibling {
+                        // Only forward jumps: a bad sibling must not loop.
+                        Some(sibling) if unit_offset + sibling.0 as u64 > offset => {
+                            entries = unit
+                                .entries_raw(Some(sibling))
+                                .map_err(|err| self.gimli_error(err, offset))?;
+                        }
+                        _ => self.stack.push(Scope::Skip),
+                    }
+                } else {
+                    entries
+                        .skip_attributes(abbrev.attributes())
+                        .map_err(|err| self.gimli_error(err, offset))?;
+                }
+                continue;
+            }
+            attrs
+                .read(&mut entries, abbrev)
+                .map_err(|err| self.gimli_error(err, offset))?;
+            let scope = self.visit(tag, &attrs, offset)?;
+            if abbrev.has_children() {
+                self.stack.push(scope);
+            } else {
+                self.close(scope);
+            }
+        }
+        // A truncated unit leaves scopes open: close them so that what was
+        // read is not lost, the caller already got every DIE there was.
+        while let Some(scope) = self.stack.pop() {
+            self.close(scope);
+        }
+        Ok(())
+    }
+
+    fn visit_root(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<()> {
+        if std::mem::replace(&mut self.root_seen, true) {
+            return Ok(());
+        }
+        self.name = self.string(attrs, dw::DW_AT_name, offset)?;
+        self.language = match attrs.udata(dw::DW_AT_language) {
+            Some(lang) => language(lang),
+            None => Language::Other(0),
+        };
+        Ok(())
+    }
+
+    /// The string value of `name`, if present.
+    fn string(
+        &self,
+        attrs: &Attrs<'input>,
+        name: dw::DwAt,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
+        let Some(value) = attrs.get(name) else {
+            return Ok(None);
+        };
+        let bytes = self
+            .dwarf
+            .attr_string(self.unit, value)
+            .map_err(|err| self.gimli_error(err, offset))?;
+        std::str::from_utf8(bytes.slice()).map(Some).map_err(|_| {
+            self.error(
+                ErrorKind::InvalidDwarf("string is not UTF-8".into()),
+                offset,
+            )
+        })
+    }
+
+    /// The node id of the type DIE at unit offset `target`, reserving one
+    /// for a DIE not visited yet.
+    fn node_id(&mut self, target: u64) -> NodeId {
+        if let Some(id) = self.ids.get(&target) {
+            return *id;
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        // Stays a placeholder if the DIE turns out not to be a type.
+        self.nodes.push(Node::Unsupported { tag: 0 });
+        self.ids.insert(target, id);
+        id
+    }
+
+    /// The unit offset a reference attribute points at. References out of
+    /// the unit (`DW_FORM_ref_addr`) and to type units are refused: the
+    /// model is per unit and must not silently lose the link.
+    fn reference(&self, attrs: &Attrs<'input>, name: dw::DwAt, offset: u64) -> Result<Option<u64>> {
+        match attrs.get(name) {
+            None => Ok(None),
+            Some(gimli::AttributeValue::UnitRef(target)) => {
+                Ok(Some(self.unit_offset + target.0 as u64))
+            }
+            Some(gimli::AttributeValue::DebugInfoRef(target)) => {
+                let target = target.0 as u64;
+                if self
+                    .spans
+                    .iter()
+                    .any(|&(start, end)| (start..end).contains(&target))
+                {
+                    Ok(Some(target))
+                } else {
+                    Err(self.error(
+                        ErrorKind::UnsupportedDwarf(format!(
+                            "{name} refers to another unit (DW_FORM_ref_addr to {target:#x}); \
+                             walk the units together with walk_units"
+                        )),
+                        offset,
+                    ))
+                }
+            }
+            Some(gimli::AttributeValue::DebugTypesRef(signature)) => Err(self.error(
+                ErrorKind::UnsupportedDwarf(format!(
+                    "{name} refers to a type unit (DW_FORM_ref_sig8 {:#x})",
+                    signature.0
+                )),
+                offset,
+            )),
+            Some(gimli::AttributeValue::DebugInfoRefSup(_)) => Err(self.error(
+                ErrorKind::UnsupportedDwarf(format!("{name} refers to supplementary object file")),
+                offset,
+            )),
+            Some(other) => Err(self.error(
+                ErrorKind::InvalidDwarf(format!("{name} is not a reference: {other:?}")),
+                offset,
+            )),
+        }
+    }
+
+    /// `DW_AT_type` as a [`TypeRef`]; absent means `void`.
+    fn type_ref(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<TypeRef> {
+        Ok(match self.reference(attrs, dw::DW_AT_type, offset)? {
+            Some(target) => TypeRef::Node(self.node_id(target)),
+            None => TypeRef::Void,
+        })
+    }
+
+    /// Like [`Walker::type_ref`] but keeps "absent" apart, for DIEs whose
+    /// type may come from their abstract origin or specification.
+    fn optional_type_ref(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<Option<TypeRef>> {
+        Ok(self
+            .reference(attrs, dw::DW_AT_type, offset)?
+            .map(|target| TypeRef::Node(self.node_id(target))))
+    }
+
+    /// A size attribute that must fit 32 bits.
+    fn size_u32(&self, attrs: &Attrs<'input>, name: dw::DwAt, offset: u64) -> Result<Option<u32>> {
+        match attrs.get(name) {
+            None => Ok(None),
+            Some(value) => match attrs::unsigned(&value).and_then(|v| u32::try_from(v).ok()) {
+                Some(size) => Ok(Some(size)),
+                // Sizes given by expressions (variable-length types) or
+                // beyond 4 GiB have no BTF form; pahole reads them as 0.
+                None if matches!(
+                    value,
+                    gimli::AttributeValue::Exprloc(_) | gimli::AttributeValue::UnitRef(_)
+                ) =>
+                {
+                    Ok(Some(0))
+                }
+                None => Err(self.error(
+                    ErrorKind::InvalidDwarf(format!("{name} {value:?} does not fit 32 bits")),
+                    offset,
+                )),
+            },
+        }
+    }
+}
+
+/// `DW_AT_language` to the model's coarse language.
+fn language(lang: u64) -> Language {
+    let Ok(lang) = u16::try_from(lang) else {
+        return Language::Other(u16::MAX);
+    };
+    match dw::DwLang(lang) {
+        dw::DW_LANG_C89 | dw::DW_LANG_C | dw::DW_LANG_C99 | dw::DW_LANG_C11 | dw::DW_LANG_C17 => {
+            Language::C
+        }
+        dw::DW_LANG_C_plus_plus
+        | dw::DW_LANG_C_plus_plus_03
+        | dw::DW_LANG_C_plus_plus_11
+        | dw::DW_LANG_C_plus_plus_14
+        | dw::DW_LANG_C_plus_plus_17
+        | dw::DW_LANG_C_plus_plus_20 => Language::CPlusPlus,
+        dw::DW_LANG_Rust => Language::Rust,
+        dw::DW_LANG_Mips_Assembler => Language::Assembly,
+        _ => Language::Other(lang),
+    }
+}
+
+#[cfg(test)]
+mod tests;

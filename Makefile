@@ -1,0 +1,60 @@
+# btfenc's front door. `make run` shows it working on a bundled fixture;
+# `make test` is the test suite; the check-* and bench* targets work on the
+# real Debian kernel (fetched once by `make corpus`).
+
+CARGO      ?= cargo
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+# The fixture `make run` encodes: four CUs from clang, with type and decl
+# tags, a per-CPU variable and every kind of type.
+RUN_INPUT  ?= fixtures/obj/multi-cu/clang.o
+RUN_OUT    ?= $(TARGET_DIR)/run
+SKIP_LOG   := $(TARGET_DIR)/test-skips.txt
+
+.PHONY: all build release run test fixtures corpus check-kernel check-kbuild \
+        bench bench-modules clean
+
+all: build
+
+build:
+	$(CARGO) build -p btfenc
+
+release:
+	$(CARGO) build --release -p btfenc
+
+run: release
+	@mkdir -p $(RUN_OUT)
+	$(TARGET_DIR)/release/btfenc -J --btf_gen_floats \
+		--btf_encode_detached=$(RUN_OUT)/$(notdir $(RUN_INPUT)).btf $(RUN_INPUT)
+	$(TARGET_DIR)/release/btfenc dump $(RUN_OUT)/$(notdir $(RUN_INPUT)).btf
+
+# The integration tests drive the btfenc binary, which `cargo test` does not
+# build for another package: build it first and point the tests at it.
+# Skipped checks (e.g. no privilege for BPF_BTF_LOAD) are listed at the end.
+test: build
+	@rm -f $(SKIP_LOG)
+	@BTFENC_BIN=$(TARGET_DIR)/debug/btfenc BTFENC_SKIP_LOG=$(SKIP_LOG) \
+		$(CARGO) test --workspace; status=$$?; \
+	if [ -s $(SKIP_LOG) ]; then \
+		echo "!!!!!!!! $$(wc -l < $(SKIP_LOG)) check(s) SKIPPED:"; sort $(SKIP_LOG); \
+	fi; exit $$status
+
+fixtures:
+	$(MAKE) -C fixtures
+
+corpus:
+	scripts/corpus.sh
+
+check-kernel:
+	scripts/check-kernel.sh
+
+check-kbuild:
+	scripts/check-kbuild.sh
+
+bench:
+	scripts/bench.sh
+
+bench-modules:
+	scripts/bench-modules.sh
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,296 @@
+//! The crate's error type: what went wrong ([`ErrorKind`]) plus where
+//! (byte offset in the input blob, type id), so that a message points at the
+//! exact record of a malformed or unencodable BTF.
+
+use std::fmt;
+
+use crate::types::TypeId;
+
+/// An error from reading, writing or transforming BTF.
+///
+/// `offset` is a byte offset into the blob being parsed (from the start of
+/// the blob, header included); `type_id` is the id of the type concerned.
+/// Either may be absent when it does not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// What is wrong.
+    pub kind: ErrorKind,
+    /// Byte offset in the input, when reading.
+    pub offset: Option<u64>,
+    /// The type concerned.
+    pub type_id: Option<TypeId>,
+}
+
+/// Which BTF section a layout error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// The header itself.
+    Header,
+    /// The type section.
+    Types,
+    /// The string section.
+    Strings,
+    /// The optional kind layout section of newer headers.
+    Layout,
+}
+
+/// What is wrong. Each variant is one rule of the format or one limit.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    // ----- header and layout -----
+    /// Fewer bytes than a header, or than the header says it has.
+    TruncatedHeader {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+    },
+    /// The magic is neither 0xeB9F nor its byte swap.
+    BadMagic(u16),
+    /// A version other than 1.
+    UnsupportedVersion(u8),
+    /// Non-zero header flags.
+    UnsupportedFlags(u8),
+    /// `hdr_len` smaller than the 24 bytes of a version 1 header.
+    HeaderTooShort(u32),
+    /// Header bytes past the fields we know are not zero.
+    UnknownHeaderFields,
+    /// A section extends past the end of the data.
+    SectionOutOfBounds {
+        /// Which section.
+        section: Section,
+        /// Its offset relative to the end of the header.
+        off: u32,
+        /// Its length.
+        len: u32,
+    },
+    /// Two sections share bytes.
+    SectionsOverlap,
+    /// The type section does not start 4-byte aligned.
+    MisalignedTypeSection(u32),
+    /// A standalone BTF's string section is empty or does not start with
+    /// the empty string.
+    StringSectionNoLeadingNul,
+    /// The string section's last byte is not NUL.
+    StringSectionNotTerminated,
+    /// A blob with an ELF magic has no usable `.BTF` section.
+    NoBtfSection,
+    /// The ELF container could not be read.
+    Elf(String),
+    /// The ELF section is compressed; only uncompressed sections can be
+    /// borrowed.
+    CompressedSection(String),
+
+    // ----- types -----
+    /// A kind outside 1..=19.
+    UnknownKind(u8),
+    /// `info` has bits set that no kind uses (bits 16-23 and 29-30).
+    InfoReservedBits(u32),
+    /// A record extends past the end of the type section.
+    TruncatedType {
+        /// Bytes the record needs.
+        needed: u64,
+        /// Bytes left in the type section.
+        available: u64,
+    },
+    /// A name offset past the end of the string sections.
+    NameOutOfRange(u32),
+    /// A name that is not valid UTF-8 (or starts inside a character).
+    NameNotUtf8(u32),
+    /// A kind that has no name in the model has a non-zero name offset.
+    UnexpectedName(u32),
+    /// A kind that has no kind_flag in the model has it set.
+    UnexpectedKindFlag,
+    /// A kind without members has a non-zero vlen.
+    UnexpectedVlen(u32),
+    /// A field that must be zero for this kind is not.
+    NonZeroField(u32),
+    /// A type id referenced that does not exist.
+    TypeIdOutOfRange(u32),
+    /// An INT whose trailing u32 breaks a rule (`what` says which).
+    BadInt(&'static str),
+    /// A FUNC or VAR linkage value outside the known ones.
+    BadLinkage(u32),
+
+    // ----- writing limits -----
+    /// More members/values/params/vars than `vlen` holds (0xffff).
+    VlenTooLarge(usize),
+    /// A bitfield member's bit offset does not fit the 24 bits left next to
+    /// the bitfield size.
+    BitfieldOffsetTooLarge {
+        /// Member index.
+        member: usize,
+        /// The offset.
+        bit_offset: u32,
+    },
+    /// A member has a bitfield size but the aggregate's kind_flag is off.
+    BitfieldWithoutKindFlag {
+        /// Member index.
+        member: usize,
+    },
+    /// An ENUM value outside the range a 32-bit enumerator can hold
+    /// (libbpf accepts `i32::MIN..=u32::MAX`).
+    EnumValueTooLarge(u64),
+    /// More types than a type id can name (`raw::MAX_TYPE_ID`).
+    TooManyTypes(u64),
+    /// The string section grew past what a name offset can address.
+    StringsTooLarge(u64),
+    /// A name contains a NUL byte and cannot be stored.
+    NameContainsNul,
+    /// A section grew past 4 GiB.
+    SectionTooLarge(u64),
+    /// The base string index given for a split does not end where the
+    /// split's `base_str_len` says the base strings end.
+    BaseStringsMismatch {
+        /// `Btf::base_str_len`.
+        expected: u32,
+        /// End of the base string index.
+        found: u32,
+    },
+    /// Two parts of this crate disagree: a bug, reported instead of a
+    /// panic.
+    Internal(&'static str),
+}
+
+impl Error {
+    /// An error with no location yet.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            kind,
+            offset: None,
+            type_id: None,
+        }
+    }
+
+    /// Adds a byte offset.
+    pub fn at(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// Adds a type id.
+    pub fn for_type(mut self, id: TypeId) -> Self {
+        self.type_id = Some(id);
+        self
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Section::Header => "header",
+            Section::Types => "type section",
+            Section::Strings => "string section",
+            Section::Layout => "kind layout section",
+        })
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ErrorKind::*;
+        match self {
+            TruncatedHeader { needed, available } => {
+                write!(f, "truncated header: need {needed} bytes, have {available}")
+            }
+            BadMagic(m) => write!(f, "bad magic {m:#06x} (expected 0xeb9f)"),
+            UnsupportedVersion(v) => write!(f, "unsupported BTF version {v}"),
+            UnsupportedFlags(x) => write!(f, "unsupported header flags {x:#x}"),
+            HeaderTooShort(n) => write!(f, "hdr_len {n} is shorter than the 24-byte header"),
+            UnknownHeaderFields => f.write_str("unknown non-zero header fields"),
+            SectionOutOfBounds { section, off, len } => {
+                write!(
+                    f,
+                    "{section} at {off} + {len} extends past the end of the data"
+                )
+            }
+            SectionsOverlap => f.write_str("type and string sections overlap"),
+            MisalignedTypeSection(off) => {
+                write!(f, "type section offset {off} is not 4-byte aligned")
+            }
+            StringSectionNoLeadingNul => {
+                f.write_str("string section does not start with the empty string")
+            }
+            StringSectionNotTerminated => f.write_str("string section is not NUL-terminated"),
+            NoBtfSection => f.write_str("no .BTF section"),
+            Elf(e) => write!(f, "ELF: {e}"),
+            CompressedSection(name) => write!(f, "section {name} is compressed"),
+            UnknownKind(k) => write!(f, "unknown kind {k}"),
+            InfoReservedBits(info) => write!(f, "info {info:#010x} has reserved bits set"),
+            TruncatedType { needed, available } => {
+                write!(
+                    f,
+                    "record needs {needed} bytes but only {available} are left"
+                )
+            }
+            NameOutOfRange(off) => write!(f, "name offset {off} is past the string sections"),
+            NameNotUtf8(off) => write!(f, "name at offset {off} is not valid UTF-8"),
+            UnexpectedName(off) => write!(f, "this kind has no name but name_off is {off}"),
+            UnexpectedKindFlag => f.write_str("kind_flag set on a kind that does not use it"),
+            UnexpectedVlen(v) => write!(f, "vlen {v} on a kind without members"),
+            NonZeroField(v) => write!(f, "field that must be zero is {v:#x}"),
+            TypeIdOutOfRange(id) => write!(f, "reference to type id {id}, which does not exist"),
+            BadInt(what) => write!(f, "bad INT: {what}"),
+            BadLinkage(l) => write!(f, "unknown linkage {l}"),
+            VlenTooLarge(n) => write!(f, "{n} members do not fit vlen (max 65535)"),
+            BitfieldOffsetTooLarge { member, bit_offset } => write!(
+                f,
+                "member {member}: bit offset {bit_offset} does not fit 24 bits of a bitfield offset"
+            ),
+            BitfieldWithoutKindFlag { member } => {
+                write!(f, "member {member} is a bitfield but kind_flag is not set")
+            }
+            EnumValueTooLarge(v) => write!(f, "enumerator value {v:#x} does not fit 32 bits"),
+            TooManyTypes(n) => write!(f, "{n} types exceed the maximum type id"),
+            StringsTooLarge(n) => write!(
+                f,
+                "string section of {n} bytes exceeds the maximum name offset"
+            ),
+            NameContainsNul => f.write_str("name contains a NUL byte"),
+            SectionTooLarge(n) => write!(f, "section of {n} bytes exceeds 4 GiB"),
+            BaseStringsMismatch { expected, found } => write!(
+                f,
+                "base strings end at {found} but the split expects them to end at {expected}"
+            ),
+            Internal(what) => write!(f, "internal error (a bug in btfenc): {what}"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BTF")?;
+        if let Some(offset) = self.offset {
+            write!(f, " at byte {offset:#x}")?;
+        }
+        if let Some(id) = self.type_id {
+            write!(f, " in type [{}]", id.0)?;
+        }
+        write!(f, ": {}", self.kind)
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_offset_and_type() {
+        let e = Error::new(ErrorKind::UnknownKind(42))
+            .at(0x30)
+            .for_type(TypeId(7));
+        assert_eq!(
+            e.to_string(),
+            "BTF at byte 0x30 in type [7]: unknown kind 42"
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! What can go wrong while lowering: the cases where pahole itself refuses
+//! to produce BTF, plus ids that do not fit the format.
+
+use std::fmt;
+
+/// A lowering failure, naming the CU (by `.debug_info` offset) and the item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A complex or imaginary floating point type with the `float` feature
+    /// on: BTF FLOAT cannot express it and pahole stops ("Complex, interval
+    /// and imaginary float types are not supported").
+    UnsupportedFloat {
+        /// CU offset in `.debug_info`.
+        cu_offset: u64,
+        /// Base type name.
+        name: String,
+    },
+    /// A per-CPU/global variable of type void (pahole errors out unless
+    /// `encode_force`).
+    VoidVariable {
+        /// CU offset in `.debug_info`.
+        cu_offset: u64,
+        /// Variable name.
+        name: String,
+    },
+    /// A symbol name BTF cannot hold (pahole errors out unless
+    /// `encode_force`).
+    InvalidSymbolName {
+        /// The symbol name.
+        name: String,
+    },
+    /// A type reference to a node the CU does not have (a walker bug, kept
+    /// as an error so that bad input never panics).
+    DanglingReference {
+        /// CU offset in `.debug_info`.
+        cu_offset: u64,
+        /// The missing node index.
+        node: u32,
+    },
+    /// A `--lang_exclude` name pahole does not know either.
+    UnknownLanguage {
+        /// The name.
+        name: String,
+    },
+    /// More types than a BTF type id can number.
+    TooManyTypes {
+        /// The count that overflowed.
+        count: u64,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::UnsupportedFloat { cu_offset, name } => write!(
+                f,
+                "CU at .debug_info+{cu_offset:#x}: base type '{name}': complex, interval and imaginary float types are not supported"
+            ),
+            Error::VoidVariable { cu_offset, name } => {
+                write!(f, "CU at .debug_info+{cu_offset:#x}: variable '{name}' has void type (use --btf_encode_force to skip it)")
+            }
+            Error::InvalidSymbolName { name } => {
+                write!(f, "symbol '{name}' has a name BTF cannot hold (use --btf_encode_force to skip it)")
+            }
+            Error::DanglingReference { cu_offset, node } => {
+                write!(f, "CU at .debug_info+{cu_offset:#x}: reference to missing type node {node}")
+            }
+            Error::UnknownLanguage { name } => write!(f, "unknown language '{name}' in --lang_exclude"),
+            Error::TooManyTypes { count } => write!(f, "{count} types do not fit 32-bit BTF type ids"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

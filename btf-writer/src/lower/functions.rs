@@ -1,0 +1,794 @@
+//! Which functions get a FUNC, following pahole's rules.
+//!
+//! Each CU proposes candidates ([`FunctionCandidate`]): definitions with
+//! named parameters whose name the ELF symbol table knows. Which candidate
+//! becomes the FUNC is decided once all CUs are lowered
+//! ([`emit_functions`]), because both pahole generations decide across CUs:
+//! 1.24 keeps the first definition of a name, 1.31 merges all of them and
+//! may drop the name when they disagree.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use dwarf::model::{CuModel, Function, ParamLocation};
+use dwarf::SymbolFacts;
+
+use super::error::Error;
+use super::features::{Features, Rules};
+use super::types::TypeMap;
+use crate::types::{Btf, DeclTag, FuncProto, Linkage, Object, Param, Type, TypeId};
+
+/// Suffixes (after the first '.') of symbols that are pieces of a function
+/// rather than a callable copy of it: pahole 1.31 ignores such symbols.
+const NON_FUNCTION_SUFFIXES: [&str; 2] = [".cold", ".part"];
+
+/// What pahole knows about an ELF function name (1.31: suffix stripped).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ElfFunction {
+    /// Symbols of this name sit at more than one address, so a tracer
+    /// attaching by name cannot know which one is meant.
+    ambiguous_address: bool,
+    /// Every symbol of this name carries an optimization suffix
+    /// (`.isra.0`, `.constprop.0`): only a compiler-made clone exists,
+    /// whose signature may differ from the source's.
+    clone_only: bool,
+    /// A `.cold` piece of it exists: the compiler split its code in two,
+    /// and DWARF describes it with address ranges.
+    has_cold_piece: bool,
+}
+
+/// The ELF function names candidates are matched against.
+#[derive(Debug, Default)]
+pub(crate) struct FunctionTable<'input> {
+    names: HashMap<&'input str, ElfFunction>,
+    /// (name as matched, symbol address) of every symbol kept.
+    addresses: HashSet<(&'input str, u64)>,
+    /// The file has no function symbols at all: pahole then takes every
+    /// external definition.
+    empty: bool,
+}
+
+impl<'input> FunctionTable<'input> {
+    /// Builds the table from `STT_FUNC` symbols: exact names for pahole
+    /// 1.24, names cut at the first '.' (ignoring `.cold`/`.part` pieces)
+    /// for 1.31.
+    pub(crate) fn new(symbols: &SymbolFacts<'input>, rules: Rules) -> Self {
+        let mut names: HashMap<&'input str, ElfFunction> = HashMap::new();
+        let mut first_address: HashMap<&'input str, u64> = HashMap::new();
+        let mut addresses = HashSet::new();
+        let mut plain_names: HashSet<&'input str> = HashSet::new();
+        let mut cold_names: HashSet<&'input str> = HashSet::new();
+        for symbol in &symbols.functions {
+            let name = match rules {
+                Rules::V1_24 => symbol.name,
+                Rules::V1_31 => match symbol.name.find('.') {
+                    Some(dot) => {
+                        let suffix = &symbol.name[dot..];
+                        if NON_FUNCTION_SUFFIXES
+                            .iter()
+                            .any(|skip| suffix.contains(skip))
+                        {
+                            if suffix.contains(".cold") {
+                                cold_names.insert(&symbol.name[..dot]);
+                            }
+                            continue;
+                        }
+                        &symbol.name[..dot]
+                    }
+                    None => {
+                        plain_names.insert(symbol.name);
+                        symbol.name
+                    }
+                },
+            };
+            addresses.insert((name, symbol.address));
+            let entry = names.entry(name).or_default();
+            let address = *first_address.entry(name).or_insert(symbol.address);
+            if address != symbol.address {
+                entry.ambiguous_address = true;
+            }
+        }
+        if rules == Rules::V1_31 {
+            for (name, function) in names.iter_mut() {
+                function.clone_only = !plain_names.contains(name);
+                function.has_cold_piece = cold_names.contains(name);
+            }
+        }
+        FunctionTable {
+            empty: symbols.functions.is_empty(),
+            names,
+            addresses,
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<ElfFunction> {
+        self.names.get(name).copied()
+    }
+
+    /// Whether a symbol of this (matched) name sits at `address`.
+    fn has_symbol_at(&self, name: &str, address: Option<u64>) -> bool {
+        address.is_some_and(|address| self.addresses.contains(&(name, address)))
+    }
+}
+
+/// A function definition one CU proposes for a FUNC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionCandidate<'input> {
+    /// The name, which is also the ELF function name it matched.
+    pub name: &'input str,
+    /// Its prototype, with CU-local type ids.
+    pub proto: FuncProto<'input>,
+    /// `btf_decl_tag` values with their component index (-1: the function,
+    /// else the parameter index).
+    pub decl_tags: Vec<(&'input str, i32)>,
+    /// A parameter is optimized out or only known as a constant.
+    pub optimized_params: bool,
+    /// A parameter is not in the register the calling convention puts it
+    /// in, so the BTF signature would mislead tracers.
+    pub unexpected_register: bool,
+    /// The ELF symbols of this name are at several addresses.
+    pub ambiguous_address: bool,
+    /// The definition's code starts where an ELF symbol of its name
+    /// points: it is the copy the symbol names (not, say, a weak
+    /// definition the linker overrode).
+    pub at_symbol: bool,
+    /// The definition has code of its own (not only an abstract instance
+    /// whose parameters have no locations).
+    pub has_code: bool,
+    /// Only suffixed clones of the function exist in ELF.
+    pub clone_only: bool,
+    /// Whether pahole 1.31 judges this clone's signature by its parameter
+    /// locations. Measured against its output, it does not for modules
+    /// (relocatable files) nor for functions split into a main and a
+    /// `.cold` piece (described by address ranges): those clones keep
+    /// their FUNC whatever their parameters look like.
+    pub signature_checked: bool,
+}
+
+/// The CU's FUNC candidates, in DIE order.
+pub(crate) fn function_candidates<'input>(
+    cu: &CuModel<'input, '_>,
+    map: &TypeMap<'_, 'input, '_>,
+    table: &FunctionTable<'input>,
+    register_params: &[u16],
+    pointer_size: u32,
+    relocatable: bool,
+) -> Result<Vec<FunctionCandidate<'input>>, Error> {
+    let mut candidates = Vec::new();
+    for function in &cu.functions {
+        // pahole skips declarations, and functions with an unnamed
+        // parameter (their BTF would be useless to tracers).
+        if function.declaration || function.params.iter().any(|param| param.name.is_none()) {
+            continue;
+        }
+        let elf = if table.empty {
+            if !function.external {
+                continue;
+            }
+            ElfFunction::default()
+        } else {
+            match table.lookup(function.name) {
+                Some(elf) => elf,
+                None => continue,
+            }
+        };
+        let mut found = candidate(function, map, elf, register_params, pointer_size)?;
+        found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
+        found.signature_checked = !relocatable && !elf.has_cold_piece;
+        candidates.push(found);
+    }
+    Ok(candidates)
+}
+
+fn candidate<'input>(
+    function: &Function<'input, '_>,
+    map: &TypeMap<'_, 'input, '_>,
+    elf: ElfFunction,
+    register_params: &[u16],
+    pointer_size: u32,
+) -> Result<FunctionCandidate<'input>, Error> {
+    let mut params = Vec::with_capacity(function.params.len() + usize::from(function.varargs));
+    let mut decl_tags = Vec::new();
+    let mut optimized_params = false;
+    let mut register_mismatch = false;
+    let mut misfit_param = false;
+    for (index, param) in function.params.iter().enumerate() {
+        params.push(Param {
+            name: param.name.unwrap_or(""),
+            ty: map.id(param.ty)?,
+        });
+        decl_tags.extend(param.decl_tags.iter().map(|tag| (*tag, index as i32)));
+        match param.location {
+            ParamLocation::Register(register) => {
+                if register_params
+                    .get(index)
+                    .is_some_and(|expected| *expected != register)
+                {
+                    register_mismatch = true;
+                }
+            }
+            // Arguments past the register ones travel on the stack, where a
+            // non-register location is what is expected.
+            ParamLocation::Other if index >= register_params.len() => {}
+            ParamLocation::OptimizedOut | ParamLocation::Constant | ParamLocation::Other => {
+                optimized_params = true
+            }
+            ParamLocation::Unknown => {}
+        }
+        // A parameter wider than a register takes several, which shifts
+        // every later one; pahole then does not trust the register check.
+        if map.byte_size(param.ty)? > u64::from(pointer_size) {
+            misfit_param = true;
+        }
+    }
+    if function.varargs {
+        params.push(Param {
+            name: "",
+            ty: TypeId::VOID,
+        });
+    }
+    decl_tags.extend(function.decl_tags.iter().map(|tag| (*tag, -1)));
+    Ok(FunctionCandidate {
+        name: function.name,
+        proto: FuncProto {
+            ret: map.id(function.ret)?,
+            params,
+        },
+        decl_tags,
+        optimized_params,
+        unexpected_register: register_mismatch && !misfit_param,
+        ambiguous_address: elf.ambiguous_address,
+        at_symbol: false,
+        has_code: function.low_pc.is_some(),
+        clone_only: elf.clone_only,
+        signature_checked: false,
+    })
+}
+
+/// Adds FUNC_PROTO + FUNC (+ DECL_TAGs) to `btf` for the chosen candidates.
+/// `candidates` holds, per CU in CU order, the id shift of that CU and its
+/// candidates (ids already shifted).
+pub(crate) fn emit_functions<'input>(
+    btf: &mut Btf<'input>,
+    candidates: Vec<FunctionCandidate<'input>>,
+    features: &Features,
+) {
+    match features.rules {
+        Rules::V1_24 => {
+            // One FUNC per name: the first definition in CU order wins.
+            let mut seen: HashSet<&str> = HashSet::new();
+            for candidate in candidates {
+                if seen.insert(candidate.name) {
+                    add_function(btf, candidate, features);
+                }
+            }
+        }
+        Rules::V1_31 => {
+            let mut by_name: BTreeMap<&'input str, Vec<FunctionCandidate<'input>>> =
+                BTreeMap::new();
+            for candidate in candidates {
+                by_name.entry(candidate.name).or_default().push(candidate);
+            }
+            for (_, mut group) in by_name {
+                // The definition at the symbol's address speaks for the
+                // name; other definitions (weak ones the linker overrode,
+                // inline copies) only take part in the consistency check.
+                let chosen = group.iter().position(|c| c.at_symbol).unwrap_or(0);
+                if chosen >= group.len() {
+                    continue;
+                }
+                // A clone whose parameters were optimized (dropped, made
+                // constant, moved) no longer has the source's signature;
+                // only copies with code say so (abstract instances have no
+                // parameter locations at all).
+                let signature_changed = group[chosen].clone_only
+                    && group[chosen].signature_checked
+                    && group.iter().any(|c| c.has_code && c.optimized_params);
+                let clone_allowed = !group[chosen].clone_only || features.optimized_func;
+                let first = group.remove(chosen);
+                if signature_changed || !clone_allowed {
+                    continue;
+                }
+                let group = group.into_iter();
+                let mut unexpected = first.unexpected_register;
+                let mut inconsistent = false;
+                for other in group {
+                    unexpected |= other.unexpected_register;
+                    // As pahole: once a register problem is known, the
+                    // prototypes are not compared any more.
+                    if !unexpected
+                        && !inconsistent
+                        && !protos_match(btf, &first.proto, &other.proto)
+                    {
+                        inconsistent = true;
+                    }
+                }
+                // Optimized-out parameters do not disqualify: callers still
+                // pass every argument, the function just ignores some.
+                let trustworthy = !unexpected && !inconsistent && !first.ambiguous_address;
+                if !features.consistent_func || trustworthy {
+                    add_function(btf, first, features);
+                }
+            }
+        }
+    }
+}
+
+fn add_function<'input>(
+    btf: &mut Btf<'input>,
+    candidate: FunctionCandidate<'input>,
+    features: &Features,
+) {
+    let proto = btf.add(Type::FuncProto(candidate.proto));
+    // pahole writes every FUNC as static, whatever DW_AT_external says.
+    let func = btf.add(Type::Func(Object {
+        name: candidate.name,
+        ty: proto,
+        linkage: Linkage::Static,
+    }));
+    if features.decl_tag {
+        for (name, component_idx) in candidate.decl_tags {
+            btf.add(Type::DeclTag(DeclTag {
+                name,
+                ty: func,
+                component_idx,
+            }));
+        }
+    }
+}
+
+/// pahole 1.31's `funcs__match`: same parameter count, and return and
+/// parameter types that match loosely (see [`types_match`]).
+fn protos_match(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> bool {
+    a.params.len() == b.params.len()
+        && types_match(btf, a.ret, b.ret)
+        && a.params
+            .iter()
+            .zip(&b.params)
+            .all(|(pa, pb)| types_match(btf, pa.ty, pb.ty))
+}
+
+/// pahole 1.31's `types__match`: follows both chains; `const` on one side
+/// only is skipped; INT/FLOAT compare size, bits and name; named aggregates,
+/// enums and typedefs compare by name only (a FWD matches its struct or
+/// union); arrays by element count and element type. FUNC_PROTOs (behind
+/// function pointers) compare parameter count and return type only: pahole's
+/// loop over their parameters compares the return types again, and that is
+/// kept so that the same functions are dropped.
+fn types_match(btf: &Btf<'_>, mut a: TypeId, mut b: TypeId) -> bool {
+    // Reference chains are finite in well-formed BTF; the bound only
+    // protects against cycles in bad input.
+    for _ in 0..1024 {
+        if a == b {
+            return true;
+        }
+        if a == TypeId::VOID || b == TypeId::VOID {
+            return false;
+        }
+        let (Some(ta), Some(tb)) = (btf.get(a), btf.get(b)) else {
+            return false;
+        };
+        let (ka, kb) = (match_kind(ta), match_kind(tb));
+        if ka != kb {
+            match (ta, tb) {
+                (Type::Const(inner), _) => a = *inner,
+                (_, Type::Const(inner)) => b = *inner,
+                _ => return false,
+            }
+            continue;
+        }
+        match (ta, tb) {
+            (Type::Int(x), Type::Int(y)) => return x == y,
+            (Type::Float(x), Type::Float(y)) => return x == y,
+            (Type::Ptr(x), Type::Ptr(y))
+            | (Type::Const(x), Type::Const(y))
+            | (Type::Volatile(x), Type::Volatile(y))
+            | (Type::Restrict(x), Type::Restrict(y)) => (a, b) = (*x, *y),
+            (Type::TypeTag(x), Type::TypeTag(y)) => (a, b) = (x.ty, y.ty),
+            (Type::Array(x), Type::Array(y)) => {
+                if x.nelems != y.nelems {
+                    return false;
+                }
+                (a, b) = (x.elem, y.elem);
+            }
+            (Type::FuncProto(x), Type::FuncProto(y)) => {
+                return x.params.len() == y.params.len() && types_match(btf, x.ret, y.ret)
+            }
+            _ => return type_name(ta) == type_name(tb),
+        }
+    }
+    false
+}
+
+/// Kind for matching purposes: a FWD counts as the struct or union it
+/// declares.
+fn match_kind(ty: &Type<'_>) -> u8 {
+    match ty {
+        Type::Int(_) => 1,
+        Type::Ptr(_) => 2,
+        Type::Array(_) => 3,
+        Type::Struct(_) | Type::Fwd(crate::types::Fwd { union: false, .. }) => 4,
+        Type::Union(_) | Type::Fwd(crate::types::Fwd { union: true, .. }) => 5,
+        Type::Enum(_) => 6,
+        Type::Typedef(_) => 8,
+        Type::Volatile(_) => 9,
+        Type::Const(_) => 10,
+        Type::Restrict(_) => 11,
+        Type::Func(_) => 12,
+        Type::FuncProto(_) => 13,
+        Type::Var(_) => 14,
+        Type::Datasec(_) => 15,
+        Type::Float(_) => 16,
+        Type::DeclTag(_) => 17,
+        Type::TypeTag(_) => 18,
+        Type::Enum64(_) => 19,
+    }
+}
+
+fn type_name<'a>(ty: &Type<'a>) -> Option<&'a str> {
+    match ty {
+        Type::Struct(c) | Type::Union(c) => Some(c.name),
+        Type::Fwd(f) => Some(f.name),
+        Type::Enum(e) | Type::Enum64(e) => Some(e.name),
+        Type::Typedef(t) => Some(t.name),
+        _ => None,
+    }
+}
+
+/// Shifts a candidate's CU-local ids into the assembled table.
+pub(crate) fn shift_candidate(candidate: &mut FunctionCandidate<'_>, shift: u32) {
+    super::shift_id(&mut candidate.proto.ret, shift);
+    for param in &mut candidate.proto.params {
+        super::shift_id(&mut param.ty, shift);
+    }
+}
+
+/// DWARF register numbers of the integer argument registers, in argument
+/// order, for an ELF `e_machine`; empty when unknown (no register check).
+/// The table is the walker's, which resolves parameter locations with it.
+pub fn register_params_for_machine(e_machine: u16) -> &'static [u16] {
+    dwarf::walk::register_params(e_machine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::test_support::*;
+    use crate::types::{Composite, Fwd, Int, IntEncoding};
+    use dwarf::symbols::FuncSymbol;
+
+    fn symbols(names: &[(&'static str, u64)]) -> SymbolFacts<'static> {
+        let mut facts = SymbolFacts::default();
+        for (name, address) in names {
+            facts.functions.push(FuncSymbol {
+                name,
+                address: *address,
+                size: 1,
+                section_index: 1,
+                global: true,
+            });
+        }
+        facts
+    }
+
+    #[test]
+    fn v1_24_matches_exact_names_only() {
+        let facts = symbols(&[
+            ("foo", 0x10),
+            ("bar.isra.0", 0x20),
+            ("baz.cold", 0x30),
+            ("baz", 0x40),
+        ]);
+        let table = FunctionTable::new(&facts, Rules::V1_24);
+        assert!(table.lookup("foo").is_some() && table.lookup("baz").is_some());
+        assert!(table.lookup("bar").is_none());
+    }
+
+    #[test]
+    fn v1_31_strips_suffixes_and_skips_pieces() {
+        let facts = symbols(&[
+            ("bar.isra.0", 0x20),
+            ("baz.cold", 0x30),
+            ("dup", 0x50),
+            ("dup", 0x60),
+            ("same", 0x70),
+            ("same.constprop.0", 0x70),
+        ]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        assert!(table.lookup("bar").is_some());
+        assert!(table.lookup("baz").is_none());
+        assert!(table.lookup("dup").unwrap().ambiguous_address);
+        assert!(!table.lookup("same").unwrap().ambiguous_address);
+    }
+
+    #[test]
+    fn candidates_skip_declarations_and_unnamed_params() {
+        let arena = bumpalo::Bump::new();
+        let named =
+            arena.alloc_slice_copy(&[param(Some("a"), node(0), ParamLocation::Register(5))]);
+        let unnamed = arena.alloc_slice_copy(&[param(None, node(0), ParamLocation::Register(5))]);
+        let mut cu = cu_with(vec![base_int()]);
+        cu.functions = vec![
+            function("f", named, false),
+            function("g", unnamed, false),
+            function("h", named, true),
+            function("nosym", named, false),
+        ];
+        let facts = symbols(&[("f", 1), ("g", 2), ("h", 3)]);
+        let table = FunctionTable::new(&facts, Rules::V1_24);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name, "f");
+        assert_eq!(
+            found[0].proto.params,
+            vec![Param {
+                name: "a",
+                ty: TypeId(1)
+            }]
+        );
+        assert!(!found[0].unexpected_register && !found[0].optimized_params);
+
+        // Without function symbols, only external definitions.
+        let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
+        cu.functions[0].external = true;
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found = function_candidates(&cu, &map, &empty, &[], 8, false).unwrap();
+        assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
+    }
+
+    #[test]
+    fn unexpected_register_unless_a_wide_param() {
+        let arena = bumpalo::Bump::new();
+        // First argument in rsi (DWARF 4) instead of rdi (5).
+        let params =
+            arena.alloc_slice_copy(&[param(Some("a"), node(0), ParamLocation::Register(4))]);
+        let mut cu = cu_with(vec![
+            base_int(),
+            composite(
+                dwarf::model::CompositeKind::Struct,
+                Some("big"),
+                16,
+                false,
+                &[],
+            ),
+        ]);
+        cu.functions = vec![function("f", params, false)];
+        let facts = symbols(&[("f", 1)]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
+        assert!(found[0].unexpected_register);
+
+        let wide = arena.alloc_slice_copy(&[
+            param(Some("s"), node(1), ParamLocation::Other),
+            param(Some("a"), node(0), ParamLocation::Register(4)),
+        ]);
+        cu.functions = vec![function("f", wide, false)];
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
+        assert!(!found[0].unexpected_register && found[0].optimized_params);
+    }
+
+    #[test]
+    fn stack_arguments_are_not_optimized_out() {
+        // x86-64 passes the 7th argument on the stack: a frame-relative
+        // location there is normal, not an optimization.
+        let arena = bumpalo::Bump::new();
+        let mut params: Vec<_> = [5u16, 4, 1, 2, 8, 9]
+            .iter()
+            .map(|register| param(Some("r"), node(0), ParamLocation::Register(*register)))
+            .collect();
+        params.push(param(Some("stack"), node(0), ParamLocation::Other));
+        let params = arena.alloc_slice_copy(&params);
+        let mut cu = cu_with(vec![base_int()]);
+        cu.functions = vec![function("f", params, false)];
+        let facts = symbols(&[("f.isra.0", 1)]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
+        assert!(!found[0].optimized_params && !found[0].unexpected_register);
+        assert!(found[0].clone_only && found[0].has_code);
+    }
+
+    fn proto_btf() -> Btf<'static> {
+        let mut btf = Btf::default();
+        btf.add(Type::Int(Int {
+            name: "int",
+            size: 4,
+            encoding: IntEncoding(IntEncoding::SIGNED),
+            offset: 0,
+            bits: 32,
+        })); // 1
+        btf.add(Type::Const(TypeId(1))); // 2
+        btf.add(Type::Struct(Composite {
+            name: "s",
+            size: 4,
+            members: vec![],
+            kind_flag: false,
+        })); // 3
+        btf.add(Type::Fwd(Fwd {
+            name: "s",
+            union: false,
+        })); // 4
+        btf.add(Type::Ptr(TypeId(3))); // 5
+        btf.add(Type::Ptr(TypeId(4))); // 6
+        btf.add(Type::Int(Int {
+            name: "long int",
+            size: 8,
+            encoding: IntEncoding(IntEncoding::SIGNED),
+            offset: 0,
+            bits: 64,
+        })); // 7
+        btf
+    }
+
+    #[test]
+    fn loose_type_matching() {
+        let btf = proto_btf();
+        assert!(types_match(&btf, TypeId(1), TypeId(2)), "const is ignored");
+        assert!(
+            types_match(&btf, TypeId(5), TypeId(6)),
+            "struct matches its FWD by name"
+        );
+        assert!(!types_match(&btf, TypeId(1), TypeId(7)));
+        assert!(!types_match(&btf, TypeId(1), TypeId::VOID));
+    }
+
+    fn cand(ret: u32, params: &[u32]) -> FunctionCandidate<'static> {
+        FunctionCandidate {
+            name: "f",
+            proto: FuncProto {
+                ret: TypeId(ret),
+                params: params
+                    .iter()
+                    .map(|ty| Param {
+                        name: "x",
+                        ty: TypeId(*ty),
+                    })
+                    .collect(),
+            },
+            decl_tags: vec![("tag", -1)],
+            optimized_params: false,
+            unexpected_register: false,
+            ambiguous_address: false,
+            at_symbol: false,
+            has_code: true,
+            clone_only: false,
+            signature_checked: true,
+        }
+    }
+
+    #[test]
+    fn v1_24_first_definition_wins() {
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(7, &[])],
+            &Features::default(),
+        );
+        // FUNC_PROTO + FUNC + DECL_TAG, once.
+        assert_eq!(btf.count(), before + 3);
+        assert_eq!(
+            btf.types[before as usize],
+            Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: "x",
+                    ty: TypeId(1)
+                }]
+            })
+        );
+        assert_eq!(
+            btf.types[before as usize + 1],
+            Type::Func(Object {
+                name: "f",
+                ty: TypeId(before + 1),
+                linkage: Linkage::Static
+            })
+        );
+        assert_eq!(
+            btf.types[before as usize + 2],
+            Type::DeclTag(DeclTag {
+                name: "tag",
+                ty: TypeId(before + 2),
+                component_idx: -1
+            })
+        );
+    }
+
+    #[test]
+    fn v1_31_prefers_the_definition_at_the_symbol_address() {
+        // A weak definition overridden at link time keeps its DWARF; the
+        // FUNC must describe the definition the symbol points to.
+        let strict = Features::parse("default", true).unwrap();
+        let mut weak = cand(1, &[1]);
+        weak.proto.params[0].name = "__unused";
+        let mut strong = cand(1, &[1]);
+        strong.proto.params[0].name = "regs";
+        strong.at_symbol = true;
+        let mut btf = proto_btf();
+        let before = btf.count() as usize;
+        emit_functions(&mut btf, vec![weak, strong], &strict);
+        let Type::FuncProto(proto) = &btf.types[before] else {
+            panic!("{:?}", btf.types[before])
+        };
+        assert_eq!(proto.params[0].name, "regs");
+    }
+
+    #[test]
+    fn v1_31_clones_with_optimized_parameters() {
+        let strict = Features::parse("default", true).unwrap();
+        let clone = |optimized, checked| FunctionCandidate {
+            optimized_params: optimized,
+            clone_only: true,
+            signature_checked: checked,
+            ..cand(1, &[1])
+        };
+        let count = |candidates| {
+            let mut btf = proto_btf();
+            let before = btf.count();
+            emit_functions(&mut btf, candidates, &strict);
+            btf.count() - before
+        };
+        // Only `f.constprop.0` exists and a parameter became a constant:
+        // the source signature is no longer what callers use.
+        assert_eq!(count(vec![clone(true, true)]), 0);
+        assert_eq!(count(vec![clone(false, true)]), 3);
+        // pahole does not judge modules' or split (.cold) functions' clones.
+        assert_eq!(count(vec![clone(true, false)]), 3);
+        // Without optimized_func, clones are not encoded at all.
+        let no_clones = Features {
+            optimized_func: false,
+            ..strict
+        };
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(&mut btf, vec![clone(false, true)], &no_clones);
+        assert_eq!(btf.count(), before);
+    }
+
+    #[test]
+    fn v1_31_consistent_func_drops_disagreeing_prototypes() {
+        let strict = Features::parse("default", true).unwrap();
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(&mut btf, vec![cand(1, &[1]), cand(7, &[1])], &strict);
+        assert_eq!(btf.count(), before, "return types differ: no FUNC");
+
+        let mut btf = proto_btf();
+        emit_functions(&mut btf, vec![cand(1, &[1]), cand(2, &[2])], &strict);
+        assert_eq!(
+            btf.count(),
+            before + 3,
+            "const on one side only still matches"
+        );
+
+        let mut btf = proto_btf();
+        emit_functions(&mut btf, vec![cand(1, &[1]), cand(1, &[7])], &strict);
+        assert_eq!(btf.count(), before, "parameter types differ: no FUNC");
+
+        let lenient = Features::parse("var,float", true).unwrap();
+        let mut btf = proto_btf();
+        emit_functions(&mut btf, vec![cand(1, &[1]), cand(7, &[1])], &lenient);
+        assert_eq!(
+            btf.count(),
+            before + 2,
+            "without consistent_func one FUNC per name; no decl_tag feature"
+        );
+
+        let mut unexpected = cand(1, &[1]);
+        unexpected.unexpected_register = true;
+        let mut btf = proto_btf();
+        emit_functions(&mut btf, vec![cand(1, &[1]), unexpected], &strict);
+        assert_eq!(btf.count(), before);
+    }
+}

@@ -1,0 +1,926 @@
+//! One CU's type nodes to BTF types, with CU-local ids, following pahole's
+//! `btf_encoder__encode_tag` rules.
+//!
+//! Ids: every node that BTF can express gets the next id, in node order
+//! (pahole keeps DWARF order too, which keeps output easy to compare by eye).
+//! Nodes BTF cannot express (`_Atomic`, unsupported tags) get no id and
+//! every reference to them becomes void, as with pahole, whose loader drops
+//! them. Types that have no node of their own (TYPE_TAG chains, the array
+//! index `int`, type-level DECL_TAGs) follow after the nodes.
+
+use dwarf::model::{BaseEncoding, CompositeKind, CuModel, Node, NodeId, Qualifier, TypeRef};
+
+use super::error::Error;
+use super::features::Features;
+use crate::types::{
+    Array, Composite, DeclTag, Enum, EnumValue, Float, FuncProto, Fwd, Int, IntEncoding, Member,
+    Named, Param, Type, TypeId,
+};
+
+/// `DW_ATE_complex_float`.
+const DW_ATE_COMPLEX_FLOAT: u8 = 0x03;
+/// `DW_ATE_imaginary_float`.
+const DW_ATE_IMAGINARY_FLOAT: u8 = 0x09;
+/// `DW_ATE_decimal_float`.
+const DW_ATE_DECIMAL_FLOAT: u8 = 0x0f;
+
+/// Name pahole gives integer types whose size is no BTF INT size (DWARF 5
+/// `DW_ATE_unsigned_24` and the like, used only in location expressions).
+pub const SANITIZED_INT_NAME: &str = "__SANITIZED_FAKE_INT__";
+
+/// How deep [`TypeMap::byte_size`] follows typedefs and qualifiers before
+/// deciding the input is cyclic.
+const MAX_TYPE_DEPTH: u32 = 64;
+
+/// The CU's node → BTF id map, and the types lowered so far.
+#[derive(Debug)]
+pub(crate) struct TypeMap<'m, 'input, 'arena> {
+    cu: &'m CuModel<'input, 'arena>,
+    /// BTF id of each node, `VOID` for nodes BTF cannot express.
+    ids: Vec<TypeId>,
+    /// Address size in bytes, for pointer sizes.
+    pointer_size: u32,
+}
+
+impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
+    /// Assigns ids 1.. to the CU's expressible nodes.
+    pub(crate) fn new(cu: &'m CuModel<'input, 'arena>, pointer_size: u32) -> Result<Self, Error> {
+        let mut ids = Vec::with_capacity(cu.nodes.len());
+        let mut next = 1u32;
+        for node in &cu.nodes {
+            if is_expressible(node) {
+                ids.push(TypeId(next));
+                next = next.checked_add(1).ok_or(Error::TooManyTypes {
+                    count: u64::from(next) + 1,
+                })?;
+            } else {
+                ids.push(TypeId::VOID);
+            }
+        }
+        Ok(TypeMap {
+            cu,
+            ids,
+            pointer_size,
+        })
+    }
+
+    /// Number of ids handed out to nodes.
+    pub(crate) fn node_type_count(&self) -> u32 {
+        self.ids.iter().filter(|id| **id != TypeId::VOID).count() as u32
+    }
+
+    /// The BTF id a reference lowers to.
+    pub(crate) fn id(&self, ty: TypeRef) -> Result<TypeId, Error> {
+        match ty {
+            TypeRef::Void => Ok(TypeId::VOID),
+            TypeRef::Node(node) => self
+                .ids
+                .get(node.0 as usize)
+                .copied()
+                .ok_or(self.dangling(node)),
+        }
+    }
+
+    fn node(&self, node: NodeId) -> Result<&'m Node<'input, 'arena>, Error> {
+        self.cu
+            .nodes
+            .get(node.0 as usize)
+            .ok_or(self.dangling(node))
+    }
+
+    fn dangling(&self, node: NodeId) -> Error {
+        Error::DanglingReference {
+            cu_offset: self.cu.offset,
+            node: node.0,
+        }
+    }
+
+    /// Size in bytes of a type, as pahole's `tag__size` computes it; 0 for
+    /// void, functions and unknown sizes.
+    pub(crate) fn byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
+        let mut current = ty;
+        for _ in 0..MAX_TYPE_DEPTH {
+            let TypeRef::Node(id) = current else {
+                return Ok(0);
+            };
+            match self.node(id)? {
+                Node::Base { byte_size, .. }
+                | Node::Composite { byte_size, .. }
+                | Node::Enum { byte_size, .. } => return Ok(u64::from(*byte_size)),
+                Node::Pointer { .. } => return Ok(u64::from(self.pointer_size)),
+                Node::Qualified { target, .. } | Node::Typedef { target, .. } => current = *target,
+                Node::Array { elem, dims } => {
+                    let count = dims
+                        .iter()
+                        .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))
+                        .unwrap_or(u64::MAX);
+                    return Ok(self.byte_size(*elem)?.saturating_mul(count));
+                }
+                Node::Subroutine { .. } | Node::Unsupported { .. } => return Ok(0),
+            }
+        }
+        Ok(0)
+    }
+}
+
+/// Whether BTF has a kind for the node (pahole's loader drops the rest and
+/// references to them read as void).
+fn is_expressible(node: &Node<'_, '_>) -> bool {
+    !matches!(
+        node,
+        Node::Unsupported { .. }
+            | Node::Qualified {
+                qualifier: Qualifier::Atomic,
+                ..
+            }
+    )
+}
+
+/// Lowers every node of the CU, then the types without a node of their own
+/// (TYPE_TAG chains, the array index type, type-level DECL_TAGs).
+///
+/// Returns the types, whose local id is index + 1.
+pub(crate) fn lower_types<'input>(
+    map: &TypeMap<'_, 'input, '_>,
+    features: &Features,
+) -> Result<Vec<Type<'input>>, Error> {
+    let cu = map.cu;
+    let mut types: Vec<Type<'input>> = Vec::with_capacity(cu.nodes.len() + cu.nodes.len() / 8);
+    // Types appended after the nodes get ids from here on.
+    let mut extra: Vec<Type<'input>> = Vec::new();
+    let first_extra = map.node_type_count() + 1;
+    let next_extra_id = |extra: &Vec<Type<'input>>| TypeId(first_extra + extra.len() as u32);
+
+    // pahole indexes arrays with the CU's `int` (the first base type of
+    // that name), or adds one when the CU has none.
+    let index_type = match cu
+        .nodes
+        .iter()
+        .position(|node| matches!(node, Node::Base { name: "int", .. }))
+    {
+        Some(position) => map.id(TypeRef::Node(NodeId(position as u32)))?,
+        None if cu
+            .nodes
+            .iter()
+            .any(|node| matches!(node, Node::Array { .. })) =>
+        {
+            let id = next_extra_id(&extra);
+            extra.push(Type::Int(Int {
+                name: "int",
+                size: 4,
+                encoding: IntEncoding(IntEncoding::SIGNED),
+                offset: 0,
+                bits: 32,
+            }));
+            id
+        }
+        None => TypeId::VOID,
+    };
+
+    for node in &cu.nodes {
+        if !is_expressible(node) {
+            continue;
+        }
+        let ty = match node {
+            Node::Base {
+                name,
+                byte_size,
+                encoding,
+                ..
+            } => lower_base(name, *byte_size, *encoding, features, cu.offset)?,
+            Node::Pointer { target, type_tags } => {
+                let mut pointee = map.id(*target)?;
+                if features.type_tag {
+                    // DWARF lists a pointer's tags in source order; the tag
+                    // written last is the one the pointer points to, and
+                    // each tag points to the one before it (pahole and
+                    // LLVM agree on this order).
+                    for tag in type_tags.iter() {
+                        let id = next_extra_id(&extra);
+                        extra.push(Type::TypeTag(Named {
+                            name: tag,
+                            ty: pointee,
+                        }));
+                        pointee = id;
+                    }
+                }
+                Type::Ptr(pointee)
+            }
+            Node::Qualified { qualifier, target } => {
+                let target = map.id(*target)?;
+                match qualifier {
+                    Qualifier::Const => Type::Const(target),
+                    Qualifier::Volatile => Type::Volatile(target),
+                    Qualifier::Restrict => Type::Restrict(target),
+                    // Filtered out by is_expressible.
+                    Qualifier::Atomic => continue,
+                }
+            }
+            Node::Typedef { name, target, .. } => Type::Typedef(Named {
+                name,
+                ty: map.id(*target)?,
+            }),
+            Node::Array { elem, dims } => Type::Array(Array {
+                elem: map.id(*elem)?,
+                index: index_type,
+                // pahole multiplies the dimensions in 32 bits.
+                nelems: dims
+                    .iter()
+                    .fold(1u32, |acc, dim| acc.wrapping_mul(*dim as u32)),
+            }),
+            Node::Composite {
+                kind,
+                name,
+                byte_size,
+                declaration,
+                members,
+                ..
+            } => {
+                let name = name.unwrap_or("");
+                if *declaration {
+                    Type::Fwd(Fwd {
+                        name,
+                        union: *kind == CompositeKind::Union,
+                    })
+                } else {
+                    lower_composite(map, *kind, name, *byte_size, members)?
+                }
+            }
+            Node::Enum {
+                name,
+                byte_size,
+                underlying_signed,
+                enumerators,
+                ..
+            } => lower_enum(
+                name.unwrap_or(""),
+                *byte_size,
+                *underlying_signed,
+                enumerators,
+                features,
+            ),
+            Node::Subroutine {
+                ret,
+                params,
+                varargs,
+            } => {
+                let mut lowered = Vec::with_capacity(params.len() + usize::from(*varargs));
+                for param in params.iter() {
+                    lowered.push(Param {
+                        name: param.name.unwrap_or(""),
+                        ty: map.id(param.ty)?,
+                    });
+                }
+                if *varargs {
+                    lowered.push(Param {
+                        name: "",
+                        ty: TypeId::VOID,
+                    });
+                }
+                Type::FuncProto(FuncProto {
+                    ret: map.id(*ret)?,
+                    params: lowered,
+                })
+            }
+            Node::Unsupported { .. } => continue,
+        };
+        types.push(ty);
+    }
+
+    if features.decl_tag {
+        for (index, node) in cu.nodes.iter().enumerate() {
+            let (own_tags, members): (&[&str], &[dwarf::model::Member<'_, '_>]) = match node {
+                Node::Composite {
+                    decl_tags,
+                    members,
+                    declaration: false,
+                    ..
+                } => (decl_tags, members),
+                Node::Typedef { decl_tags, .. } => (decl_tags, &[]),
+                _ => continue,
+            };
+            let tagged = map.id(TypeRef::Node(NodeId(index as u32)))?;
+            // pahole emits member tags before the aggregate's own.
+            for (member_index, member) in members.iter().enumerate() {
+                for tag in member.decl_tags.iter() {
+                    extra.push(Type::DeclTag(DeclTag {
+                        name: tag,
+                        ty: tagged,
+                        component_idx: member_index as i32,
+                    }));
+                }
+            }
+            for tag in own_tags.iter() {
+                extra.push(Type::DeclTag(DeclTag {
+                    name: tag,
+                    ty: tagged,
+                    component_idx: -1,
+                }));
+            }
+        }
+    }
+
+    types.append(&mut extra);
+    Ok(types)
+}
+
+/// A base type: INT (with pahole's encoding bits and size sanitizing) or
+/// FLOAT.
+fn lower_base<'input>(
+    name: &'input str,
+    byte_size: u32,
+    encoding: BaseEncoding,
+    features: &Features,
+    cu_offset: u64,
+) -> Result<Type<'input>, Error> {
+    let encoding_bits = match encoding {
+        // pahole's is_signed covers both; it never sets BTF_INT_CHAR.
+        BaseEncoding::Signed | BaseEncoding::SignedChar => IntEncoding::SIGNED,
+        BaseEncoding::Boolean => IntEncoding::BOOL,
+        BaseEncoding::Float if features.float => {
+            return Ok(Type::Float(Float {
+                name,
+                size: byte_size,
+            }))
+        }
+        BaseEncoding::Other(
+            DW_ATE_COMPLEX_FLOAT | DW_ATE_IMAGINARY_FLOAT | DW_ATE_DECIMAL_FLOAT,
+        ) if features.float => {
+            return Err(Error::UnsupportedFloat {
+                cu_offset,
+                name: name.to_string(),
+            })
+        }
+        // Without the float feature floats stay INTs with no encoding, as
+        // BTF had no FLOAT kind before.
+        BaseEncoding::Unsigned
+        | BaseEncoding::UnsignedChar
+        | BaseEncoding::Float
+        | BaseEncoding::Other(_) => 0,
+    };
+    // BTF INTs are 1, 2, 4, 8 or 16 bytes; DWARF 5 also has odd sizes used
+    // only by location expressions, which pahole replaces by a fake int.
+    let (name, size) = if byte_size == 0 || !byte_size.is_power_of_two() || byte_size > 16 {
+        (SANITIZED_INT_NAME, 4)
+    } else {
+        (name, byte_size)
+    };
+    Ok(Type::Int(Int {
+        name,
+        size,
+        encoding: IntEncoding(encoding_bits),
+        offset: 0,
+        bits: (size * 8) as u8,
+    }))
+}
+
+fn lower_composite<'input>(
+    map: &TypeMap<'_, 'input, '_>,
+    kind: CompositeKind,
+    name: &'input str,
+    byte_size: u32,
+    members: &[dwarf::model::Member<'input, '_>],
+) -> Result<Type<'input>, Error> {
+    let mut lowered = Vec::with_capacity(members.len());
+    for member in members {
+        lowered.push(Member {
+            name: member.name.unwrap_or(""),
+            ty: map.id(member.ty)?,
+            // BTF offsets are 32 bits (24 with kind_flag); pahole truncates.
+            bit_offset: member.bit_offset as u32,
+            bitfield_size: member.bitfield_size as u8,
+        });
+    }
+    let kind_flag = lowered.iter().any(|member| member.bitfield_size != 0);
+    let composite = Composite {
+        name,
+        size: byte_size,
+        members: lowered,
+        kind_flag,
+    };
+    Ok(match kind {
+        CompositeKind::Union => Type::Union(composite),
+        CompositeKind::Struct | CompositeKind::Class => Type::Struct(composite),
+    })
+}
+
+/// ENUM or ENUM64. pahole: 4 bytes or less, or `enum64` off → ENUM, whose
+/// kind_flag (signed) libbpf sets when a value is negative; wider → ENUM64,
+/// signed as the enum's type is. Without `enum64` the values are cut to
+/// their low 32 bits and read as unsigned.
+fn lower_enum<'input>(
+    name: &'input str,
+    byte_size: u32,
+    underlying_signed: Option<bool>,
+    enumerators: &[dwarf::model::Enumerator<'input>],
+    features: &Features,
+) -> Type<'input> {
+    let any_negative = enumerators.iter().any(|e| e.negative);
+    // A forward-declared enum has no DW_AT_byte_size; pahole gives it the
+    // size of an int (pahole 1.24 writes `ENUM 'e' size=4 vlen=0`).
+    let byte_size = if byte_size == 0 { 4 } else { byte_size };
+    if byte_size <= 4 || !features.enum64 {
+        let signed = features.enum64 && any_negative;
+        // The model keeps ENUM values as the i64 libbpf was given: the low
+        // 32 bits, sign-extended when the enum is signed.
+        let widen = |value: u64| match signed {
+            true => i64::from(value as u32 as i32) as u64,
+            false => u64::from(value as u32),
+        };
+        let values = enumerators
+            .iter()
+            .map(|e| EnumValue {
+                name: e.name,
+                value: widen(e.value),
+            })
+            .collect();
+        Type::Enum(Enum {
+            name,
+            size: byte_size,
+            signed,
+            values,
+        })
+    } else {
+        let values = enumerators
+            .iter()
+            .map(|e| EnumValue {
+                name: e.name,
+                value: e.value,
+            })
+            .collect();
+        let signed = underlying_signed.unwrap_or(any_negative);
+        Type::Enum64(Enum {
+            name,
+            size: byte_size,
+            signed,
+            values,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::test_support::*;
+    use dwarf::model::{Enumerator, Member as DwMember, Param as DwParam, ParamLocation};
+
+    fn lower(cu: &CuModel<'static, '_>, features: &Features) -> Vec<Type<'static>> {
+        let map = TypeMap::new(cu, 8).unwrap();
+        lower_types(&map, features).unwrap()
+    }
+
+    #[test]
+    fn base_types_follow_pahole_encoding() {
+        // Facts from pahole's add_base_type: signed (incl. signed char and
+        // plain char) → SIGNED, _Bool → BOOL, never CHAR; floats are INT
+        // without `float`.
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            base("char", 1, BaseEncoding::SignedChar),
+            base("unsigned char", 1, BaseEncoding::UnsignedChar),
+            base("_Bool", 1, BaseEncoding::Boolean),
+            base("double", 8, BaseEncoding::Float),
+            base("DW_ATE_unsigned_24", 3, BaseEncoding::Unsigned),
+        ]);
+        let types = lower(&cu, &Features::default());
+        assert_eq!(types[0], int("int", 4, IntEncoding::SIGNED));
+        assert_eq!(types[1], int("char", 1, IntEncoding::SIGNED));
+        assert_eq!(types[2], int("unsigned char", 1, 0));
+        assert_eq!(types[3], int("_Bool", 1, IntEncoding::BOOL));
+        assert_eq!(types[4], int("double", 8, 0));
+        assert_eq!(types[5], int(SANITIZED_INT_NAME, 4, 0));
+
+        let floats = Features {
+            float: true,
+            ..Features::default()
+        };
+        let types = lower(&cu, &floats);
+        assert_eq!(
+            types[4],
+            Type::Float(Float {
+                name: "double",
+                size: 8
+            })
+        );
+    }
+
+    #[test]
+    fn complex_float_is_an_error_with_float_feature() {
+        let cu = cu_with(vec![base(
+            "complex double",
+            16,
+            BaseEncoding::Other(DW_ATE_COMPLEX_FLOAT),
+        )]);
+        let features = Features {
+            float: true,
+            ..Features::default()
+        };
+        let map = TypeMap::new(&cu, 8).unwrap();
+        assert!(matches!(
+            lower_types(&map, &features),
+            Err(Error::UnsupportedFloat { .. })
+        ));
+        // Without it, an INT as wide as the type.
+        assert_eq!(
+            lower(&cu, &Features::default())[0],
+            int("complex double", 16, 0)
+        );
+    }
+
+    #[test]
+    fn arrays_flatten_and_use_int_index() {
+        let arena = bumpalo::Bump::new();
+        let cu = cu_with(vec![
+            base("char", 1, BaseEncoding::SignedChar),
+            Node::Array {
+                elem: node(0),
+                dims: arena.alloc_slice_copy(&[3, 4]),
+            },
+            Node::Array {
+                elem: node(0),
+                dims: arena.alloc_slice_copy(&[0]),
+            },
+        ]);
+        let types = lower(&cu, &Features::default());
+        // No `int` in the CU: one is added after the nodes (id 4).
+        assert_eq!(types[3], int("int", 4, IntEncoding::SIGNED));
+        assert_eq!(
+            types[1],
+            Type::Array(Array {
+                elem: TypeId(1),
+                index: TypeId(4),
+                nelems: 12
+            })
+        );
+        assert_eq!(
+            types[2],
+            Type::Array(Array {
+                elem: TypeId(1),
+                index: TypeId(4),
+                nelems: 0
+            })
+        );
+
+        let cu = cu_with(vec![
+            Node::Array {
+                elem: node(1),
+                dims: arena.alloc_slice_copy(&[5]),
+            },
+            base("int", 4, BaseEncoding::Signed),
+        ]);
+        let types = lower(&cu, &Features::default());
+        assert_eq!(types.len(), 2);
+        assert_eq!(
+            types[0],
+            Type::Array(Array {
+                elem: TypeId(2),
+                index: TypeId(2),
+                nelems: 5
+            })
+        );
+    }
+
+    #[test]
+    fn bitfields_set_kind_flag_and_declarations_are_fwd() {
+        let arena = bumpalo::Bump::new();
+        let members = arena.alloc_slice_copy(&[
+            DwMember {
+                name: Some("a"),
+                ty: node(0),
+                bit_offset: 0,
+                bitfield_size: 3,
+                decl_tags: &[],
+            },
+            DwMember {
+                name: None,
+                ty: node(0),
+                bit_offset: 32,
+                bitfield_size: 0,
+                decl_tags: &[],
+            },
+        ]);
+        let cu = cu_with(vec![
+            base("unsigned int", 4, BaseEncoding::Unsigned),
+            composite(CompositeKind::Struct, Some("s"), 8, false, members),
+            composite(CompositeKind::Union, Some("u"), 0, true, &[]),
+            composite(CompositeKind::Union, Some("v"), 4, false, &members[1..]),
+        ]);
+        let types = lower(&cu, &Features::default());
+        let Type::Struct(s) = &types[1] else {
+            panic!("{:?}", types[1])
+        };
+        assert!(s.kind_flag);
+        assert_eq!(
+            s.members[0],
+            Member {
+                name: "a",
+                ty: TypeId(1),
+                bit_offset: 0,
+                bitfield_size: 3
+            }
+        );
+        assert_eq!(s.members[1].name, "");
+        assert_eq!(
+            types[2],
+            Type::Fwd(Fwd {
+                name: "u",
+                union: true
+            })
+        );
+        let Type::Union(u) = &types[3] else { panic!() };
+        assert!(!u.kind_flag);
+    }
+
+    #[test]
+    fn enums_signedness_and_enum64() {
+        let arena = bumpalo::Bump::new();
+        let neg = arena.alloc_slice_copy(&[
+            Enumerator {
+                name: "A",
+                value: u64::MAX,
+                negative: true,
+            },
+            Enumerator {
+                name: "B",
+                value: 2,
+                negative: false,
+            },
+        ]);
+        let big = arena.alloc_slice_copy(&[Enumerator {
+            name: "BIG",
+            value: 1 << 32,
+            negative: false,
+        }]);
+        let cu = cu_with(vec![
+            Node::Enum {
+                name: Some("n"),
+                byte_size: 4,
+                declaration: false,
+                underlying_signed: Some(true),
+                enumerators: neg,
+            },
+            Node::Enum {
+                name: Some("b"),
+                byte_size: 8,
+                declaration: false,
+                underlying_signed: Some(false),
+                enumerators: big,
+            },
+        ]);
+        let types = lower(&cu, &Features::default());
+        let Type::Enum(n) = &types[0] else { panic!() };
+        assert!(n.signed);
+        assert_eq!(
+            n.values[0].value,
+            u64::MAX,
+            "-1, sign-extended as the reader widens it"
+        );
+        let Type::Enum64(b) = &types[1] else {
+            panic!("{:?}", types[1])
+        };
+        assert!(!b.signed && b.values[0].value == 1 << 32);
+
+        // --skip_encoding_btf_enum64: an 8-byte ENUM with values cut to 32
+        // bits, unsigned (pahole passes (uint32_t)value).
+        let declared = cu_with(vec![Node::Enum {
+            name: Some("fwd_e"),
+            byte_size: 0,
+            declaration: true,
+            underlying_signed: None,
+            enumerators: &[],
+        }]);
+        assert_eq!(
+            lower(&declared, &Features::default())[0],
+            Type::Enum(Enum {
+                name: "fwd_e",
+                size: 4,
+                signed: false,
+                values: vec![]
+            })
+        );
+
+        let no64 = Features {
+            enum64: false,
+            ..Features::default()
+        };
+        let types = lower(&cu, &no64);
+        let Type::Enum(b) = &types[1] else { panic!() };
+        assert_eq!((b.size, b.signed, b.values[0].value), (8, false, 0));
+        let Type::Enum(n) = &types[0] else { panic!() };
+        assert!(!n.signed);
+    }
+
+    #[test]
+    fn atomic_and_unsupported_read_as_void() {
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Qualified {
+                qualifier: Qualifier::Atomic,
+                target: node(0),
+            },
+            Node::Pointer {
+                target: node(1),
+                type_tags: &[],
+            },
+            Node::Unsupported { tag: 0x4107 },
+            Node::Qualified {
+                qualifier: Qualifier::Const,
+                target: node(3),
+            },
+        ]);
+        let types = lower(&cu, &Features::default());
+        assert_eq!(
+            types,
+            vec![
+                int("int", 4, IntEncoding::SIGNED),
+                Type::Ptr(TypeId::VOID),
+                Type::Const(TypeId::VOID)
+            ]
+        );
+    }
+
+    #[test]
+    fn type_tags_chain_last_tag_first() {
+        // `int __tag1 __tag2 *p` with clang 14: pahole gives
+        // PTR -> TYPE_TAG tag2 -> TYPE_TAG tag1 -> int.
+        let arena = bumpalo::Bump::new();
+        let tags: &[&str] = arena.alloc_slice_copy(&["tag1", "tag2"]);
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Pointer {
+                target: node(0),
+                type_tags: tags,
+            },
+        ]);
+        let types = lower(&cu, &Features::default());
+        assert_eq!(types[1], Type::Ptr(TypeId(4)));
+        assert_eq!(
+            types[2],
+            Type::TypeTag(Named {
+                name: "tag1",
+                ty: TypeId(1)
+            })
+        );
+        assert_eq!(
+            types[3],
+            Type::TypeTag(Named {
+                name: "tag2",
+                ty: TypeId(3)
+            })
+        );
+
+        let off = Features {
+            type_tag: false,
+            ..Features::default()
+        };
+        assert_eq!(
+            lower(&cu, &off),
+            vec![int("int", 4, IntEncoding::SIGNED), Type::Ptr(TypeId(1))]
+        );
+    }
+
+    #[test]
+    fn decl_tags_on_members_aggregates_and_typedefs() {
+        let arena = bumpalo::Bump::new();
+        let mtag: &[&str] = arena.alloc_slice_copy(&["mtag"]);
+        let members = arena.alloc_slice_copy(&[
+            DwMember {
+                name: Some("p"),
+                ty: node(0),
+                bit_offset: 0,
+                bitfield_size: 0,
+                decl_tags: &[],
+            },
+            DwMember {
+                name: Some("m"),
+                ty: node(0),
+                bit_offset: 32,
+                bitfield_size: 0,
+                decl_tags: mtag,
+            },
+        ]);
+        let stag: &[&str] = arena.alloc_slice_copy(&["stag"]);
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Composite {
+                kind: CompositeKind::Struct,
+                name: Some("st"),
+                byte_size: 8,
+                declaration: false,
+                members,
+                decl_tags: stag,
+            },
+            Node::Typedef {
+                name: "myint",
+                target: node(0),
+                decl_tags: arena.alloc_slice_copy(&["tdtag"]),
+            },
+        ]);
+        let types = lower(&cu, &Features::default());
+        assert_eq!(
+            &types[3..],
+            &[
+                Type::DeclTag(DeclTag {
+                    name: "mtag",
+                    ty: TypeId(2),
+                    component_idx: 1
+                }),
+                Type::DeclTag(DeclTag {
+                    name: "stag",
+                    ty: TypeId(2),
+                    component_idx: -1
+                }),
+                Type::DeclTag(DeclTag {
+                    name: "tdtag",
+                    ty: TypeId(3),
+                    component_idx: -1
+                }),
+            ]
+        );
+        let off = Features {
+            decl_tag: false,
+            ..Features::default()
+        };
+        assert_eq!(lower(&cu, &off).len(), 3);
+    }
+
+    #[test]
+    fn subroutine_varargs_marker() {
+        let arena = bumpalo::Bump::new();
+        let params = arena.alloc_slice_copy(&[DwParam {
+            name: None,
+            ty: node(0),
+            location: ParamLocation::Unknown,
+            decl_tags: &[],
+        }]);
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Subroutine {
+                ret: node(0),
+                params,
+                varargs: true,
+            },
+            Node::Subroutine {
+                ret: TypeRef::Void,
+                params: &[],
+                varargs: false,
+            },
+        ]);
+        let types = lower(&cu, &Features::default());
+        assert_eq!(
+            types[1],
+            Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![
+                    Param {
+                        name: "",
+                        ty: TypeId(1)
+                    },
+                    Param {
+                        name: "",
+                        ty: TypeId::VOID
+                    }
+                ],
+            })
+        );
+        assert_eq!(
+            types[2],
+            Type::FuncProto(FuncProto {
+                ret: TypeId::VOID,
+                params: vec![]
+            })
+        );
+    }
+
+    #[test]
+    fn byte_size_follows_typedefs_and_arrays() {
+        let arena = bumpalo::Bump::new();
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Typedef {
+                name: "t",
+                target: node(0),
+                decl_tags: &[],
+            },
+            Node::Array {
+                elem: node(1),
+                dims: arena.alloc_slice_copy(&[2, 3]),
+            },
+            Node::Pointer {
+                target: TypeRef::Void,
+                type_tags: &[],
+            },
+            // A typedef cycle (bad input) must not hang.
+            Node::Typedef {
+                name: "loop",
+                target: node(4),
+                decl_tags: &[],
+            },
+        ]);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        assert_eq!(map.byte_size(node(2)).unwrap(), 24);
+        assert_eq!(map.byte_size(node(3)).unwrap(), 8);
+        assert_eq!(map.byte_size(node(4)).unwrap(), 0);
+        assert!(map.id(node(99)).is_err());
+    }
+}

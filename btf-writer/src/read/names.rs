@@ -1,0 +1,106 @@
+//! Name lookup across a BTF's string section and its bases'.
+
+use crate::error::{Error, ErrorKind};
+
+/// One string section and the absolute offset of its first byte.
+#[derive(Clone, Copy, Debug)]
+pub struct StringSection<'a> {
+    /// Absolute offset of `bytes[0]`: 0 for a standalone BTF, the base's
+    /// string length for a split.
+    pub start: u32,
+    /// The section, NUL-terminated (or empty, for a split).
+    pub bytes: &'a [u8],
+    /// The whole section when it is valid UTF-8: then a name is a sub-slice
+    /// and needs no validation of its own.
+    text: Option<&'a str>,
+}
+
+impl<'a> StringSection<'a> {
+    pub(super) fn new(start: u32, bytes: &'a [u8]) -> Self {
+        StringSection {
+            start,
+            bytes,
+            text: std::str::from_utf8(bytes).ok(),
+        }
+    }
+
+    /// Absolute offset one past the last byte.
+    pub fn end(&self) -> u32 {
+        self.start.saturating_add(self.bytes.len() as u32)
+    }
+
+    /// The string at `rel` bytes into this section.
+    fn at(&self, rel: usize, offset: u32) -> Result<&'a str, Error> {
+        let tail = self
+            .bytes
+            .get(rel..)
+            .ok_or(ErrorKind::NameOutOfRange(offset))?;
+        // The section ends with a NUL (checked at parse), so a NUL is found
+        // for every in-range offset.
+        let len = tail
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or(ErrorKind::NameOutOfRange(offset))?;
+        match self.text {
+            Some(text) => text
+                .get(rel..rel + len)
+                .ok_or_else(|| ErrorKind::NameNotUtf8(offset).into()),
+            None => tail
+                .get(..len)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| ErrorKind::NameNotUtf8(offset).into()),
+        }
+    }
+}
+
+/// The string sections a BTF's names can point into, base first.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Names<'a> {
+    pub sections: Vec<StringSection<'a>>,
+}
+
+impl<'a> Names<'a> {
+    /// The name at absolute offset `offset`.
+    #[inline]
+    pub fn get(&self, offset: u32) -> Result<&'a str, Error> {
+        if offset == 0 {
+            // Offset 0 is "" in a standalone section and, for a split, in
+            // its base; without this shortcut an empty split section would
+            // have to be consulted first.
+            return Ok("");
+        }
+        for section in self.sections.iter().rev() {
+            if let Some(rel) = offset.checked_sub(section.start) {
+                if rel as usize >= section.bytes.len() {
+                    return Err(ErrorKind::NameOutOfRange(offset).into());
+                }
+                return section.at(rel as usize, offset);
+            }
+        }
+        Err(ErrorKind::NameOutOfRange(offset).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_through_base_and_split() {
+        let names = Names {
+            sections: vec![
+                StringSection::new(0, b"\0int\0"),
+                StringSection::new(5, b"xfs\0\xff\0"),
+            ],
+        };
+        assert_eq!(names.get(0).unwrap(), "");
+        assert_eq!(names.get(1).unwrap(), "int");
+        assert_eq!(names.get(2).unwrap(), "nt");
+        assert_eq!(names.get(5).unwrap(), "xfs");
+        assert_eq!(names.get(9).unwrap_err().kind, ErrorKind::NameNotUtf8(9));
+        assert_eq!(
+            names.get(11).unwrap_err().kind,
+            ErrorKind::NameOutOfRange(11)
+        );
+    }
+}

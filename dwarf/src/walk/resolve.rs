@@ -1,0 +1,383 @@
+//! The facts settled after the whole unit was read: attributes inherited
+//! through `DW_AT_abstract_origin`/`DW_AT_specification`, enumerator signs,
+//! and DWARF 4 bitfields whose storage size is their type's.
+
+use super::attrs::{constant_bits, Value};
+use super::Walker;
+use crate::error::{ErrorKind, Result};
+use crate::model::{
+    BaseEncoding, CuModel, Enumerator, Function, Node, NodeId, Param, ParamLocation, TypeRef,
+    Variable,
+};
+
+/// How many `DW_AT_abstract_origin`/`DW_AT_specification` links are
+/// followed; real chains have two at most, and a cycle must end.
+const MAX_CHAIN: usize = 8;
+
+/// A subprogram as read, before inheritance.
+pub(super) struct RawFunction<'input, 'arena> {
+    pub name: Option<&'input str>,
+    pub linkage_name: Option<&'input str>,
+    pub ret: Option<TypeRef>,
+    pub external: bool,
+    pub declaration: bool,
+    pub inline: bool,
+    pub low_pc: Option<u64>,
+    pub nocall: bool,
+    pub abstract_origin: Option<u64>,
+    pub specification: Option<u64>,
+    pub params: Vec<RawParam<'input, 'arena>>,
+    pub varargs: bool,
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// A subprogram's formal parameter as read.
+#[derive(Clone, Copy)]
+pub(super) struct RawParam<'input, 'arena> {
+    /// Unit offset of the DIE, for the locations its concrete copies share.
+    pub offset: u64,
+    pub name: Option<&'input str>,
+    pub ty: Option<TypeRef>,
+    pub origin: Option<u64>,
+    pub location: ParamLocation,
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// What a parameter offers to parameters whose abstract origin it is.
+#[derive(Clone, Copy)]
+pub(super) struct ParamOrigin<'input> {
+    pub name: Option<&'input str>,
+    pub ty: Option<TypeRef>,
+    pub origin: Option<u64>,
+}
+
+/// A variable as read, before inheritance.
+pub(super) struct RawVariable<'input, 'arena> {
+    pub name: Option<&'input str>,
+    pub ty: Option<TypeRef>,
+    pub external: bool,
+    pub declaration: bool,
+    pub address: Option<u64>,
+    pub in_function: bool,
+    /// `DW_AT_specification` (or `DW_AT_abstract_origin`) target.
+    pub origin: Option<u64>,
+    pub decl_tags: &'arena [&'input str],
+}
+
+/// An enum whose enumerators wait for the underlying type's signedness.
+pub(super) struct PendingEnum<'input> {
+    pub node: NodeId,
+    pub die: u64,
+    pub underlying: Option<TypeRef>,
+    pub enumerators: Vec<(&'input str, Value<'input>)>,
+}
+
+/// A DWARF 4 bitfield without `DW_AT_byte_size`: its storage unit is the
+/// size of its type, known only once the type was read.
+pub(super) struct PendingBitfield {
+    pub composite: NodeId,
+    pub member: usize,
+    pub location_bits: u64,
+    pub bit_offset: i64,
+    pub bit_size: u64,
+    pub ty: TypeRef,
+    pub die: u64,
+}
+
+impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
+    fn node_at(&self, ty: TypeRef) -> Option<&Node<'input, 'arena>> {
+        match ty {
+            TypeRef::Void => None,
+            TypeRef::Node(id) => self.nodes.get(id.0 as usize),
+        }
+    }
+
+    /// Byte size of a type, through typedefs and qualifiers.
+    fn type_size(&self, mut ty: TypeRef) -> Option<u64> {
+        // Arrays multiply instead of recursing, so a cyclic type in bad
+        // input ends with the step limit, not with the stack.
+        let mut factor = 1u64;
+        for _ in 0..MAX_CHAIN * 4 {
+            match *self.node_at(ty)? {
+                Node::Base { byte_size, .. }
+                | Node::Enum { byte_size, .. }
+                | Node::Composite { byte_size, .. } => return factor.checked_mul(byte_size.into()),
+                Node::Pointer { .. } => {
+                    return factor.checked_mul(self.unit.header.address_size().into())
+                }
+                Node::Typedef { target, .. } | Node::Qualified { target, .. } => ty = target,
+                Node::Array { elem, dims } => {
+                    for dim in dims {
+                        factor = factor.checked_mul(*dim)?;
+                    }
+                    ty = elem;
+                }
+                Node::Subroutine { .. } | Node::Unsupported { .. } => return None,
+            }
+        }
+        None
+    }
+
+    fn finish_enums(&mut self) -> Result<()> {
+        for pending in std::mem::take(&mut self.enums) {
+            // pahole looks at the encoding of the DW_AT_type DIE itself.
+            let underlying_signed = pending.underlying.map(|ty| {
+                matches!(
+                    self.node_at(ty),
+                    Some(Node::Base {
+                        encoding: BaseEncoding::Signed | BaseEncoding::SignedChar,
+                        ..
+                    })
+                )
+            });
+            let mut enumerators = Vec::with_capacity(pending.enumerators.len());
+            for (name, value) in &pending.enumerators {
+                let (value, negative) = constant_bits(value).ok_or_else(|| {
+                    self.error(
+                        ErrorKind::InvalidDwarf(format!("enumerator {name} has value {value:?}")),
+                        pending.die,
+                    )
+                })?;
+                enumerators.push(Enumerator {
+                    name,
+                    value,
+                    negative,
+                });
+            }
+            let enumerators = self.arena.alloc_slice_copy(&enumerators);
+            if let Some(Node::Enum {
+                underlying_signed: slot_signed,
+                enumerators: slot,
+                ..
+            }) = self.nodes.get_mut(pending.node.0 as usize)
+            {
+                *slot_signed = underlying_signed;
+                *slot = enumerators;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_bitfields(&mut self) -> Result<()> {
+        for pending in std::mem::take(&mut self.bitfields) {
+            let storage = self.type_size(pending.ty).ok_or_else(|| {
+                self.error(
+                    ErrorKind::InvalidDwarf("bitfield without a storage size".into()),
+                    pending.die,
+                )
+            })?;
+            let bit_offset = super::scope::dwarf4_bit_offset(
+                self.big_endian,
+                pending.location_bits,
+                storage,
+                pending.bit_offset,
+                pending.bit_size,
+            )
+            .ok_or_else(|| {
+                self.error(
+                    ErrorKind::InvalidDwarf("bitfield position out of range".into()),
+                    pending.die,
+                )
+            })?;
+            let arena = self.arena;
+            if let Some(Node::Composite { members, .. }) =
+                self.nodes.get_mut(pending.composite.0 as usize)
+            {
+                let mut copy = members.to_vec();
+                if let Some(member) = copy.get_mut(pending.member) {
+                    member.bit_offset = bit_offset;
+                }
+                *members = arena.alloc_slice_copy(&copy);
+            }
+        }
+        Ok(())
+    }
+
+    /// Indices of the functions `index` inherits from, nearest first.
+    fn function_chain(&self, index: usize) -> Vec<usize> {
+        let mut chain = Vec::new();
+        let mut current = index;
+        for _ in 0..MAX_CHAIN {
+            let Some(function) = self.functions.get(current) else {
+                break;
+            };
+            let Some(next) = function.abstract_origin.or(function.specification) else {
+                break;
+            };
+            let Some(&next_index) = self.function_by_offset.get(&next) else {
+                break;
+            };
+            if next_index == index || chain.contains(&next_index) {
+                break;
+            }
+            chain.push(next_index);
+            current = next_index;
+        }
+        chain
+    }
+
+    /// A parameter's name and type, from its own DIE or its origins.
+    fn resolve_param(&self, param: &RawParam<'input, 'arena>) -> (Option<&'input str>, TypeRef) {
+        let (mut name, mut ty, mut origin) = (param.name, param.ty, param.origin);
+        for _ in 0..MAX_CHAIN {
+            if name.is_some() && ty.is_some() {
+                break;
+            }
+            let Some(found) = origin.and_then(|offset| self.param_by_offset.get(&offset)) else {
+                break;
+            };
+            name = name.or(found.name);
+            ty = ty.or(found.ty);
+            origin = found.origin;
+        }
+        (name, ty.unwrap_or(TypeRef::Void))
+    }
+
+    /// A parameter's location, with what its concrete copies said (see
+    /// [`super::location::LocationFacts`]).
+    fn shared_location(&self, param: &RawParam<'input, 'arena>, index: usize) -> ParamLocation {
+        let Some(shared) = self.shared_locations.get(&param.offset) else {
+            return param.location;
+        };
+        let expected = self.register_params.get(index).copied();
+        let mut facts = super::location::LocationFacts::of(param.location, expected);
+        facts.merge(*shared);
+        facts.location()
+    }
+
+    fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
+        let mut functions = Vec::with_capacity(self.functions.len());
+        for (index, raw) in self.functions.iter().enumerate() {
+            let chain = self.function_chain(index);
+            let inherited = || chain.iter().filter_map(|&i| self.functions.get(i));
+            let Some(name) = raw.name.or_else(|| inherited().find_map(|f| f.name)) else {
+                continue;
+            };
+            let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
+                raw.params
+                    .iter()
+                    .enumerate()
+                    .map(|(index, param)| {
+                        let (name, ty) = self.resolve_param(param);
+                        Param {
+                            name,
+                            ty,
+                            location: self.shared_location(param, index),
+                            decl_tags: param.decl_tags,
+                        }
+                    })
+                    .collect()
+            } else {
+                // No parameter DIEs of its own: the origin's say what the
+                // signature is, and nothing says where the values are.
+                inherited()
+                    .find(|f| !f.params.is_empty())
+                    .map(|f| {
+                        f.params
+                            .iter()
+                            .map(|param| {
+                                let (name, ty) = self.resolve_param(param);
+                                Param {
+                                    name,
+                                    ty,
+                                    location: ParamLocation::OptimizedOut,
+                                    decl_tags: param.decl_tags,
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let varargs = raw.varargs || (raw.params.is_empty() && inherited().any(|f| f.varargs));
+            let decl_tags = if raw.decl_tags.is_empty() {
+                inherited()
+                    .map(|f| f.decl_tags)
+                    .find(|tags| !tags.is_empty())
+                    .unwrap_or(&[])
+            } else {
+                raw.decl_tags
+            };
+            functions.push(Function {
+                name,
+                linkage_name: raw
+                    .linkage_name
+                    .or_else(|| inherited().find_map(|f| f.linkage_name)),
+                ret: raw
+                    .ret
+                    .or_else(|| inherited().find_map(|f| f.ret))
+                    .unwrap_or(TypeRef::Void),
+                params: self.arena.alloc_slice_copy(&params),
+                varargs,
+                external: raw.external || inherited().any(|f| f.external),
+                declaration: raw.declaration,
+                inline: raw.inline,
+                low_pc: raw.low_pc,
+                nocall: raw.nocall || inherited().any(|f| f.nocall),
+                decl_tags,
+            });
+        }
+        functions
+    }
+
+    fn finish_variables(&self) -> Vec<Variable<'input, 'arena>> {
+        let mut variables = Vec::with_capacity(self.variables.len());
+        for raw in &self.variables {
+            let mut chain = Vec::new();
+            let mut origin = raw.origin;
+            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(&offset))
+            {
+                if chain.len() >= MAX_CHAIN {
+                    break;
+                }
+                let Some(found) = self.variables.get(index) else {
+                    break;
+                };
+                chain.push(found);
+                origin = found.origin;
+            }
+            let Some(name) = raw.name.or_else(|| chain.iter().find_map(|v| v.name)) else {
+                continue;
+            };
+            let decl_tags = if raw.decl_tags.is_empty() {
+                chain
+                    .iter()
+                    .map(|v| v.decl_tags)
+                    .find(|tags| !tags.is_empty())
+                    .unwrap_or(&[])
+            } else {
+                raw.decl_tags
+            };
+            variables.push(Variable {
+                name,
+                ty: raw
+                    .ty
+                    .or_else(|| chain.iter().find_map(|v| v.ty))
+                    .unwrap_or(TypeRef::Void),
+                external: raw.external || chain.iter().any(|v| v.external),
+                declaration: raw.declaration,
+                address: raw.address,
+                in_function: raw.in_function,
+                decl_tags,
+            });
+        }
+        variables
+    }
+
+    /// Settles everything that needed the whole unit, and hands the model
+    /// over.
+    pub(super) fn finish(mut self) -> Result<CuModel<'input, 'arena>> {
+        self.finish_enums()?;
+        self.finish_bitfields()?;
+        let functions = self.finish_functions();
+        let variables = self.finish_variables();
+        Ok(CuModel {
+            offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
+            name: self.name,
+            language: self.language,
+            nodes: self.nodes,
+            functions,
+            variables,
+            die_count: self.die_count,
+        })
+    }
+}

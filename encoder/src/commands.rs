@@ -1,0 +1,203 @@
+/*!
+What each invocation does: encode (pahole mode), `dump`, `diff`, version.
+*/
+
+use std::fs;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+
+use btf::read::{parse_file, Parsed};
+
+use crate::args::{Cli, Command, EncodeArgs};
+use crate::output::{self, Sections};
+use crate::{config, inputs, pipeline};
+
+/// The pahole release whose behaviour btfenc implements; kernel Kconfig
+/// gates BTF options on it (scripts/pahole-version.sh).
+pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
+
+/// Runs one invocation.
+pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
+    match cli.command {
+        Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
+        Some(Command::Diff { a, b, base_a, base_b, examples }) => {
+            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), examples)
+        }
+        Some(Command::Version) => {
+            println!("btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        None if cli.encode.version => {
+            // stdout must be exactly pahole's shape: the kernel turns it
+            // into a number with sed. Our own version goes to stderr where
+            // people see it and scripts don't parse it.
+            println!("{PAHOLE_COMPAT_VERSION}");
+            if invoked_as != "pahole" {
+                eprintln!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        None => encode(&cli.encode),
+    }
+}
+
+/// Reads a BTF file (raw or ELF) into memory; the parsed form borrows it.
+fn read_btf_bytes(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+}
+
+fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>> {
+    parse_file(bytes, base).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
+    let base_bytes = base.map(read_btf_bytes).transpose()?;
+    let bytes = read_btf_bytes(file)?;
+    let base_parsed = match (&base_bytes, base) {
+        (Some(b), Some(p)) => Some(parse_btf(p, b, None)?),
+        _ => None,
+    };
+    let parsed = parse_btf(file, &bytes, base_parsed.as_ref())?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = btf::dump::dump_raw(&mut out, &parsed.btf, base_parsed.as_ref().map(|b| &b.btf))
+        .and_then(|()| out.flush());
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => other.map(|()| ExitCode::SUCCESS).context("writing to stdout"),
+    }
+}
+
+fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, examples: usize) -> Result<ExitCode> {
+    let bytes = [a, b].map(read_btf_bytes);
+    let [bytes_a, bytes_b] = bytes;
+    let (bytes_a, bytes_b) = (bytes_a?, bytes_b?);
+    let base_a_bytes = base_a.map(read_btf_bytes).transpose()?;
+    let base_b_bytes = base_b.map(read_btf_bytes).transpose()?;
+    let parsed_base_a = match (&base_a_bytes, base_a) {
+        (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
+        _ => None,
+    };
+    let parsed_base_b = match (&base_b_bytes, base_b) {
+        (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
+        _ => None,
+    };
+    let pa = parse_btf(a, &bytes_a, parsed_base_a.as_ref())?;
+    let pb = parse_btf(b, &bytes_b, parsed_base_b.as_ref())?;
+    let report = btf::diff::diff_with_examples(
+        &pa.btf,
+        parsed_base_a.as_ref().map(|p| &p.btf),
+        &pb.btf,
+        parsed_base_b.as_ref().map(|p| &p.btf),
+        examples,
+    );
+    print!("{report}");
+    Ok(if report.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn encode(args: &EncodeArgs) -> Result<ExitCode> {
+    if !args.btf_encode {
+        bail!("only BTF encoding is supported: pass -J (see --help)");
+    }
+    let config = config::resolve(args)?;
+    let files = inputs::expand(&args.files)?;
+    if files.is_empty() {
+        bail!("no input file given");
+    }
+    let threads = match args.jobs {
+        Some(0) | None => 0,
+        Some(n) => n,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")?;
+
+    let base_bytes = args.btf_base.as_deref().map(read_btf_bytes).transpose()?;
+    let base = match (&base_bytes, args.btf_base.as_deref()) {
+        (Some(bytes), Some(path)) => Some(parse_btf(path, bytes, None)?),
+        _ => None,
+    };
+
+    let detached = args.btf_encode_detached.as_deref();
+    if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
+        bail!(
+            "{}: with several input files, --btf_encode_detached must name an existing directory",
+            detached.map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+        );
+    }
+
+    if files.len() == 1 {
+        let file = &files[0];
+        let out = detached.map(Path::to_path_buf);
+        pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // Many modules: each is independent, so a bad one fails alone.
+    let done = AtomicUsize::new(0);
+    let total = files.len();
+    let progress = io::stderr().is_terminal();
+    let failures: Vec<(PathBuf, anyhow::Error)> = pool.install(|| {
+        files
+            .par_iter()
+            .filter_map(|file| {
+                let out = detached.map(|dir| dir.join(detached_name(file)));
+                let result = encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose);
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if progress {
+                    eprint!("\rbtfenc: {n}/{total}");
+                }
+                result.err().map(|e| (file.clone(), e))
+            })
+            .collect()
+    });
+    if progress {
+        eprintln!();
+    }
+    let mut failures = failures;
+    failures.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, err) in &failures {
+        eprintln!("btfenc: {}", format!("{err:#}").replace('\n', " "));
+    }
+    eprintln!("btfenc: encoded {} of {total} files, {} failed", total - failures.len(), failures.len());
+    Ok(if failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// `DIR/NAME.btf` for module `NAME.ko` in a batch with a detached directory.
+fn detached_name(file: &Path) -> PathBuf {
+    let stem = file.file_stem().map(|s| s.to_os_string()).unwrap_or_default();
+    let mut name = stem;
+    name.push(".btf");
+    PathBuf::from(name)
+}
+
+fn encode_one(
+    file: &Path,
+    detached: Option<&Path>,
+    config: &pipeline::Config,
+    base: Option<&Parsed<'_>>,
+    verbose: bool,
+) -> Result<()> {
+    // A bug must fail this file, not the whole batch, and must still be
+    // reported as one line naming the file.
+    let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipeline::encode(file, config, base)))
+        .map_err(|_| anyhow::anyhow!("{}: internal error while encoding (a btfenc bug)", file.display()))??;
+    if verbose {
+        encoded.stats.report(file);
+    }
+    let sections = Sections { btf: &encoded.btf, base: None };
+    match detached {
+        Some(out) => output::write_detached(out, &sections),
+        None => {
+            let original = fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+            let patched = output::patch_elf(file, &original, &sections)?;
+            output::replace_atomically(file, &patched)
+        }
+    }
+}

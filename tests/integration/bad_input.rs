@@ -1,0 +1,192 @@
+//! Bad input makes btfenc fail cleanly: exit status != 0, exactly one
+//! stderr line naming the file and the problem, no panic, and nothing
+//! left behind.
+
+use std::path::Path;
+
+use btfenc_tests::{assert_clean_failure, btfenc, encode_detached, fixture, Encoder};
+
+use crate::fixtures::{read, scratch};
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `btfenc -J --btf_encode_detached=OUT BAD` fails and leaves no OUT.
+fn assert_detached_encode_fails(relative: &str) {
+    let input = fixture(relative);
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[]);
+    assert_clean_failure(&run, &input.to_string_lossy());
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "btfenc left files behind"
+    );
+}
+
+/// `btfenc -J BAD` (in place) fails, leaves the file untouched and
+/// leaves no temporary file beside it.
+fn assert_in_place_encode_fails(relative: &str) {
+    let original = fixture(relative);
+    let dir = scratch();
+    let copy = dir.path().join("input");
+    std::fs::copy(&original, &copy).unwrap_or_else(|err| panic!("cannot copy {relative}: {err}"));
+    let before = read(&copy);
+    let run = btfenc(&["-J".as_ref(), copy.as_os_str()]);
+    assert_clean_failure(&run, &copy.to_string_lossy());
+    assert!(
+        read(&copy) == before,
+        "btfenc modified {relative} although it failed"
+    );
+    assert_eq!(
+        files_in(dir.path()),
+        vec!["input".to_string()],
+        "btfenc left files behind"
+    );
+}
+
+fn assert_dump_fails(relative: &str) {
+    let input = fixture(relative);
+    let run = btfenc(&["dump".as_ref(), input.as_os_str()]);
+    assert_clean_failure(&run, &input.to_string_lossy());
+    assert!(
+        run.stdout.is_empty(),
+        "dump printed output for {relative}: {}",
+        run.describe()
+    );
+}
+
+mod detached {
+    use super::assert_detached_encode_fails as check;
+
+    #[test]
+    fn not_elf() {
+        check("bad/not-elf.bin");
+    }
+
+    #[test]
+    fn elf_without_dwarf() {
+        check("bad/no-dwarf.o");
+    }
+
+    #[test]
+    fn truncated_debug_info_relocatable() {
+        check("bad/truncated-debug-info.o");
+    }
+
+    #[test]
+    fn truncated_debug_info_executable() {
+        check("bad/truncated-debug-info-exec");
+    }
+
+    #[test]
+    fn btf_blob_is_not_an_encoder_input() {
+        check("bad/corrupt-type.btf");
+    }
+}
+
+mod in_place {
+    use super::assert_in_place_encode_fails as check;
+
+    #[test]
+    fn not_elf() {
+        check("bad/not-elf.bin");
+    }
+
+    #[test]
+    fn elf_without_dwarf() {
+        check("bad/no-dwarf.o");
+    }
+
+    #[test]
+    fn truncated_debug_info_relocatable() {
+        check("bad/truncated-debug-info.o");
+    }
+
+    #[test]
+    fn truncated_debug_info_executable() {
+        check("bad/truncated-debug-info-exec");
+    }
+}
+
+mod dump {
+    use super::assert_dump_fails as check;
+
+    #[test]
+    fn header_lengths_past_end_of_file() {
+        check("bad/corrupt-header.btf");
+    }
+
+    #[test]
+    fn unknown_type_kind() {
+        check("bad/corrupt-type.btf");
+    }
+
+    #[test]
+    fn not_elf_nor_btf() {
+        check("bad/not-elf.bin");
+    }
+
+    #[test]
+    fn elf_without_btf_section() {
+        check("bad/no-dwarf.o");
+    }
+}
+
+#[test]
+fn missing_input_file() {
+    let dir = scratch();
+    let missing = dir.path().join("does-not-exist.o");
+    let out = dir.path().join("out.btf");
+    let run = encode_detached(Encoder::Btfenc, &missing, &out, &[]);
+    assert_clean_failure(&run, &missing.to_string_lossy());
+    assert!(
+        !out.exists(),
+        "btfenc wrote {} for a missing input",
+        out.display()
+    );
+}
+
+#[test]
+fn unwritable_output_directory() {
+    let dir = scratch();
+    let out = dir.path().join("no-such-dir").join("out.btf");
+    let run = encode_detached(
+        Encoder::Btfenc,
+        &fixture("obj/gcc-dwarf5/kinds.o"),
+        &out,
+        &[],
+    );
+    assert_clean_failure(&run, &out.to_string_lossy());
+}
+
+/// A damaged blob on either side of `btfenc diff` is an error (status 2
+/// and up, as for diff(1)), never "different" (1) or "same" (0).
+#[test]
+fn diff_of_corrupt_blob() {
+    let corrupt = fixture("bad/corrupt-type.btf");
+    let dir = scratch();
+    let valid = dir.path().join("valid.btf");
+    encode_detached(
+        Encoder::Pahole,
+        &fixture("obj/gcc-dwarf5/kinds.o"),
+        &valid,
+        &[],
+    )
+    .assert_success();
+    let run = btfenc(&["diff".as_ref(), valid.as_os_str(), corrupt.as_os_str()]);
+    assert_clean_failure(&run, &corrupt.to_string_lossy());
+    assert!(
+        run.status.code().is_some_and(|code| code >= 2),
+        "an unreadable input must not look like a plain difference\n{}",
+        run.describe()
+    );
+}

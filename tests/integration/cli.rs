@@ -1,0 +1,74 @@
+//! Command-line behaviour that pahole users rely on, beyond encoding.
+
+use btfenc_tests::{assert_clean_failure, encode_detached, fixture, Encoder};
+
+use crate::fixtures::{encode_into, read, scratch};
+
+const SAMPLE: &str = "obj/multi-cu/clang.o";
+
+/// `-V` only adds statistics on stderr; the BTF is the same.
+#[test]
+fn verbose_prints_stats_and_changes_nothing() {
+    let dir = scratch();
+    let quiet = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "quiet.btf");
+    let verbose_out = dir.path().join("verbose.btf");
+    let verbose = encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &verbose_out, &["-V"]);
+    verbose.assert_success();
+    assert!(
+        !verbose.stderr.trim().is_empty(),
+        "-V printed no statistics\n{}",
+        verbose.describe()
+    );
+    assert!(read(&quiet) == read(&verbose_out), "-V changed the BTF");
+}
+
+/// No CU of the C fixtures is Rust, so excluding Rust changes nothing.
+#[test]
+fn lang_exclude_rust_is_a_no_op_on_c() {
+    let dir = scratch();
+    let plain = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "plain.btf");
+    let excluded = encode_into(
+        Encoder::Btfenc,
+        SAMPLE,
+        &["--lang_exclude=rust"],
+        dir.path(),
+        "excl.btf",
+    );
+    assert!(
+        read(&plain) == read(&excluded),
+        "--lang_exclude=rust changed C-only BTF"
+    );
+}
+
+/// pahole ignores unknown names in --btf_features (so newer kernels'
+/// Makefiles keep working with it) ...
+#[test]
+fn unknown_feature_is_ignored() {
+    let dir = scratch();
+    encode_into(
+        Encoder::Btfenc,
+        SAMPLE,
+        &["--btf_features=var,no_such_feature"],
+        dir.path(),
+        "out.btf",
+    );
+}
+
+/// ... and --btf_features_strict rejects them, naming the feature.
+#[test]
+fn unknown_feature_is_an_error_when_strict() {
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let run = encode_detached(
+        Encoder::Btfenc,
+        &fixture(SAMPLE),
+        &out,
+        &["--btf_features_strict=var,no_such_feature"],
+    );
+    assert_clean_failure(&run, "no_such_feature");
+    assert!(
+        !out.exists(),
+        "a rejected command line still wrote {}",
+        out.display()
+    );
+}

@@ -1,0 +1,77 @@
+//! btfenc's BTF holds the same types as pahole v1.24's for the same input
+//! and the same flags, as judged by `btfenc diff` (whose own honesty is
+//! checked in `diff_cli`).
+
+use std::path::Path;
+
+use btfenc_tests::raw_dump::Dump;
+use btfenc_tests::{bpftool, btfenc, Encoder};
+
+use crate::fixtures::{encode_into, scratch};
+
+fn assert_matches_pahole(path: &str, flags: &[&str]) {
+    let dir = scratch();
+    let ours = encode_into(Encoder::Btfenc, path, flags, dir.path(), "btfenc.btf");
+    let theirs = encode_into(Encoder::Pahole, path, flags, dir.path(), "pahole.btf");
+    let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
+    assert!(
+        diff.success() && diff.stdout.is_empty(),
+        "btfenc and pahole disagree on {path} with flags {flags:?}\n{}",
+        diff.describe()
+    );
+    // Independent of `btfenc diff`: as many types of each kind, per
+    // bpftool. A set comparison alone would miss a type dedup left twice.
+    assert_eq!(
+        kind_counts(&ours),
+        kind_counts(&theirs),
+        "{path} {flags:?}: per-kind type counts (btfenc left, pahole right)"
+    );
+}
+
+fn kind_counts(btf: &Path) -> std::collections::BTreeMap<String, usize> {
+    let run = bpftool(&[
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        btf.as_os_str(),
+    ]);
+    run.assert_success();
+    Dump::parse(&run.stdout_text())
+        .unwrap_or_else(|err| panic!("{err}"))
+        .kind_counts()
+}
+
+/// Both encoders with their defaults (no floats: pahole 1.24 then
+/// encodes floating-point base types as INT).
+mod default_flags {
+    per_fixture!(|path| super::assert_matches_pahole(path, &[]));
+}
+
+/// `--btf_gen_floats`, which the kernel's own build passes to pahole.
+mod gen_floats {
+    per_fixture!(|path| super::assert_matches_pahole(path, &["--btf_gen_floats"]));
+}
+
+/// pahole 1.24's switches for turning kinds off, all at once: no VAR or
+/// DATASEC, no DECL_TAG, no TYPE_TAG, and 64-bit enums as pahole degrades
+/// them.
+mod skip_encoding {
+    per_fixture!(|path| super::assert_matches_pahole(
+        path,
+        &[
+            "--skip_encoding_btf_vars",
+            "--skip_encoding_btf_decl_tag",
+            "--skip_encoding_btf_type_tag",
+            "--skip_encoding_btf_enum64",
+        ]
+    ));
+}
+
+/// `--btf_gen_all` (every feature pahole 1.24 has) and
+/// `--btf_encode_force`, which the kernel passes for vmlinux.
+mod gen_all_force {
+    per_fixture!(|path| super::assert_matches_pahole(
+        path,
+        &["--btf_gen_all", "--btf_encode_force"]
+    ));
+}
