@@ -1093,6 +1093,88 @@ mod tests {
         );
     }
 
+    /// Dedup alone on Debian's real vmlinux, lowered by our pipeline with
+    /// pahole 1.31's kernel features: times it and compares the result
+    /// with pahole 1.31's. Run with `cargo test --release -p btf-writer --
+    /// --ignored real_vmlinux --nocapture`; the vmlinux path can be set
+    /// with `BTFENC_DEDUP_VMLINUX`.
+    #[test]
+    #[ignore]
+    fn real_vmlinux_dedup_speed_and_result() {
+        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, Features};
+        use rayon::prelude::*;
+        let path = std::env::var_os("BTFENC_DEDUP_VMLINUX")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                    .join(".cache/btfenc/extract/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64")
+            });
+        let (Ok(elf), Some(reference)) = (dwarf::ElfFile::open(&path), reference("vmlinux.btf"))
+        else {
+            return;
+        };
+        let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
+            return;
+        };
+        let features = match Features::parse(
+            "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs",
+            true,
+        ) {
+            Ok(f) => f,
+            Err(e) => panic!("{e:?}"),
+        };
+        let mut ctx = Context::new(features, &symbols);
+        ctx.register_params = register_params_for_machine(elf.machine());
+        ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
+        let lowered: Vec<_> = dwarf
+            .units()
+            .par_iter()
+            .filter_map(|header| {
+                let arena = bumpalo::Bump::new();
+                let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).ok()?;
+                lower_cu(&cu, &ctx).ok()
+            })
+            .collect();
+        let Ok(btf) = assemble(lowered, &ctx, None) else {
+            return;
+        };
+        let cpu_ms = || -> u64 {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            let after_name = stat.rsplit(')').next().unwrap_or("");
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            (ticks(11) + ticks(12)) * 10
+        };
+        for flavor in [Flavor::Libbpf1_7, Flavor::Libbpf1_1] {
+            let started = std::time::Instant::now();
+            let cpu_before = cpu_ms();
+            let d = match dedup_as(&btf, None, flavor) {
+                Ok(d) => d,
+                Err(e) => panic!("{e}"),
+            };
+            eprintln!(
+                "{flavor:?}: {} types -> {} in {:?} wall, {} ms CPU",
+                btf.count(),
+                d.btf.count(),
+                started.elapsed(),
+                cpu_ms() - cpu_before
+            );
+            if flavor == Flavor::Libbpf1_7 {
+                let (theirs, _) = test_io::parse(&reference, None);
+                let report = crate::diff::diff(&d.btf, None, &theirs, None);
+                // Only FUNC selection (lowering, not dedup) may differ.
+                let outside = report
+                    .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                assert!(outside.is_empty(), "{report}");
+            }
+        }
+    }
+
     #[test]
     #[ignore]
     fn vmlinux_twice_agrees_with_libbpf() {
