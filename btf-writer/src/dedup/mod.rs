@@ -1018,6 +1018,34 @@ mod tests {
         }
     }
 
+    /// Output and remap do not depend on the number of threads.
+    #[test]
+    fn result_is_independent_of_thread_count() {
+        let Some(data) = reference("vmlinux.btf") else {
+            return;
+        };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        let quirks = test_cus::Quirks {
+            shuffle_percent: 30,
+            duplicate_ptr_percent: 5,
+        };
+        let btf = test_cus::concatenated_cus(&vmlinux, 5, 6, 3, quirks);
+        let run_with = |threads: usize| {
+            let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                Ok(p) => p,
+                Err(e) => panic!("{e}"),
+            };
+            match pool.install(|| dedup(&btf, None)) {
+                Ok(d) => (d.btf.types, d.remap),
+                Err(e) => panic!("{e}"),
+            }
+        };
+        let one = run_with(1);
+        let four = run_with(4);
+        assert!(one.0 == four.0);
+        assert_eq!(one.1, four.1);
+    }
+
     /// The same without in-CU duplicates, where libbpf 1.1 and 1.7 must
     /// agree with each other too (no typedef cycles, no duplicates).
     #[test]
