@@ -474,6 +474,60 @@ mod tests {
         );
     }
 
+    /// What the kernel's `struct_group()` produces: a union of two
+    /// identical anonymous structs. The compiler emits the two (and their
+    /// array members) as distinct types in one CU while the canonical
+    /// union, deduplicated earlier, has a single one: identical structs
+    /// whose members are identical arrays must be tolerated (libbpf 1.1
+    /// does it too, checked against it by `run`).
+    #[test]
+    fn struct_group_duplicates_are_tolerated() {
+        let arr = |elem| {
+            Type::Array(Array {
+                elem: TypeId(elem),
+                index: TypeId(elem),
+                nelems: 0,
+            })
+        };
+        let anon = |a, x| st("", 4, &[("a", a, 0), ("x", x, 0)]);
+        let un = |s1, s2| {
+            Type::Union(Composite {
+                name: "",
+                size: 4,
+                members: vec![
+                    Member {
+                        name: "",
+                        ty: TypeId(s1),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    },
+                    Member {
+                        name: "hdr",
+                        ty: TypeId(s2),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    },
+                ],
+                kind_flag: false,
+            })
+        };
+        let d = run(vec![
+            int("int"),                     // 1
+            arr(1),                         // 2
+            anon(2, 1),                     // 3
+            un(3, 3),                       // 4
+            st("outer", 4, &[("u", 4, 0)]), // 5
+            int("int"),                     // 6 -> 1
+            st("outer", 4, &[("u", 8, 0)]), // 7 -> 5
+            un(9, 11),                      // 8 -> 4
+            anon(10, 6),                    // 9 -> 3
+            arr(6),                         // 10 -> 2
+            anon(12, 6),                    // 11 -> 3
+            arr(6),                         // 12 -> 2
+        ]);
+        assert_eq!(d.remap, ids(&[0, 1, 2, 3, 4, 5, 1, 5, 4, 3, 2, 3, 2]));
+    }
+
     #[test]
     fn self_referential_structs_merge() {
         let d = run(vec![
@@ -1201,6 +1255,75 @@ mod tests {
                 assert!(outside.is_empty(), "{report}");
             }
         }
+    }
+
+    /// A real module (tcp_bbr) lowered by our pipeline with pahole 1.24's
+    /// `-J --btf_gen_floats`, split on the `.BTF` Debian's pahole 1.24
+    /// left in vmlinux, deduplicated by us and by the system libbpf.
+    #[test]
+    #[ignore]
+    fn real_module_agrees_with_libbpf() {
+        use crate::lower::{
+            assemble, lower_cu, register_params_for_machine, Context, Features, LegacyFlags,
+            SplitBase,
+        };
+        use object::{Object, ObjectSection};
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+        let root = home.join(".cache/btfenc/extract/usr/lib/debug");
+        let Ok(vmlinux) = std::fs::read(root.join("boot/vmlinux-6.1.0-56-cloud-amd64")) else {
+            return;
+        };
+        let Ok(elf) = object::File::parse(&*vmlinux) else {
+            return;
+        };
+        let Some(section) = elf.section_by_name(".BTF") else {
+            return;
+        };
+        let Ok(base_bytes) = section.data() else {
+            return;
+        };
+        let Ok(base) = crate::read::parse(base_bytes, None) else {
+            return;
+        };
+        let module = root.join("lib/modules/6.1.0-56-cloud-amd64/kernel/net/ipv4/tcp_bbr.ko");
+        let Ok(elf) = dwarf::ElfFile::open(&module) else {
+            return;
+        };
+        let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
+            return;
+        };
+        let features = Features::legacy(LegacyFlags {
+            btf_gen_floats: true,
+            ..LegacyFlags::default()
+        });
+        let mut ctx = Context::new(features, &symbols);
+        ctx.relocatable = true;
+        ctx.register_params = register_params_for_machine(elf.machine());
+        ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
+        let mut lowered = Vec::new();
+        for header in dwarf.units() {
+            let arena = bumpalo::Bump::new();
+            let Ok(cu) = dwarf::walk::walk_unit(&dwarf, header, &arena) else {
+                return;
+            };
+            let Ok(l) = lower_cu(&cu, &ctx) else { return };
+            lowered.push(l);
+        }
+        let split_base = SplitBase {
+            type_count: base.total_type_count(),
+            str_len: base.str_end(),
+        };
+        let Ok(split) = assemble(lowered, &ctx, Some(split_base)) else {
+            return;
+        };
+        let count = |flavor| dedup_as(&split, Some(&base.btf), flavor).map(|d| d.btf.count());
+        eprintln!(
+            "tcp_bbr: {} types -> libbpf 1.1 flavor {:?}, 1.7 flavor {:?}",
+            split.count(),
+            count(Flavor::Libbpf1_1),
+            count(Flavor::Libbpf1_7)
+        );
+        agrees_with_libbpf(&split, Some(&base.btf));
     }
 
     #[test]
