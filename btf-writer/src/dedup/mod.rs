@@ -1257,20 +1257,18 @@ mod tests {
         }
     }
 
-    /// A real module (tcp_bbr) lowered by our pipeline with pahole 1.24's
+    /// Real modules lowered by our pipeline with pahole 1.24's
     /// `-J --btf_gen_floats`, split on the `.BTF` Debian's pahole 1.24
-    /// left in vmlinux, deduplicated by us and by the system libbpf.
+    /// left in vmlinux, deduplicated by us and by the system libbpf; and
+    /// vmlinux itself the same way.
     #[test]
     #[ignore]
-    fn real_module_agrees_with_libbpf() {
-        use crate::lower::{
-            assemble, lower_cu, register_params_for_machine, Context, Features, LegacyFlags,
-            SplitBase,
-        };
+    fn real_kernel_agrees_with_libbpf() {
         use object::{Object, ObjectSection};
         let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
         let root = home.join(".cache/btfenc/extract/usr/lib/debug");
-        let Ok(vmlinux) = std::fs::read(root.join("boot/vmlinux-6.1.0-56-cloud-amd64")) else {
+        let vmlinux_path = root.join("boot/vmlinux-6.1.0-56-cloud-amd64");
+        let Ok(vmlinux) = std::fs::read(&vmlinux_path) else {
             return;
         };
         let Ok(elf) = object::File::parse(&*vmlinux) else {
@@ -1285,8 +1283,46 @@ mod tests {
         let Ok(base) = crate::read::parse(base_bytes, None) else {
             return;
         };
-        let module = root.join("lib/modules/6.1.0-56-cloud-amd64/kernel/net/ipv4/tcp_bbr.ko");
-        let Ok(elf) = dwarf::ElfFile::open(&module) else {
+        let modules = root.join("lib/modules/6.1.0-56-cloud-amd64/kernel");
+        for module in [
+            "net/ipv4/tcp_bbr.ko",
+            "net/key/af_key.ko",
+            "drivers/net/virtio_net.ko",
+            "net/netfilter/nf_conntrack.ko",
+            "net/netfilter/nf_tables.ko",
+            "fs/xfs/xfs.ko",
+        ] {
+            with_lowered_legacy(&modules.join(module), Some(&base), |split| {
+                let count =
+                    |flavor| dedup_as(split, Some(&base.btf), flavor).map(|d| d.btf.count());
+                eprintln!(
+                    "{module}: {} types -> 1.1 flavor {:?}, 1.7 flavor {:?}",
+                    split.count(),
+                    count(Flavor::Libbpf1_1),
+                    count(Flavor::Libbpf1_7)
+                );
+                agrees_with_libbpf(split, Some(&base.btf));
+            });
+        }
+        with_lowered_legacy(&vmlinux_path, None, |btf| {
+            eprintln!("vmlinux: {} types", btf.count());
+            agrees_with_libbpf(btf, None);
+        });
+    }
+
+    /// Runs `check` on our pipeline's pre-dedup BTF for `path`, lowered
+    /// with pahole 1.24's `-J --btf_gen_floats` rules (split on `base`).
+    fn with_lowered_legacy(
+        path: &std::path::Path,
+        base: Option<&crate::read::Parsed<'_>>,
+        check: impl FnOnce(&Btf<'_>),
+    ) {
+        use crate::lower::{
+            assemble, lower_cu, register_params_for_machine, Context, Features, LegacyFlags,
+            SplitBase,
+        };
+        use rayon::prelude::*;
+        let Ok(elf) = dwarf::ElfFile::open(path) else {
             return;
         };
         let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
@@ -1297,33 +1333,25 @@ mod tests {
             ..LegacyFlags::default()
         });
         let mut ctx = Context::new(features, &symbols);
-        ctx.relocatable = true;
+        ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
         ctx.register_params = register_params_for_machine(elf.machine());
         ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
-        let mut lowered = Vec::new();
-        for header in dwarf.units() {
-            let arena = bumpalo::Bump::new();
-            let Ok(cu) = dwarf::walk::walk_unit(&dwarf, header, &arena) else {
-                return;
-            };
-            let Ok(l) = lower_cu(&cu, &ctx) else { return };
-            lowered.push(l);
+        let lowered: Vec<_> = dwarf
+            .units()
+            .par_iter()
+            .filter_map(|header| {
+                let arena = bumpalo::Bump::new();
+                let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).ok()?;
+                lower_cu(&cu, &ctx).ok()
+            })
+            .collect();
+        let split_base = base.map(|b| SplitBase {
+            type_count: b.total_type_count(),
+            str_len: b.str_end(),
+        });
+        if let Ok(btf) = assemble(lowered, &ctx, split_base) {
+            check(&btf);
         }
-        let split_base = SplitBase {
-            type_count: base.total_type_count(),
-            str_len: base.str_end(),
-        };
-        let Ok(split) = assemble(lowered, &ctx, Some(split_base)) else {
-            return;
-        };
-        let count = |flavor| dedup_as(&split, Some(&base.btf), flavor).map(|d| d.btf.count());
-        eprintln!(
-            "tcp_bbr: {} types -> libbpf 1.1 flavor {:?}, 1.7 flavor {:?}",
-            split.count(),
-            count(Flavor::Libbpf1_1),
-            count(Flavor::Libbpf1_7)
-        );
-        agrees_with_libbpf(&split, Some(&base.btf));
     }
 
     #[test]
