@@ -31,14 +31,17 @@
 //! order of libbpf's chained hash map, growth reversals included.
 //!
 //! The passes are inherently sequential (each type's outcome depends on
-//! every earlier one); setup and the final copy run in parallel. On the
-//! shared 2-core box, 5.8 million synthetic per-CU types (2,000 CUs cut
-//! from Debian's vmlinux BTF) take about 3 s of CPU, somewhat less than
-//! libbpf itself on the same input.
+//! every earlier one); setup and the final copy run in parallel. Debian's
+//! vmlinux (3.4 million pre-dedup types from our lowering) takes about
+//! 1.3-1.8 s of CPU on the shared 2-core box, comparable to libbpf.
 //!
-//! The tests compare [`Flavor::Libbpf1_1`] with the system's libbpf
-//! (built against at test time) on hand-made graphs, on tens of thousands
-//! of synthetic CU types, and on split BTF against vmlinux.
+//! How it is checked (tests at the end of this file): hand-derived
+//! graphs; [`Flavor::Libbpf1_1`] against the system's libbpf 1.1 (an
+//! oracle built at test time) on those graphs, on synthetic CUs cut from
+//! vmlinux, on real modules split on Debian's `.BTF` and on all of
+//! vmlinux; [`Flavor::Libbpf1_7`] against pahole 1.31's reference BTF of
+//! vmlinux and six modules (identical outside FUNC selection). The heavy
+//! ones are `#[ignore]`d: `cargo test --release -p btf-writer -- --ignored`.
 
 use std::fmt;
 
@@ -1257,6 +1260,55 @@ mod tests {
         }
     }
 
+    /// Real modules lowered with the kernel's 1.31 features, split on
+    /// pahole 1.31's vmlinux.btf, deduplicated as libbpf 1.7: the same
+    /// types as pahole 1.31's module BTF (FUNC selection aside).
+    #[test]
+    #[ignore]
+    fn real_modules_match_pahole_1_31() {
+        let Some(base_data) = reference("vmlinux.btf") else {
+            return;
+        };
+        let Ok(base) = crate::read::parse(&base_data, None) else {
+            return;
+        };
+        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
+        let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
+            panic!("features");
+        };
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+        let modules = home
+            .join(".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel");
+        for (module, name) in [
+            ("net/ipv4/tcp_bbr.ko", "tcp_bbr"),
+            ("net/key/af_key.ko", "af_key"),
+            ("drivers/net/virtio_net.ko", "virtio_net"),
+            ("net/netfilter/nf_conntrack.ko", "nf_conntrack"),
+            ("net/netfilter/nf_tables.ko", "nf_tables"),
+            ("fs/xfs/xfs.ko", "xfs"),
+        ] {
+            let Some(theirs_data) = reference(&format!("modules/{name}.btf")) else {
+                continue;
+            };
+            let (theirs, _) = test_io::parse(&theirs_data, Some((&vmlinux, base_strs)));
+            with_lowered(&modules.join(module), Some(&base), features, |split| {
+                let ours = match dedup(split, Some(&base.btf)) {
+                    Ok(d) => d,
+                    Err(e) => panic!("{name}: {e}"),
+                };
+                let report = crate::diff::diff(&ours.btf, Some(&vmlinux), &theirs, Some(&vmlinux));
+                let outside = report
+                    .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                eprintln!(
+                    "{name}: {} types, pahole 1.31 {}",
+                    ours.btf.count(),
+                    theirs.count()
+                );
+                assert!(outside.is_empty(), "{name}: {report}");
+            });
+        }
+    }
+
     /// Real modules lowered by our pipeline with pahole 1.24's
     /// `-J --btf_gen_floats`, split on the `.BTF` Debian's pahole 1.24
     /// left in vmlinux, deduplicated by us and by the system libbpf; and
@@ -1317,10 +1369,27 @@ mod tests {
         base: Option<&crate::read::Parsed<'_>>,
         check: impl FnOnce(&Btf<'_>),
     ) {
-        use crate::lower::{
-            assemble, lower_cu, register_params_for_machine, Context, Features, LegacyFlags,
-            SplitBase,
-        };
+        use crate::lower::{Features, LegacyFlags};
+        let features = Features::legacy(LegacyFlags {
+            btf_gen_floats: true,
+            ..LegacyFlags::default()
+        });
+        with_lowered(path, base, features, check);
+    }
+
+    /// The kernel's `--btf_features` list for pahole >= 1.26.
+    const KERNEL_FEATURES: &str = "encode_force,var,float,enum64,decl_tag,type_tag,\
+                                   optimized_func,consistent_func,decl_tag_kfuncs";
+
+    /// Runs `check` on our pipeline's pre-dedup BTF for `path` lowered
+    /// with `features` (split on `base`).
+    fn with_lowered(
+        path: &std::path::Path,
+        base: Option<&crate::read::Parsed<'_>>,
+        features: crate::lower::Features,
+        check: impl FnOnce(&Btf<'_>),
+    ) {
+        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, SplitBase};
         use rayon::prelude::*;
         let Ok(elf) = dwarf::ElfFile::open(path) else {
             return;
@@ -1328,10 +1397,6 @@ mod tests {
         let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
             return;
         };
-        let features = Features::legacy(LegacyFlags {
-            btf_gen_floats: true,
-            ..LegacyFlags::default()
-        });
         let mut ctx = Context::new(features, &symbols);
         ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
         ctx.register_params = register_params_for_machine(elf.machine());
