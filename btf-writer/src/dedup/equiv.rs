@@ -230,8 +230,19 @@ impl Deduper<'_, '_> {
     }
 
     /// libbpf 1.1's `btf_dedup_identical_arrays` and
-    /// `btf_dedup_identical_structs`: equal records with equal ids.
+    /// `btf_dedup_identical_structs`: equal ARRAY records with equal ids;
+    /// shallow-equal structs whose members have equal ids or are, in
+    /// turn, identical arrays or structs. Only by-value members are
+    /// followed, and C has no by-value cycles, so this ends; the depth
+    /// cap only guards against malformed input.
     fn identical_v1_1(&self, id1: u32, id2: u32) -> bool {
+        self.identical_v1_1_within(id1, id2, CHAIN_LIMIT)
+    }
+
+    fn identical_v1_1_within(&self, id1: u32, id2: u32, depth: u32) -> bool {
+        if depth == 0 {
+            return false;
+        }
         let (t1, t2) = (self.types.get(id1), self.types.get(id2));
         match (t1, t2) {
             (Some(Type::Array(a)), Some(Type::Array(b))) => {
@@ -243,7 +254,9 @@ impl Deduper<'_, '_> {
             (Some(Type::Struct(a)), Some(Type::Struct(b)))
             | (Some(Type::Union(a)), Some(Type::Union(b))) => {
                 shallow_equal_struct(t1, t2)
-                    && a.members.iter().zip(&b.members).all(|(m, n)| m.ty == n.ty)
+                    && a.members.iter().zip(&b.members).all(|(m, n)| {
+                        m.ty == n.ty || self.identical_v1_1_within(m.ty.0, n.ty.0, depth - 1)
+                    })
             }
             _ => false,
         }
