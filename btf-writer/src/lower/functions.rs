@@ -7,7 +7,15 @@
 //! 1.24 keeps the first definition of a name, 1.31 merges all of them and
 //! may drop the name when they disagree.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::fast::FixedState;
+
+/// Maps keyed by symbol names: SipHash's protection against chosen keys is
+/// not needed for a file's own symbols, and it was most of the time spent
+/// indexing the ~60k functions of a vmlinux.
+type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
+type HashSet<K> = std::collections::HashSet<K, FixedState>;
 
 use dwarf::model::{CuModel, Function, ParamLocation};
 use dwarf::SymbolFacts;
@@ -52,11 +60,11 @@ impl<'input> FunctionTable<'input> {
     /// 1.24, names cut at the first '.' (ignoring `.cold`/`.part` pieces)
     /// for 1.31.
     pub(crate) fn new(symbols: &SymbolFacts<'input>, rules: Rules) -> Self {
-        let mut names: HashMap<&'input str, ElfFunction> = HashMap::new();
-        let mut first_address: HashMap<&'input str, u64> = HashMap::new();
-        let mut addresses = HashSet::new();
-        let mut plain_names: HashSet<&'input str> = HashSet::new();
-        let mut cold_names: HashSet<&'input str> = HashSet::new();
+        let mut names: HashMap<&'input str, ElfFunction> = HashMap::default();
+        let mut first_address: HashMap<&'input str, u64> = HashMap::default();
+        let mut addresses = HashSet::default();
+        let mut plain_names: HashSet<&'input str> = HashSet::default();
+        let mut cold_names: HashSet<&'input str> = HashSet::default();
         for symbol in &symbols.functions {
             let name = match rules {
                 Rules::V1_24 => symbol.name,
@@ -255,7 +263,7 @@ pub(crate) fn emit_functions<'input>(
     match features.rules {
         Rules::V1_24 => {
             // One FUNC per name: the first definition in CU order wins.
-            let mut seen: HashSet<&str> = HashSet::new();
+            let mut seen: HashSet<&str> = HashSet::default();
             for candidate in candidates {
                 if seen.insert(candidate.name) {
                     add_function(btf, candidate, features);
