@@ -25,7 +25,7 @@ use gimli::constants as dw;
 use crate::elf::{Dwarf, Reader, UnitHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::strings::{StringError, Strings};
-use crate::model::{CuModel, Language, Node, NodeId, TypeRef};
+use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
 use self::attrs::{skip_returning_sibling, Attrs};
 use self::resolve::{RawFunction, RawVariable};
@@ -166,6 +166,10 @@ struct Walker<'a, 'input, 'arena> {
     /// Node id of every type DIE referenced or visited, by unit offset.
     ids: OffsetMap<NodeId>,
     stack: Vec<Scope<'input, 'arena>>,
+    /// Members of the open aggregates, innermost last: one list reused for
+    /// the whole unit instead of one growing list per aggregate (nested
+    /// aggregates close before their parent takes more members).
+    open_members: Vec<Member<'input, 'arena>>,
     functions: Vec<RawFunction<'input, 'arena>>,
     function_by_offset: OffsetMap<usize>,
     /// Every formal parameter of a subprogram: name and type, for
@@ -210,6 +214,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             nodes: Vec::with_capacity(expected_nodes),
             ids: OffsetMap::with_capacity_and_hasher(expected_nodes, Default::default()),
             stack: Vec::new(),
+            open_members: Vec::new(),
             functions: Vec::new(),
             function_by_offset: OffsetMap::default(),
             param_by_offset: OffsetMap::default(),

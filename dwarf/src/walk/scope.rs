@@ -53,7 +53,8 @@ pub(super) enum Scope<'input, 'arena> {
         name: Option<&'input str>,
         byte_size: u32,
         declaration: bool,
-        members: ArenaVec<'arena, Member<'input, 'arena>>,
+        /// Where this aggregate's members start in `Walker::open_members`.
+        first_member: usize,
         decl_tags: Vec<&'input str>,
     },
     Enum(PendingEnum<'input, 'arena>),
@@ -334,7 +335,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     name,
                     byte_size,
                     declaration,
-                    members: ArenaVec::new_in(self.arena),
+                    first_member: self.open_members.len(),
                     decl_tags: Vec::new(),
                 }
             }
@@ -455,11 +456,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             bitfield_size,
             decl_tags: &[],
         };
-        if let Some(Scope::Composite { node, members, .. }) = self.stack.last_mut() {
+        if let Some(&Scope::Composite {
+            node, first_member, ..
+        }) = self.stack.last()
+        {
             if let Some((old_offset, bit_size)) = pending {
                 self.bitfields.push(PendingBitfield {
-                    composite: *node,
-                    member: members.len(),
+                    composite: node,
+                    member: self.open_members.len().saturating_sub(first_member),
                     location_bits,
                     bit_offset: old_offset,
                     bit_size,
@@ -467,7 +471,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     die: offset,
                 });
             }
-            members.push(member);
+            self.open_members.push(member);
         }
         Ok(Scope::Annotated {
             target: AnnotationTarget::LastMember,
@@ -715,10 +719,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 name,
                 byte_size,
                 declaration,
-                members,
+                first_member,
                 decl_tags,
             } => {
-                let members = members.into_bump_slice();
+                let members = self
+                    .arena
+                    .alloc_slice_copy(self.open_members.get(first_member..).unwrap_or(&[]));
+                self.open_members.truncate(first_member);
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 self.set_node(
                     node,
@@ -787,8 +794,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
                 let tags = self.arena.alloc_slice_copy(&tags);
                 match (target, self.stack.last_mut()) {
-                    (AnnotationTarget::LastMember, Some(Scope::Composite { members, .. })) => {
-                        if let Some(member) = members.last_mut() {
+                    (AnnotationTarget::LastMember, Some(Scope::Composite { .. })) => {
+                        if let Some(member) = self.open_members.last_mut() {
                             member.decl_tags = tags;
                         }
                     }
