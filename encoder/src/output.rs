@@ -86,6 +86,13 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
     let mut builder = Builder::read(elf_bytes)
         .map_err(|e| anyhow::anyhow!("{}: cannot parse ELF for patching: {e}", path.display()))?;
+    // ELF lets sh_addralign be 0 for "no constraint"; object's writer
+    // rounds offsets up with `align - 1` and would underflow on it.
+    for section in builder.sections.iter_mut() {
+        if section.sh_addralign == 0 {
+            section.sh_addralign = 1;
+        }
+    }
     let mut wanted: Vec<(&[u8], &[u8])> = vec![(b".BTF", sections.btf)];
     if let Some(base) = sections.base {
         wanted.push((b".BTF.base", base));
@@ -120,5 +127,182 @@ pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Resu
     builder
         .write(&mut out)
         .map_err(|e| anyhow::anyhow!("{}: cannot write patched ELF: {e}", path.display()))?;
+    restore_section_addresses(elf_bytes, &mut out)
+        .map_err(|e| anyhow::anyhow!("{}: cannot restore section addresses: {e}", path.display()))?;
     Ok(out)
+}
+
+/// Puts back the `sh_addr` of every section the input had.
+///
+/// Why: object's writer sets `sh_addr` only for ALLOC sections, but ld
+/// gives empty non-ALLOC output sections of a linked image (`.smp_locks`,
+/// `.data_nosave` in a small vmlinux) the address where they would have
+/// gone. pahole patches through libelf, which leaves every other section
+/// header as it was; so must a drop-in. The writer keeps the sections in
+/// the builder's order and appends new ones, so index i of the output is
+/// index i of the input for every section the input had.
+fn restore_section_addresses(original: &[u8], patched: &mut [u8]) -> Result<(), String> {
+    use object::elf::{FileHeader32, FileHeader64};
+    use object::Endianness;
+    match object::FileKind::parse(original).map_err(|e| e.to_string())? {
+        // ELF32: sh_name, sh_type, sh_flags are 4 bytes each; sh_addr is 4.
+        object::FileKind::Elf32 => restore_addresses_as::<FileHeader32<Endianness>>(original, patched, 12, 4),
+        // ELF64: sh_flags is 8 bytes; sh_addr is 8.
+        object::FileKind::Elf64 => restore_addresses_as::<FileHeader64<Endianness>>(original, patched, 16, 8),
+        _ => Ok(()),
+    }
+}
+
+fn restore_addresses_as<Elf>(
+    original: &[u8],
+    patched: &mut [u8],
+    addr_offset: usize,
+    addr_size: usize,
+) -> Result<(), String>
+where
+    Elf: object::read::elf::FileHeader<Endian = object::Endianness>,
+{
+    use object::read::elf::SectionHeader as _;
+
+    let header = Elf::parse(original).map_err(|e| e.to_string())?;
+    let endian = header.endian().map_err(|e| e.to_string())?;
+    let old: Vec<u64> = header
+        .section_headers(endian, original)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|s| s.sh_addr(endian).into())
+        .collect();
+
+    let new_header = Elf::parse(&*patched).map_err(|e| e.to_string())?;
+    let new_sections = new_header.section_headers(endian, &*patched).map_err(|e| e.to_string())?;
+    let shoff: u64 = new_header.e_shoff(endian).into();
+    let entsize = usize::from(new_header.e_shentsize(endian));
+    let fixes: Vec<(usize, u64)> = old
+        .iter()
+        .zip(new_sections)
+        .enumerate()
+        .filter(|(_, (&addr, new))| addr != new.sh_addr(endian).into())
+        .map(|(index, (&addr, _))| (index, addr))
+        .collect();
+
+    let table = usize::try_from(shoff).map_err(|_| "section table offset out of range".to_string())?;
+    for (index, addr) in fixes {
+        let at = index
+            .checked_mul(entsize)
+            .and_then(|o| o.checked_add(table))
+            .and_then(|o| o.checked_add(addr_offset))
+            .ok_or_else(|| "section header offset overflows".to_string())?;
+        let bytes = if addr_size == 8 {
+            object::Endian::write_u64(endian, addr).to_vec()
+        } else {
+            let narrow = u32::try_from(addr).map_err(|_| format!("section {index}: address {addr:#x} needs 64 bits"))?;
+            object::Endian::write_u32(endian, narrow).to_vec()
+        };
+        let slot = patched
+            .get_mut(at..at + addr_size)
+            .ok_or_else(|| format!("section {index}: header beyond the end of the file"))?;
+        slot.copy_from_slice(&bytes);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::read::elf::{ElfFile64, ProgramHeader as _, SectionHeader as _};
+    use object::{Object, ObjectSection};
+
+    /// A small linked executable: one ALLOC section in one LOAD segment, and
+    /// an empty non-ALLOC section that carries an address, as ld leaves
+    /// some orphan sections in vmlinux.
+    fn executable_with_addressed_empty_section() -> Vec<u8> {
+        const TEXT_OFFSET: u64 = 0x1000;
+        const TEXT_ADDR: u64 = 0xffff_ffff_8100_0000;
+        let mut builder = Builder::new(object::Endianness::Little, true);
+        builder.header.e_type = elf::ET_EXEC;
+        builder.header.e_machine = elf::EM_X86_64;
+        builder.header.e_phoff = 0x40;
+        let text = builder.sections.add();
+        text.name = b".text".to_vec().into();
+        text.sh_type = elf::SHT_PROGBITS;
+        text.sh_flags = elf::SHF_ALLOC | elf::SHF_EXECINSTR;
+        text.sh_addralign = 16;
+        text.sh_offset = TEXT_OFFSET;
+        text.sh_addr = TEXT_ADDR;
+        text.sh_size = 32;
+        text.data = SectionData::Data(vec![0xc3; 32].into());
+        let text_id = text.id();
+        let empty = builder.sections.add();
+        empty.name = b".data_nosave".to_vec().into();
+        empty.sh_type = elf::SHT_PROGBITS;
+        empty.sh_flags = elf::SHF_WRITE;
+        empty.sh_addralign = 1;
+        empty.data = SectionData::Data(Vec::new().into());
+        let shstrtab = builder.sections.add();
+        shstrtab.name = b".shstrtab".to_vec().into();
+        shstrtab.sh_type = elf::SHT_STRTAB;
+        shstrtab.sh_addralign = 1;
+        shstrtab.data = SectionData::SectionString;
+        let segment = builder.segments.add();
+        segment.p_type = elf::PT_LOAD;
+        segment.p_flags = elf::PF_R | elf::PF_X;
+        segment.p_offset = TEXT_OFFSET;
+        segment.p_vaddr = TEXT_ADDR;
+        segment.p_paddr = TEXT_ADDR;
+        segment.p_filesz = 32;
+        segment.p_memsz = 32;
+        segment.p_align = 0x1000;
+        segment.sections.push(text_id);
+        let mut bytes = Vec::new();
+        builder.write(&mut bytes).expect("test ELF writes");
+        // What object's writer cannot produce but ld and the ELF spec allow:
+        // an address on a non-ALLOC section, and alignment 0 ("none").
+        set_section_field(&mut bytes, 2, SH_ADDR, 0xffff_ffff_8180_0000);
+        set_section_field(&mut bytes, 2, SH_ADDRALIGN, 0);
+        bytes
+    }
+
+    const SH_ADDR: usize = 16;
+    const SH_ADDRALIGN: usize = 48;
+
+    /// Overwrites the 8-byte field at `field` of ELF64 LE section header `index`.
+    fn set_section_field(bytes: &mut [u8], index: usize, field: usize, value: u64) {
+        let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().expect("8 bytes")) as usize;
+        let at = shoff + index * 64 + field;
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+
+    #[test]
+    fn patching_an_executable_keeps_segments_addresses_and_contents() {
+        let input = executable_with_addressed_empty_section();
+        let btf = [0x9f, 0xeb, 1, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0];
+        let output = patch_elf(Path::new("t"), &input, &Sections { btf: &btf, base: None }).expect("patches");
+
+        let before = ElfFile64::<object::Endianness>::parse(&*input).expect("input parses");
+        let after = ElfFile64::<object::Endianness>::parse(&*output).expect("output parses");
+        let endian = before.endian();
+        let segments = |f: &ElfFile64<'_, object::Endianness>| -> Vec<(u64, u64, u64, u64)> {
+            f.elf_program_headers()
+                .iter()
+                .map(|p| (p.p_offset(endian), p.p_vaddr(endian), p.p_filesz(endian), p.p_memsz(endian)))
+                .collect()
+        };
+        assert_eq!(segments(&before), segments(&after), "program headers changed");
+        for old in before.sections() {
+            let name = old.name().expect("name");
+            let new = after.section_by_name(name).expect("section kept");
+            assert_eq!(old.address(), new.address(), "{name}: address changed");
+            let (o, n) = (old.elf_section_header(), new.elf_section_header());
+            // The section-name table gains ".BTF"; everything else is as it was.
+            if o.sh_type(endian) != elf::SHT_STRTAB {
+                assert_eq!(old.data().ok(), new.data().ok(), "{name}: contents changed");
+            }
+            if o.sh_flags(endian).contains(elf::SHF_ALLOC) {
+                assert_eq!(o.sh_offset(endian), n.sh_offset(endian), "{name}: ALLOC section moved in the file");
+            }
+        }
+        let btf_section = after.section_by_name(".BTF").expect(".BTF added");
+        assert_eq!(btf_section.data().ok(), Some(&btf[..]));
+        assert!(!btf_section.elf_section_header().sh_flags(endian).contains(elf::SHF_ALLOC), ".BTF must not be ALLOC");
+    }
 }
