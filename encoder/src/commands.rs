@@ -101,7 +101,9 @@ fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, exampl
 }
 
 fn encode(args: &EncodeArgs) -> Result<ExitCode> {
-    if !args.btf_encode {
+    // pahole's --btf_encode_detached implies -J; BTFHub-style scripts rely
+    // on that and never pass -J.
+    if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
     let config = config::resolve(args)?;

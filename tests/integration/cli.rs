@@ -72,3 +72,33 @@ fn unknown_feature_is_an_error_when_strict() {
         out.display()
     );
 }
+
+/// pahole treats `--btf_encode_detached` as implying `-J` (BTFHub's
+/// scripts never pass `-J`): the same command line must work with btfenc,
+/// and give the bytes it gives with `-J`.
+#[test]
+fn detached_implies_encode() {
+    let dir = scratch();
+    let with_j = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "with-j.btf");
+    let input = fixture(SAMPLE).display().to_string();
+    let args = |out: &std::path::Path| {
+        [
+            format!("--btf_encode_detached={}", out.display()),
+            input.clone(),
+        ]
+    };
+
+    let by_pahole = dir.path().join("pahole-without-j.btf");
+    btfenc_tests::pahole(&args(&by_pahole)).assert_success();
+    assert!(
+        by_pahole.is_file(),
+        "the reference itself wrote nothing without -J"
+    );
+
+    let by_btfenc = dir.path().join("btfenc-without-j.btf");
+    btfenc_tests::btfenc(&args(&by_btfenc)).assert_success();
+    assert!(
+        read(&with_j) == read(&by_btfenc),
+        "btfenc without -J wrote other BTF than with -J"
+    );
+}
