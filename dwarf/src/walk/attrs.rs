@@ -166,5 +166,7 @@ mod tests {
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
+        assert_eq!(unsigned(&AttributeValue::Language(dw::DW_LANG_C11)), Some(0x1d));
+        assert_eq!(unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)), Some(1));
     }
 }
