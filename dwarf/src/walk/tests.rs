@@ -232,7 +232,7 @@ fn anonymous_members_flexible_and_multidimensional_arrays() {
 }
 
 const ENUMS: &str = r#"
-enum small { NEG = -1, POS = 1, BIG = 0x7fffffff };
+enum small { NEG = -1, POS = 1, BIG = 0x7fffffff, B128 = 128, B255 = 255 };
 enum uns { U_ONE = 1, U_TOP = 0x80000000u };
 enum wide { W_NEG = -5000000000L, W_POS = 5000000000L };
 enum small small_var; enum uns uns_var; enum wide wide_var;
@@ -262,7 +262,11 @@ fn enum_values_and_signs() {
             let (size, small) = enumerators(model, "small");
             assert_eq!(size, 4);
             let got: Vec<_> = small.iter().map(|e| (e.name, e.value as i64, e.negative)).collect();
-            assert_eq!(got, [("NEG", -1, true), ("POS", 1, false), ("BIG", 0x7fff_ffff, false)], "{compiler} {flags:?}");
+            assert_eq!(
+                got,
+                [("NEG", -1, true), ("POS", 1, false), ("BIG", 0x7fff_ffff, false), ("B128", 128, false), ("B255", 255, false)],
+                "{compiler} {flags:?}"
+            );
             let (_, uns) = enumerators(model, "uns");
             let got: Vec<_> = uns.iter().map(|e| (e.value, e.negative)).collect();
             assert_eq!(got, [(1, false), (0x8000_0000, false)], "{compiler} {flags:?}");
