@@ -59,7 +59,11 @@ enum Placement {
 /// `base` (a standalone BTF).
 pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>, Error> {
     if base.base_type_count != 0 || split.base_type_count != base.count() {
-        return Err(ErrorKind::SplitBaseMismatch { expected: split.base_type_count, found: base.count() }.into());
+        return Err(ErrorKind::SplitBaseMismatch {
+            expected: split.base_type_count,
+            found: base.count(),
+        }
+        .into());
     }
     let placement = place_used_base_types(split, base)?;
 
@@ -91,16 +95,26 @@ pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>
         }
         match new_id.get(id.0 as usize) {
             Some(&mapped) if mapped != TypeId::VOID || id == TypeId::VOID => Ok(mapped),
-            _ => Err(Error::new(ErrorKind::Internal("distill: a used base type was not placed")).for_type(id)),
+            _ => Err(Error::new(ErrorKind::Internal(
+                "distill: a used base type was not placed",
+            ))
+            .for_type(id)),
         }
     };
-    let mut new_split = Btf { types: Vec::with_capacity(split.types.len() + moved.len()), base_type_count: kept, base_str_len: 0 };
+    let mut new_split = Btf {
+        types: Vec::with_capacity(split.types.len() + moved.len()),
+        base_type_count: kept,
+        base_str_len: 0,
+    };
     for ty in split.types.iter().cloned().chain(moved) {
         let mut ty = ty;
         refs::remap_ids(&mut ty, remap)?;
         new_split.types.push(ty);
     }
-    Ok(Distilled { base: distilled, split: new_split })
+    Ok(Distilled {
+        base: distilled,
+        split: new_split,
+    })
 }
 
 /// Marks every base type the split reaches, following references from
@@ -115,14 +129,18 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
             if id == TypeId::VOID || id.0 > base.count() {
                 continue;
             }
-            let Some(slot) = placement.get_mut(id.0 as usize) else { continue };
+            let Some(slot) = placement.get_mut(id.0 as usize) else {
+                continue;
+            };
             if *slot != Placement::Unused {
                 continue;
             }
             let Some(target) = base.get(id) else {
                 return Err(ErrorKind::TypeIdOutOfRange(id.0).into());
             };
-            *slot = placement_of(target).ok_or_else(|| Error::new(ErrorKind::DistillUnexpectedKind(Kind::of(target))).for_type(id))?;
+            *slot = placement_of(target).ok_or_else(|| {
+                Error::new(ErrorKind::DistillUnexpectedKind(Kind::of(target))).for_type(id)
+            })?;
             if !is_named_aggregate(target) {
                 refs::for_each_id(target, |next| pending.push(next));
             }
@@ -173,13 +191,23 @@ fn distilled_form<'a>(ty: &Type<'a>) -> Type<'a> {
         Type::Union(c) => Type::Union(shell(c)),
         // ENUM64 too becomes a plain sized ENUM: relocation matches it
         // with an ENUM or ENUM64 of that name and size.
-        Type::Enum(e) | Type::Enum64(e) => Type::Enum(Enum { name: e.name, size: e.size, signed: false, values: Vec::new() }),
+        Type::Enum(e) | Type::Enum64(e) => Type::Enum(Enum {
+            name: e.name,
+            size: e.size,
+            signed: false,
+            values: Vec::new(),
+        }),
         other => other.clone(),
     }
 }
 
 fn shell<'a>(c: &Composite<'a>) -> Composite<'a> {
-    Composite { name: c.name, size: c.size, members: Vec::new(), kind_flag: false }
+    Composite {
+        name: c.name,
+        size: c.size,
+        members: Vec::new(),
+        kind_flag: false,
+    }
 }
 
 /// Writes the distilled base, then the split on top of it (reusing the
@@ -198,11 +226,22 @@ mod tests {
     use crate::types::{Array, EnumValue, Fwd, Int, IntEncoding, Member, Named};
 
     fn int(name: &'static str) -> Type<'static> {
-        Type::Int(Int { name, size: 4, encoding: IntEncoding(IntEncoding::SIGNED), offset: 0, bits: 32 })
+        Type::Int(Int {
+            name,
+            size: 4,
+            encoding: IntEncoding(IntEncoding::SIGNED),
+            offset: 0,
+            bits: 32,
+        })
     }
 
     fn member(name: &'static str, ty: u32, bit_offset: u32) -> Member<'static> {
-        Member { name, ty: TypeId(ty), bit_offset, bitfield_size: 0 }
+        Member {
+            name,
+            ty: TypeId(ty),
+            bit_offset,
+            bitfield_size: 0,
+        }
     }
 
     /// A base of 8 types, hand-written:
@@ -212,28 +251,64 @@ mod tests {
     fn base() -> Btf<'static> {
         let mut b = Btf::default();
         b.add(int("int"));
-        b.add(Type::Struct(Composite { name: "big", size: 16, members: vec![member("a", 1, 0), member("p", 3, 64)], kind_flag: false }));
+        b.add(Type::Struct(Composite {
+            name: "big",
+            size: 16,
+            members: vec![member("a", 1, 0), member("p", 3, 64)],
+            kind_flag: false,
+        }));
         b.add(Type::Ptr(TypeId(1)));
-        b.add(Type::Enum64(Enum { name: "e64", size: 8, signed: false, values: vec![EnumValue { name: "X", value: 1 << 40 }] }));
-        b.add(Type::Union(Composite { name: "", size: 4, members: vec![member("i", 1, 0)], kind_flag: false }));
-        b.add(Type::Typedef(Named { name: "big_t", ty: TypeId(2) }));
+        b.add(Type::Enum64(Enum {
+            name: "e64",
+            size: 8,
+            signed: false,
+            values: vec![EnumValue {
+                name: "X",
+                value: 1 << 40,
+            }],
+        }));
+        b.add(Type::Union(Composite {
+            name: "",
+            size: 4,
+            members: vec![member("i", 1, 0)],
+            kind_flag: false,
+        }));
+        b.add(Type::Typedef(Named {
+            name: "big_t",
+            ty: TypeId(2),
+        }));
         b.add(int("long"));
-        b.add(Type::Fwd(Fwd { name: "opaque", union: false }));
+        b.add(Type::Fwd(Fwd {
+            name: "opaque",
+            union: false,
+        }));
         b
     }
 
     /// Split (ids 9..): 9 struct mod { big_t b; union anon u; enum e64 e;
     /// struct opaque *o; }, 10 ptr to 8, 11 array of 9 indexed by int.
     fn split() -> Btf<'static> {
-        let mut s = Btf { base_type_count: 8, ..Btf::default() };
+        let mut s = Btf {
+            base_type_count: 8,
+            ..Btf::default()
+        };
         s.add(Type::Struct(Composite {
             name: "mod",
             size: 40,
-            members: vec![member("b", 6, 0), member("u", 5, 128), member("e", 4, 192), member("o", 10, 256)],
+            members: vec![
+                member("b", 6, 0),
+                member("u", 5, 128),
+                member("e", 4, 192),
+                member("o", 10, 256),
+            ],
             kind_flag: false,
         }));
         s.add(Type::Ptr(TypeId(8)));
-        s.add(Type::Array(Array { elem: TypeId(9), index: TypeId(1), nelems: 2 }));
+        s.add(Type::Array(Array {
+            elem: TypeId(9),
+            index: TypeId(1),
+            nelems: 2,
+        }));
         s
     }
 
@@ -247,9 +322,22 @@ mod tests {
             d.base.types,
             [
                 int("int"),
-                Type::Struct(Composite { name: "big", size: 16, members: vec![], kind_flag: false }),
-                Type::Enum(Enum { name: "e64", size: 8, signed: false, values: vec![] }),
-                Type::Fwd(Fwd { name: "opaque", union: false }),
+                Type::Struct(Composite {
+                    name: "big",
+                    size: 16,
+                    members: vec![],
+                    kind_flag: false
+                }),
+                Type::Enum(Enum {
+                    name: "e64",
+                    size: 8,
+                    signed: false,
+                    values: vec![]
+                }),
+                Type::Fwd(Fwd {
+                    name: "opaque",
+                    union: false
+                }),
             ]
         );
         // Split: old types at 5..=7, then the anonymous union (old 5) and
@@ -261,13 +349,30 @@ mod tests {
                 Type::Struct(Composite {
                     name: "mod",
                     size: 40,
-                    members: vec![member("b", 9, 0), member("u", 8, 128), member("e", 3, 192), member("o", 6, 256)],
+                    members: vec![
+                        member("b", 9, 0),
+                        member("u", 8, 128),
+                        member("e", 3, 192),
+                        member("o", 6, 256)
+                    ],
                     kind_flag: false,
                 }),
                 Type::Ptr(TypeId(4)),
-                Type::Array(Array { elem: TypeId(5), index: TypeId(1), nelems: 2 }),
-                Type::Union(Composite { name: "", size: 4, members: vec![member("i", 1, 0)], kind_flag: false }),
-                Type::Typedef(Named { name: "big_t", ty: TypeId(2) }),
+                Type::Array(Array {
+                    elem: TypeId(5),
+                    index: TypeId(1),
+                    nelems: 2
+                }),
+                Type::Union(Composite {
+                    name: "",
+                    size: 4,
+                    members: vec![member("i", 1, 0)],
+                    kind_flag: false
+                }),
+                Type::Typedef(Named {
+                    name: "big_t",
+                    ty: TypeId(2)
+                }),
             ]
         );
     }
@@ -288,11 +393,24 @@ mod tests {
         let mut other = base();
         other.add(int("extra"));
         let err = distill_base(&split(), &other).unwrap_err();
-        assert!(matches!(err.kind, ErrorKind::SplitBaseMismatch { expected: 8, found: 9 }));
+        assert!(matches!(
+            err.kind,
+            ErrorKind::SplitBaseMismatch {
+                expected: 8,
+                found: 9
+            }
+        ));
 
         let mut base = base();
-        base.types[6] = Type::Func(crate::types::Object { name: "f", ty: TypeId(0), linkage: crate::types::Linkage::Global });
-        let mut s = Btf { base_type_count: 8, ..Btf::default() };
+        base.types[6] = Type::Func(crate::types::Object {
+            name: "f",
+            ty: TypeId(0),
+            linkage: crate::types::Linkage::Global,
+        });
+        let mut s = Btf {
+            base_type_count: 8,
+            ..Btf::default()
+        };
         s.add(Type::Ptr(TypeId(7)));
         let err = distill_base(&s, &base).unwrap_err();
         assert_eq!(err.kind, ErrorKind::DistillUnexpectedKind(Kind::FUNC));

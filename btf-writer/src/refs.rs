@@ -29,7 +29,10 @@ pub(crate) fn for_each_id(t: &Type<'_>, mut f: impl FnMut(TypeId)) {
 
 /// Rewrites every type id in `t` with `f`, in the order of [`for_each_id`];
 /// the first error stops the rewrite and is returned.
-pub(crate) fn remap_ids<E>(t: &mut Type<'_>, mut f: impl FnMut(TypeId) -> Result<TypeId, E>) -> Result<(), E> {
+pub(crate) fn remap_ids<E>(
+    t: &mut Type<'_>,
+    mut f: impl FnMut(TypeId) -> Result<TypeId, E>,
+) -> Result<(), E> {
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,
@@ -96,25 +99,53 @@ mod tests {
 
     #[test]
     fn visits_and_rewrites_every_reference() {
-        let mut t = Type::Array(Array { elem: TypeId(3), index: TypeId(4), nelems: 2 });
+        let mut t = Type::Array(Array {
+            elem: TypeId(3),
+            index: TypeId(4),
+            nelems: 2,
+        });
         let mut seen = Vec::new();
         for_each_id(&t, |id| seen.push(id.0));
         assert_eq!(seen, [3, 4]);
         remap_ids::<()>(&mut t, |id| Ok(TypeId(id.0 + 10))).unwrap();
-        assert_eq!(t, Type::Array(Array { elem: TypeId(13), index: TypeId(14), nelems: 2 }));
+        assert_eq!(
+            t,
+            Type::Array(Array {
+                elem: TypeId(13),
+                index: TypeId(14),
+                nelems: 2
+            })
+        );
     }
 
     #[test]
     fn embedded_looks_through_typedef_and_array_but_not_pointer() {
         let types = [
-            Type::Struct(Composite { name: "s", size: 8, members: vec![], kind_flag: false }),
-            Type::Typedef(Named { name: "s_t", ty: TypeId(1) }),
-            Type::Array(Array { elem: TypeId(2), index: TypeId(1), nelems: 3 }),
+            Type::Struct(Composite {
+                name: "s",
+                size: 8,
+                members: vec![],
+                kind_flag: false,
+            }),
+            Type::Typedef(Named {
+                name: "s_t",
+                ty: TypeId(1),
+            }),
+            Type::Array(Array {
+                elem: TypeId(2),
+                index: TypeId(1),
+                nelems: 3,
+            }),
             Type::Ptr(TypeId(1)),
             Type::Struct(Composite {
                 name: "outer",
                 size: 8,
-                members: vec![Member { name: "m", ty: TypeId(3), bit_offset: 0, bitfield_size: 0 }],
+                members: vec![Member {
+                    name: "m",
+                    ty: TypeId(3),
+                    bit_offset: 0,
+                    bitfield_size: 0,
+                }],
                 kind_flag: false,
             }),
         ];

@@ -28,9 +28,17 @@ use crate::types::{Btf, Type, TypeId};
 /// standalone BTF). The result is split on `base` with the same types in
 /// the same order; its `base_str_len` is 0: set it to the end of `base`'s
 /// strings before writing it with [`crate::write::write_split`].
-pub fn relocate<'a>(split: &Btf<'a>, distilled_base: &Btf<'a>, base: &Btf<'a>) -> Result<Btf<'a>, Error> {
+pub fn relocate<'a>(
+    split: &Btf<'a>,
+    distilled_base: &Btf<'a>,
+    base: &Btf<'a>,
+) -> Result<Btf<'a>, Error> {
     if distilled_base.base_type_count != 0 || split.base_type_count != distilled_base.count() {
-        return Err(ErrorKind::SplitBaseMismatch { expected: split.base_type_count, found: distilled_base.count() }.into());
+        return Err(ErrorKind::SplitBaseMismatch {
+            expected: split.base_type_count,
+            found: distilled_base.count(),
+        }
+        .into());
     }
     validate_distilled(distilled_base)?;
     let embedded = embedded_in_split(split, distilled_base);
@@ -46,23 +54,33 @@ pub fn relocate<'a>(split: &Btf<'a>, distilled_base: &Btf<'a>, base: &Btf<'a>) -
                 .get(id.0 as usize)
                 .copied()
                 .flatten()
-                .ok_or_else(|| Error::new(ErrorKind::Internal("relocate: unmatched distilled type")).for_type(id))
+                .ok_or_else(|| {
+                    Error::new(ErrorKind::Internal("relocate: unmatched distilled type"))
+                        .for_type(id)
+                })
         } else {
             // Both counts fit a type id, so this cannot overflow for a
             // split that itself fits.
             (id.0 - distilled_count)
                 .checked_add(shift)
                 .map(TypeId)
-                .ok_or_else(|| Error::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift))))
+                .ok_or_else(|| {
+                    Error::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift)))
+                })
         }
     };
     let mut types = Vec::with_capacity(split.types.len());
     for (index, ty) in split.types.iter().enumerate() {
         let mut ty = ty.clone();
-        refs::remap_ids(&mut ty, remap).map_err(|e| e.for_type(TypeId(distilled_count + 1 + index as u32)))?;
+        refs::remap_ids(&mut ty, remap)
+            .map_err(|e| e.for_type(TypeId(distilled_count + 1 + index as u32)))?;
         types.push(ty);
     }
-    Ok(Btf { types, base_type_count: base.count(), base_str_len: 0 })
+    Ok(Btf {
+        types,
+        base_type_count: base.count(),
+        base_str_len: 0,
+    })
 }
 
 /// libbpf accepts only named INT, FLOAT, ENUM, STRUCT, UNION and FWD in a
@@ -78,7 +96,8 @@ fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
             _ => false,
         };
         if !ok {
-            return Err(Error::new(ErrorKind::InvalidDistilledBase(Kind::of(ty))).for_type(TypeId(index as u32 + 1)));
+            return Err(Error::new(ErrorKind::InvalidDistilledBase(Kind::of(ty)))
+                .for_type(TypeId(index as u32 + 1)));
         }
     }
     Ok(())
@@ -111,7 +130,10 @@ fn match_distilled_types(
 ) -> Result<Vec<Option<TypeId>>, Error> {
     let mut by_name: HashMap<&str, Vec<TypeId>> = HashMap::new();
     for (index, ty) in distilled.types.iter().enumerate() {
-        by_name.entry(crate::raw::type_name(ty)).or_default().push(TypeId(index as u32 + 1));
+        by_name
+            .entry(crate::raw::type_name(ty))
+            .or_default()
+            .push(TypeId(index as u32 + 1));
     }
     // A name shared by several aggregates of the base (two `struct foo`
     // in different subsystems) is told apart by size.
@@ -131,15 +153,21 @@ fn match_distilled_types(
         if name.is_empty() {
             continue;
         }
-        let Some(candidates) = by_name.get(name) else { continue };
+        let Some(candidates) = by_name.get(name) else {
+            continue;
+        };
         for &dist_id in candidates {
-            let Some(dist_ty) = distilled.get(dist_id) else { continue };
+            let Some(dist_ty) = distilled.get(dist_id) else {
+                continue;
+            };
             let is_embedded = embedded.get(dist_id.0 as usize).copied().unwrap_or(false);
             let ambiguous_name = aggregates_named.get(name).is_some_and(|&n| n > 1);
             if !is_match(dist_ty, base_ty, is_embedded, ambiguous_name) {
                 continue;
             }
-            let Some(slot) = matches.get_mut(dist_id.0 as usize) else { continue };
+            let Some(slot) = matches.get_mut(dist_id.0 as usize) else {
+                continue;
+            };
             if let Some(first) = *slot {
                 return Err(Error::new(ErrorKind::RelocateAmbiguous {
                     kind: Kind::of(dist_ty),
@@ -202,15 +230,35 @@ mod tests {
     use crate::types::{Composite, Enum, EnumValue, Fwd, Int, IntEncoding, Member, Named};
 
     fn int(name: &'static str, size: u32) -> Type<'static> {
-        Type::Int(Int { name, size, encoding: IntEncoding(0), offset: 0, bits: (size * 8) as u8 })
+        Type::Int(Int {
+            name,
+            size,
+            encoding: IntEncoding(0),
+            offset: 0,
+            bits: (size * 8) as u8,
+        })
     }
 
-    fn aggregate(name: &'static str, size: u32, members: Vec<Member<'static>>) -> Composite<'static> {
-        Composite { name, size, members, kind_flag: false }
+    fn aggregate(
+        name: &'static str,
+        size: u32,
+        members: Vec<Member<'static>>,
+    ) -> Composite<'static> {
+        Composite {
+            name,
+            size,
+            members,
+            kind_flag: false,
+        }
     }
 
     fn member(name: &'static str, ty: u32) -> Member<'static> {
-        Member { name, ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 }
+        Member {
+            name,
+            ty: TypeId(ty),
+            bit_offset: 0,
+            bitfield_size: 0,
+        }
     }
 
     /// A "vmlinux": 1 unsigned int, 2 struct inner (8 bytes), 3 struct
@@ -218,18 +266,45 @@ mod tests {
     fn vmlinux() -> Btf<'static> {
         let mut b = Btf::default();
         b.add(int("unsigned int", 4));
-        b.add(Type::Struct(aggregate("inner", 8, vec![member("x", 1), member("y", 1)])));
+        b.add(Type::Struct(aggregate(
+            "inner",
+            8,
+            vec![member("x", 1), member("y", 1)],
+        )));
         b.add(Type::Struct(aggregate("pointed", 16, vec![])));
-        b.add(Type::Enum64(Enum { name: "flags", size: 8, signed: false, values: vec![EnumValue { name: "F", value: 1 }] }));
-        b.add(Type::Fwd(Fwd { name: "hidden", union: false }));
+        b.add(Type::Enum64(Enum {
+            name: "flags",
+            size: 8,
+            signed: false,
+            values: vec![EnumValue {
+                name: "F",
+                value: 1,
+            }],
+        }));
+        b.add(Type::Fwd(Fwd {
+            name: "hidden",
+            union: false,
+        }));
         b
     }
 
     /// A module: 6 struct m { struct inner i; struct pointed *p; enum flags f;
     /// struct hidden *h; }, 7 ptr to 3, 8 ptr to 5.
     fn module() -> Btf<'static> {
-        let mut s = Btf { base_type_count: 5, ..Btf::default() };
-        s.add(Type::Struct(aggregate("m", 40, vec![member("i", 2), member("p", 7), member("f", 4), member("h", 8)])));
+        let mut s = Btf {
+            base_type_count: 5,
+            ..Btf::default()
+        };
+        s.add(Type::Struct(aggregate(
+            "m",
+            40,
+            vec![
+                member("i", 2),
+                member("p", 7),
+                member("f", 4),
+                member("h", 8),
+            ],
+        )));
         s.add(Type::Ptr(TypeId(3)));
         s.add(Type::Ptr(TypeId(5)));
         s
@@ -253,16 +328,33 @@ mod tests {
         // pointed-to struct grew; the embedded one did not.
         let mut newer = Btf::default();
         newer.add(int("char", 1));
-        newer.add(Type::Fwd(Fwd { name: "hidden", union: false }));
+        newer.add(Type::Fwd(Fwd {
+            name: "hidden",
+            union: false,
+        }));
         newer.add(Type::Struct(aggregate("pointed", 24, vec![])));
-        newer.add(Type::Enum64(Enum { name: "flags", size: 8, signed: false, values: vec![] }));
+        newer.add(Type::Enum64(Enum {
+            name: "flags",
+            size: 8,
+            signed: false,
+            values: vec![],
+        }));
         newer.add(Type::Struct(aggregate("inner", 8, vec![])));
         newer.add(int("unsigned int", 4));
         let moved = relocate(&d.split, &d.base, &newer).unwrap();
         assert_eq!(moved.base_type_count, 6);
         assert_eq!(
             moved.types[0],
-            Type::Struct(aggregate("m", 40, vec![member("i", 5), member("p", 8), member("f", 4), member("h", 9)]))
+            Type::Struct(aggregate(
+                "m",
+                40,
+                vec![
+                    member("i", 5),
+                    member("p", 8),
+                    member("f", 4),
+                    member("h", 9)
+                ]
+            ))
         );
         assert_eq!(moved.types[1], Type::Ptr(TypeId(3)));
         assert_eq!(moved.types[2], Type::Ptr(TypeId(2)));
@@ -285,10 +377,21 @@ mod tests {
     fn two_candidates_are_an_error() {
         let d = distill_base(&module(), &vmlinux()).unwrap();
         let mut newer = vmlinux();
-        newer.add(Type::Enum(Enum { name: "flags", size: 8, signed: false, values: vec![] }));
+        newer.add(Type::Enum(Enum {
+            name: "flags",
+            size: 8,
+            signed: false,
+            values: vec![],
+        }));
         let err = relocate(&d.split, &d.base, &newer).unwrap_err();
         assert!(
-            matches!(&err.kind, ErrorKind::RelocateAmbiguous { candidates: (TypeId(4), TypeId(6)), .. }),
+            matches!(
+                &err.kind,
+                ErrorKind::RelocateAmbiguous {
+                    candidates: (TypeId(4), TypeId(6)),
+                    ..
+                }
+            ),
             "{err}"
         );
     }
@@ -300,7 +403,10 @@ mod tests {
         newer.types[2] = Type::Struct(aggregate("pointed", 24, vec![]));
         newer.add(Type::Struct(aggregate("pointed", 32, vec![])));
         // Two `pointed`, neither of size 16: no match.
-        assert!(matches!(relocate(&d.split, &d.base, &newer).unwrap_err().kind, ErrorKind::RelocateNoMatch { .. }));
+        assert!(matches!(
+            relocate(&d.split, &d.base, &newer).unwrap_err().kind,
+            ErrorKind::RelocateNoMatch { .. }
+        ));
         newer.add(Type::Struct(aggregate("pointed", 16, vec![])));
         let moved = relocate(&d.split, &d.base, &newer).unwrap();
         assert_eq!(moved.types.get(1), Some(&Type::Ptr(TypeId(7))));
@@ -309,11 +415,23 @@ mod tests {
     #[test]
     fn rejects_what_is_not_a_distilled_base() {
         let mut fake = Btf::default();
-        fake.add(Type::Typedef(Named { name: "t", ty: TypeId(0) }));
-        let split = Btf { base_type_count: 1, ..Btf::default() };
+        fake.add(Type::Typedef(Named {
+            name: "t",
+            ty: TypeId(0),
+        }));
+        let split = Btf {
+            base_type_count: 1,
+            ..Btf::default()
+        };
         let err = relocate(&split, &fake, &vmlinux()).unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidDistilledBase(Kind::TYPEDEF));
         let err = relocate(&module(), &fake, &vmlinux()).unwrap_err();
-        assert!(matches!(err.kind, ErrorKind::SplitBaseMismatch { expected: 5, found: 1 }));
+        assert!(matches!(
+            err.kind,
+            ErrorKind::SplitBaseMismatch {
+                expected: 5,
+                found: 1
+            }
+        ));
     }
 }
