@@ -228,6 +228,27 @@ fn detached_name(file: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// An image whose `.BTF` is ALLOC cannot be patched: say so before
+/// spending the encoding on it (a vmlinux takes seconds).
+fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()> {
+    let Ok(handle) = fs::File::open(file) else {
+        // The encoder reports unreadable files with its own message.
+        return Ok(());
+    };
+    // SAFETY: read-only map of a file this process only reads here; a
+    // concurrent truncation by someone else would fault, as for any mmap
+    // reader (the encoder maps its input the same way).
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&handle) }) else { return Ok(()) };
+    if !map.starts_with(b"\x7fELF") {
+        return Ok(());
+    }
+    let mut names = vec![".BTF"];
+    if config.features.distilled_base {
+        names.push(".BTF.base");
+    }
+    crate::elf_patch::check_patchable(&map, &names).map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+}
+
 fn encode_one(
     file: &Path,
     detached: Option<&Path>,
@@ -235,6 +256,9 @@ fn encode_one(
     base: Option<&Parsed<'_>>,
     verbose: bool,
 ) -> Result<()> {
+    if detached.is_none() {
+        refuse_unpatchable_early(file, config)?;
+    }
     // A bug must fail this file, not the whole batch, and must still be
     // reported as one line naming the file.
     let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipeline::encode(file, config, base)))

@@ -288,37 +288,75 @@ fn find_name(table: &[u8], name: &str) -> Option<u32> {
         .and_then(|pos| u32::try_from(pos).ok())
 }
 
-/// Returns `elf` with each of `sections` added (or replaced, when a
-/// section of that name exists) as a non-ALLOC PROGBITS section. An
-/// existing ALLOC section of such a name is refused by the caller before
-/// this is called; here it is an error too.
-pub fn patch(elf: &[u8], sections: &[NewSection<'_>]) -> Result<Vec<u8>> {
-    let header = parse_header(elf)?;
-    let format = header.format;
-    let shdr_size = format.shdr_size() as u64;
-    let to_usize = |v: u64| usize::try_from(v).context("offset does not fit in memory");
+/// Fails, as [`patch`] would, when `elf` has an ALLOC section named like
+/// one of `names`: checked before encoding, so a fully linked image is
+/// refused at once instead of after the whole encoding.
+pub fn check_patchable(elf: &[u8], names: &[&str]) -> Result<()> {
+    let table = SectionTable::read(elf)?;
+    for name in names {
+        if let Some(h) = table.headers.iter().find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes()) {
+            if h.flags & SHF_ALLOC != 0 {
+                bail!(
+                    "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
+                );
+            }
+        }
+    }
+    Ok(())
+}
 
-    let old_table = header
-        .shnum
-        .checked_mul(shdr_size)
-        .and_then(|len| Some(header.shoff..header.shoff.checked_add(len)?))
-        .filter(|table| table.end <= elf.len() as u64)
-        .context("section header table lies past the end of the file")?;
-    let mut headers = (0..header.shnum)
-        .map(|i| SectionHeader::parse(format, elf, to_usize(header.shoff + i * shdr_size)?))
-        .collect::<Result<Vec<_>>>()?;
-    let strtab_index = to_usize(header.shstrndx)?;
-    let old_names = headers
-        .get(strtab_index)
-        .and_then(|h| h.file_range())
-        .and_then(|r| elf.get(to_usize(r.start).ok()?..to_usize(r.end).ok()?))
-        .context("section name table lies outside the file")?;
-    let name_of = |h: &SectionHeader| -> &[u8] {
-        let start = h.name as usize;
-        let tail = old_names.get(start..).unwrap_or_default();
+/// The parsed section header table and section name table of an ELF file.
+struct SectionTable<'e> {
+    header: Header,
+    headers: Vec<SectionHeader>,
+    /// Where the old header table lies in the file.
+    old_table: Range<u64>,
+    /// Contents of the section name table.
+    names: &'e [u8],
+}
+
+impl<'e> SectionTable<'e> {
+    fn read(elf: &'e [u8]) -> Result<SectionTable<'e>> {
+        let header = parse_header(elf)?;
+        let format = header.format;
+        let shdr_size = format.shdr_size() as u64;
+        let to_usize = |v: u64| usize::try_from(v).context("offset does not fit in memory");
+        let old_table = header
+            .shnum
+            .checked_mul(shdr_size)
+            .and_then(|len| Some(header.shoff..header.shoff.checked_add(len)?))
+            .filter(|table| table.end <= elf.len() as u64)
+            .context("section header table lies past the end of the file")?;
+        let headers = (0..header.shnum)
+            .map(|i| SectionHeader::parse(format, elf, to_usize(header.shoff + i * shdr_size)?))
+            .collect::<Result<Vec<_>>>()?;
+        let names = headers
+            .get(to_usize(header.shstrndx)?)
+            .and_then(|h| h.file_range())
+            .and_then(|r| elf.get(to_usize(r.start).ok()?..to_usize(r.end).ok()?))
+            .context("section name table lies outside the file")?;
+        Ok(SectionTable { header, headers, old_table, names })
+    }
+
+    fn name_of(&self, h: &SectionHeader) -> &'e [u8] {
+        let tail = self.names.get(h.name as usize..).unwrap_or_default();
         let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
         &tail[..end]
-    };
+    }
+}
+
+/// Returns `elf` with each of `sections` added (or replaced, when a
+/// section of that name exists) as a non-ALLOC PROGBITS section. An
+/// existing ALLOC section of such a name is an error.
+pub fn patch(elf: &[u8], sections: &[NewSection<'_>]) -> Result<Vec<u8>> {
+    let table = SectionTable::read(elf)?;
+    let mut headers = table.headers.clone();
+    let (header, old_table, old_names) = (&table.header, table.old_table.clone(), table.names);
+    let format = header.format;
+    let to_usize = |v: u64| usize::try_from(v).context("offset does not fit in memory");
+
+    let strtab_index = to_usize(header.shstrndx)?;
+    let name_of = |h: &SectionHeader| table.name_of(h);
 
     // Which header each new section goes to: the existing one of that
     // name, or a new one at the end of the table.
