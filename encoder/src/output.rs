@@ -13,9 +13,9 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
-use object::build::elf::{Builder, SectionData};
-use object::elf;
+use anyhow::{Context, Result};
+
+use crate::elf_patch::{self, NewSection};
 
 /// The sections that make up encoded BTF: `.BTF`, and `.BTF.base` when the
 /// base was distilled.
@@ -78,137 +78,26 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 
 /// Returns `elf_bytes` with `.BTF` (and `.BTF.base`) added or replaced as
 /// non-ALLOC PROGBITS sections, as pahole writes them. Every other section
-/// keeps its contents.
+/// keeps its bytes and its offset (see [`crate::elf_patch`]).
 ///
 /// An existing ALLOC `.BTF` belongs to a fully linked image whose loader
 /// maps it (Debian's debug vmlinux): rewriting it would move data the
 /// program headers point at, so it is refused.
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
-    let mut builder = Builder::read(elf_bytes)
-        .map_err(|e| anyhow::anyhow!("{}: cannot parse ELF for patching: {e}", path.display()))?;
-    // ELF lets sh_addralign be 0 for "no constraint"; object's writer
-    // rounds offsets up with `align - 1` and would underflow on it.
-    for section in builder.sections.iter_mut() {
-        if section.sh_addralign == 0 {
-            section.sh_addralign = 1;
-        }
-    }
-    let mut wanted: Vec<(&[u8], &[u8])> = vec![(b".BTF", sections.btf)];
+    let mut wanted = vec![NewSection { name: ".BTF", data: sections.btf }];
     if let Some(base) = sections.base {
-        wanted.push((b".BTF.base", base));
+        wanted.push(NewSection { name: ".BTF.base", data: base });
     }
-    for (name, data) in wanted {
-        let existing = builder.sections.iter_mut().find(|s| !s.delete && s.name.as_slice() == name);
-        let section = match existing {
-            Some(section) => {
-                if section.is_alloc() {
-                    bail!(
-                        "{}: its {} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached",
-                        path.display(),
-                        String::from_utf8_lossy(name)
-                    );
-                }
-                section
-            }
-            None => {
-                let section = builder.sections.add();
-                section.name = name.to_vec().into();
-                section
-            }
-        };
-        section.sh_type = elf::SHT_PROGBITS;
-        section.sh_flags = elf::SectionFlags(0);
-        section.sh_addr = 0;
-        section.sh_addralign = 4;
-        section.sh_entsize = 0;
-        section.data = SectionData::Data(data.to_vec().into());
-    }
-    let mut out = Vec::with_capacity(elf_bytes.len() + sections.btf.len() + 4096);
-    builder
-        .write(&mut out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write patched ELF: {e}", path.display()))?;
-    restore_section_addresses(elf_bytes, &mut out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot restore section addresses: {e}", path.display()))?;
-    Ok(out)
-}
-
-/// Puts back the `sh_addr` of every section the input had.
-///
-/// Why: object's writer sets `sh_addr` only for ALLOC sections, but ld
-/// gives empty non-ALLOC output sections of a linked image (`.smp_locks`,
-/// `.data_nosave` in a small vmlinux) the address where they would have
-/// gone. pahole patches through libelf, which leaves every other section
-/// header as it was; so must a drop-in. The writer keeps the sections in
-/// the builder's order and appends new ones, so index i of the output is
-/// index i of the input for every section the input had.
-fn restore_section_addresses(original: &[u8], patched: &mut [u8]) -> Result<(), String> {
-    use object::elf::{FileHeader32, FileHeader64};
-    use object::Endianness;
-    match object::FileKind::parse(original).map_err(|e| e.to_string())? {
-        // ELF32: sh_name, sh_type, sh_flags are 4 bytes each; sh_addr is 4.
-        object::FileKind::Elf32 => restore_addresses_as::<FileHeader32<Endianness>>(original, patched, 12, 4),
-        // ELF64: sh_flags is 8 bytes; sh_addr is 8.
-        object::FileKind::Elf64 => restore_addresses_as::<FileHeader64<Endianness>>(original, patched, 16, 8),
-        _ => Ok(()),
-    }
-}
-
-fn restore_addresses_as<Elf>(
-    original: &[u8],
-    patched: &mut [u8],
-    addr_offset: usize,
-    addr_size: usize,
-) -> Result<(), String>
-where
-    Elf: object::read::elf::FileHeader<Endian = object::Endianness>,
-{
-    use object::read::elf::SectionHeader as _;
-
-    let header = Elf::parse(original).map_err(|e| e.to_string())?;
-    let endian = header.endian().map_err(|e| e.to_string())?;
-    let old: Vec<u64> = header
-        .section_headers(endian, original)
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|s| s.sh_addr(endian).into())
-        .collect();
-
-    let new_header = Elf::parse(&*patched).map_err(|e| e.to_string())?;
-    let new_sections = new_header.section_headers(endian, &*patched).map_err(|e| e.to_string())?;
-    let shoff: u64 = new_header.e_shoff(endian).into();
-    let entsize = usize::from(new_header.e_shentsize(endian));
-    let fixes: Vec<(usize, u64)> = old
-        .iter()
-        .zip(new_sections)
-        .enumerate()
-        .filter(|(_, (&addr, new))| addr != new.sh_addr(endian).into())
-        .map(|(index, (&addr, _))| (index, addr))
-        .collect();
-
-    let table = usize::try_from(shoff).map_err(|_| "section table offset out of range".to_string())?;
-    for (index, addr) in fixes {
-        let at = index
-            .checked_mul(entsize)
-            .and_then(|o| o.checked_add(table))
-            .and_then(|o| o.checked_add(addr_offset))
-            .ok_or_else(|| "section header offset overflows".to_string())?;
-        let bytes = if addr_size == 8 {
-            object::Endian::write_u64(endian, addr).to_vec()
-        } else {
-            let narrow = u32::try_from(addr).map_err(|_| format!("section {index}: address {addr:#x} needs 64 bits"))?;
-            object::Endian::write_u32(endian, narrow).to_vec()
-        };
-        let slot = patched
-            .get_mut(at..at + addr_size)
-            .ok_or_else(|| format!("section {index}: header beyond the end of the file"))?;
-        slot.copy_from_slice(&bytes);
-    }
-    Ok(())
+    // Errors (an ALLOC .BTF included) already say what is wrong; they
+    // only need the file name in front.
+    elf_patch::patch(elf_bytes, &wanted).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object::build::elf::{Builder, SectionData};
+    use object::elf;
     use object::read::elf::{ElfFile64, ProgramHeader as _, SectionHeader as _};
     use object::{Object, ObjectSection};
 

@@ -70,6 +70,9 @@ impl Stats {
 pub struct Encoded {
     /// `.BTF` contents.
     pub btf: Vec<u8>,
+    /// `.BTF.base` contents: the distilled base the split in `btf` is on,
+    /// with the `distilled_base` feature and a base.
+    pub distilled_base: Option<Vec<u8>>,
     /// Figures for `-V`.
     pub stats: Stats,
 }
@@ -120,11 +123,24 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     stats.dedup = phase.elapsed();
 
     let phase = Instant::now();
-    let bytes = match base {
-        Some(base) => btf::write::write_split(&deduped.btf, &base.string_index(), endian),
-        None => btf::write::write(&deduped.btf, endian),
-    }
-    .with_context(|| format!("{}: writing BTF", path.display()))?;
+    let (bytes, distilled_base) = match base {
+        Some(base) if config.features.distilled_base => {
+            let mut distilled = btf::distill::distill_base(&deduped.btf, &base.btf)
+                .with_context(|| format!("{}: distilling the base", path.display()))?;
+            let written = btf::distill::write(&mut distilled, endian)
+                .with_context(|| format!("{}: writing BTF", path.display()))?;
+            (written.split, Some(written.base))
+        }
+        Some(base) => (
+            btf::write::write_split(&deduped.btf, &base.string_index(), endian)
+                .with_context(|| format!("{}: writing BTF", path.display()))?,
+            None,
+        ),
+        None => (
+            btf::write::write(&deduped.btf, endian).with_context(|| format!("{}: writing BTF", path.display()))?,
+            None,
+        ),
+    };
     stats.write = phase.elapsed();
-    Ok(Encoded { btf: bytes, stats })
+    Ok(Encoded { btf: bytes, distilled_base, stats })
 }
