@@ -38,9 +38,12 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
         None if cli.encode.version => {
             // stdout must be exactly pahole's shape: the kernel turns it
             // into a number with sed. Our own version goes to stderr where
-            // people see it and scripts don't parse it.
+            // people see it and scripts don't parse it; only when a person
+            // is reading stdout, since a kernel build asks dozens of times
+            // (Kconfig, pahole-flags.sh per make level, link-vmlinux.sh)
+            // and would print it into every build log.
             println!("{PAHOLE_COMPAT_VERSION}");
-            if invoked_as != "pahole" {
+            if invoked_as != "pahole" && io::stdout().is_terminal() {
                 eprintln!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
             }
             Ok(ExitCode::SUCCESS)
