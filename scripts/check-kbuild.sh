@@ -104,8 +104,9 @@ build() {
 	local wrapper=$work/$name-pahole timing_log=$work/$name.timing
 	write_wrapper "$wrapper" "$encoder" "$timing_log"
 	configure "$dir" "$wrapper"
+	# Whether this is the tree's first build (for the times reported).
 	local full=
-	[[ -f $dir/vmlinux ]] || full=yes
+	[[ -f $dir/.btfenc-built ]] || full=yes
 	# A no-op rebuild encodes nothing: keep the last real timings then.
 	[[ -s $timing_log ]] && mv "$timing_log" "$timing_log.prev"
 	: > "$timing_log"
@@ -117,6 +118,7 @@ build() {
 		die "the $name kernel build failed (log: $work/$name.log)"
 	fi
 	end=$(date +%s.%N)
+	touch "$dir/.btfenc-built"
 	build_seconds=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }')
 	if [[ ! -s $timing_log && -s $timing_log.prev ]]; then
 		mv "$timing_log.prev" "$timing_log"
