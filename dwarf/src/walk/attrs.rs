@@ -126,26 +126,20 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
     }
 }
 
-/// A constant's 64 bits, and whether it is negative: `sdata` carries its
-/// sign, fixed-size data forms are negative only when `signed` says the
-/// value is of a signed type and its top bit is set.
-pub(crate) fn constant_bits(value: &Value<'_>, signed: bool) -> Option<(u64, bool)> {
-    fn extend(v: u64, bits: u32, signed: bool) -> (u64, bool) {
-        let top = 1u64 << (bits - 1);
-        if signed && v & top != 0 {
-            let extended = if bits == 64 { v } else { v | !((1u64 << bits) - 1) };
-            (extended, true)
-        } else {
-            (v, false)
-        }
-    }
+/// A constant's 64 bits, and whether it is negative. Only `sdata` (and
+/// `implicit_const`, which gimli reads as `sdata`) carries a sign:
+/// compilers write every negative enumerator that way, and use the
+/// fixed-size data forms for values that fit unsigned (gcc writes 128 in a
+/// signed enum as `data1 0x80`), so those are zero-extended, as pahole's
+/// `dwarf_formudata` does.
+pub(crate) fn constant_bits(value: &Value<'_>) -> Option<(u64, bool)> {
     Some(match *value {
-        AttributeValue::Data1(v) => extend(v.into(), 8, signed),
-        AttributeValue::Data2(v) => extend(v.into(), 16, signed),
-        AttributeValue::Data4(v) => extend(v.into(), 32, signed),
-        AttributeValue::Data8(v) => extend(v, 64, signed),
-        // Only the low 64 bits fit the model; the sign is the 128-bit one.
-        AttributeValue::Data16(v) => (v as u64, signed && (v as i128) < 0),
+        AttributeValue::Data1(v) => (v.into(), false),
+        AttributeValue::Data2(v) => (v.into(), false),
+        AttributeValue::Data4(v) => (v.into(), false),
+        AttributeValue::Data8(v) => (v, false),
+        // Only the low 64 bits fit the model.
+        AttributeValue::Data16(v) => (v as u64, false),
         AttributeValue::Sdata(v) => (v as u64, v < 0),
         AttributeValue::Udata(v) => (v, false),
         _ => return None,
@@ -157,14 +151,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn constants_sign_extend_only_when_signed() {
-        assert_eq!(constant_bits(&AttributeValue::Data1(0xff), true), Some((u64::MAX, true)));
-        assert_eq!(constant_bits(&AttributeValue::Data1(0xff), false), Some((0xff, false)));
-        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000), true), Some((0xffff_ffff_8000_0000, true)));
-        assert_eq!(constant_bits(&AttributeValue::Sdata(-2), false), Some(((-2i64) as u64, true)));
-        assert_eq!(constant_bits(&AttributeValue::Udata(7), true), Some((7, false)));
+    fn only_sdata_constants_are_negative() {
+        assert_eq!(constant_bits(&AttributeValue::Data1(0x80)), Some((0x80, false)));
+        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000)), Some((0x8000_0000, false)));
+        assert_eq!(constant_bits(&AttributeValue::Sdata(-2)), Some(((-2i64) as u64, true)));
+        assert_eq!(constant_bits(&AttributeValue::Udata(7)), Some((7, false)));
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
+        assert_eq!(unsigned(&AttributeValue::Language(dw::DW_LANG_C11)), Some(0x1d));
+        assert_eq!(unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)), Some(1));
     }
 }

@@ -118,15 +118,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     Some(Node::Base { encoding: BaseEncoding::Signed | BaseEncoding::SignedChar, .. })
                 )
             });
-            // gcc picks a fixed-size data form by the value's unsigned
-            // width (128 is `data1 0x80` even under a signed `int`), and
-            // pahole reads those forms zero-extended; only `sdata` carries
-            // a sign. Sign-extending by the underlying type would turn 128
-            // into -128.
-            let signed = false;
             let mut enumerators = Vec::with_capacity(pending.enumerators.len());
             for (name, value) in &pending.enumerators {
-                let (value, negative) = constant_bits(value, signed).ok_or_else(|| {
+                let (value, negative) = constant_bits(value).ok_or_else(|| {
                     self.error(
                         ErrorKind::InvalidDwarf(format!("enumerator {name} has value {value:?}")),
                         pending.die,

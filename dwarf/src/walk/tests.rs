@@ -1,0 +1,483 @@
+//! Walker tests on tiny C files compiled on the fly. Expected values come
+//! from the C source and the ABI (x86_64 layout rules), never from our own
+//! output. A missing compiler skips a test loudly.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::model::*;
+use crate::{ElfFile, ErrorKind};
+
+/// Compiles `source` with `compiler` and `flags` into `out` inside a fresh
+/// temporary directory; `None` (with a message) when the compiler is
+/// missing or refuses the flags.
+fn compile(compiler: &str, flags: &[&str], source: &str, out: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir().ok()?;
+    let src = dir.path().join("t.c");
+    std::fs::write(&src, source).ok()?;
+    let output = dir.path().join(out);
+    let result = Command::new(compiler)
+        .current_dir(dir.path())
+        .args(flags)
+        .arg("t.c")
+        .arg("-o")
+        .arg(&output)
+        .output();
+    match result {
+        Ok(result) if result.status.success() => Some((dir, output)),
+        Ok(result) => {
+            eprintln!(
+                "SKIPPED: {compiler} {flags:?} failed: {}",
+                String::from_utf8_lossy(&result.stderr)
+            );
+            None
+        }
+        Err(err) => {
+            eprintln!("SKIPPED: cannot run {compiler}: {err}");
+            None
+        }
+    }
+}
+
+/// Walks every unit of `path` and hands the models to `check`.
+fn with_models(path: &Path, check: impl FnOnce(&[CuModel<'_, '_>])) {
+    let file = ElfFile::open(path).expect("open");
+    let dwarf = file.dwarf().expect("dwarf");
+    let arena = bumpalo::Bump::new();
+    let models: Vec<_> = dwarf
+        .units()
+        .iter()
+        .map(|unit| super::walk_unit(&dwarf, unit, &arena).expect("walk"))
+        .collect();
+    check(&models);
+}
+
+/// Compiles `source` to an object and walks its only unit.
+fn with_object(compiler: &str, flags: &[&str], source: &str, check: impl FnOnce(&CuModel<'_, '_>)) {
+    let mut all: Vec<&str> = vec!["-c"];
+    all.extend_from_slice(flags);
+    let Some((_dir, object)) = compile(compiler, &all, source, "t.o") else {
+        return;
+    };
+    with_models(&object, |models| {
+        assert_eq!(models.len(), 1, "{compiler} {flags:?}: one CU");
+        check(&models[0]);
+    });
+}
+
+fn composite<'m, 'i, 'a>(model: &'m CuModel<'i, 'a>, wanted: &str) -> &'m [Member<'i, 'a>] {
+    model
+        .nodes
+        .iter()
+        .find_map(|node| match node {
+            Node::Composite { name: Some(name), members, declaration: false, .. } if *name == wanted => {
+                Some(*members)
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no struct/union {wanted}"))
+}
+
+fn member<'m, 'i, 'a>(members: &'m [Member<'i, 'a>], wanted: &str) -> &'m Member<'i, 'a> {
+    members
+        .iter()
+        .find(|member| member.name == Some(wanted))
+        .unwrap_or_else(|| panic!("no member {wanted}"))
+}
+
+fn function<'m, 'i, 'a>(model: &'m CuModel<'i, 'a>, wanted: &str) -> &'m Function<'i, 'a> {
+    model
+        .functions
+        .iter()
+        .find(|function| function.name == wanted && !function.declaration)
+        .unwrap_or_else(|| panic!("no function {wanted}"))
+}
+
+fn type_node<'m, 'i, 'a>(model: &'m CuModel<'i, 'a>, ty: TypeRef) -> &'m Node<'i, 'a> {
+    match ty {
+        TypeRef::Node(id) => model.node(id),
+        TypeRef::Void => panic!("void where a type was expected"),
+    }
+}
+
+/// The name of a base type or typedef, through qualifiers.
+fn type_name<'i>(model: &CuModel<'i, '_>, ty: TypeRef) -> &'i str {
+    match *type_node(model, ty) {
+        Node::Base { name, .. } | Node::Typedef { name, .. } => name,
+        Node::Qualified { target, .. } => type_name(model, target),
+        Node::Composite { name: Some(name), .. } => name,
+        ref other => panic!("unnamed type {other:?}"),
+    }
+}
+
+const BITFIELDS: &str = r#"
+struct bf {
+    unsigned int a : 3;
+    unsigned int b : 5;
+    int c;
+    unsigned long d : 40;
+    unsigned char e : 1;
+    short f;
+} bf_var;
+"#;
+
+/// (name, bit offset, bitfield size) from the x86_64 SysV layout rules.
+const BITFIELD_LAYOUT: [(&str, u64, u32); 6] =
+    [("a", 0, 3), ("b", 3, 5), ("c", 32, 0), ("d", 64, 40), ("e", 104, 1), ("f", 112, 0)];
+
+#[test]
+fn bitfields_agree_across_dwarf_versions_and_compilers() {
+    for (compiler, flags) in [
+        ("gcc", &["-g", "-gdwarf-4"][..]),
+        ("gcc", &["-g", "-gdwarf-5"][..]),
+        ("gcc", &["-g", "-gdwarf-2", "-gstrict-dwarf"][..]),
+        ("clang", &["-g", "-gdwarf-4"][..]),
+        ("clang", &["-g", "-gdwarf-5"][..]),
+    ] {
+        with_object(compiler, flags, BITFIELDS, |model| {
+            let members = composite(model, "bf");
+            let got: Vec<_> = members
+                .iter()
+                .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
+                .collect();
+            assert_eq!(got, BITFIELD_LAYOUT, "{compiler} {flags:?}");
+        });
+    }
+}
+
+#[test]
+fn relocated_strings_in_relocatable_objects() {
+    // In a .o every DW_FORM_strp is a relocation against .debug_str; if
+    // relocations were not applied every name would be the same string.
+    let source = "struct alpha { int first; long second; };\n\
+                  struct beta { char third; struct alpha *fourth; };\n\
+                  struct beta beta_var;\n\
+                  int gamma_function(struct alpha *a) { return a->first; }\n";
+    for compiler in ["gcc", "clang"] {
+        with_object(compiler, &["-g", "-O1"], source, |model| {
+            assert_eq!(model.name, Some("t.c"));
+            assert_eq!(model.language, Language::C);
+            let alpha = composite(model, "alpha");
+            assert_eq!(member(alpha, "first").bit_offset, 0);
+            assert_eq!(member(alpha, "second").bit_offset, 64);
+            let beta = composite(model, "beta");
+            assert_eq!(member(beta, "fourth").bit_offset, 64);
+            let f = function(model, "gamma_function");
+            assert!(f.external);
+            assert_eq!(f.params.len(), 1);
+            assert_eq!(f.params[0].name, Some("a"));
+            assert_eq!(type_name(model, f.ret), "int");
+            let var = model.variables.iter().find(|v| v.name == "beta_var").expect("beta_var");
+            assert!(var.external && !var.in_function);
+            // Section-relative address of the only .bss object.
+            assert_eq!(var.address, Some(0));
+        });
+    }
+}
+
+const LAYOUTS: &str = r#"
+struct outer {
+    int kind;
+    union {
+        int i;
+        struct { short lo, hi; };
+    };
+    char tail[];
+};
+struct arrays {
+    int m[2][3][4];
+    int z[0];
+};
+struct outer *outer_ptr;
+struct arrays arrays_var;
+"#;
+
+#[test]
+fn anonymous_members_flexible_and_multidimensional_arrays() {
+    for compiler in ["gcc", "clang"] {
+        with_object(compiler, &["-g"], LAYOUTS, |model| {
+            let outer = composite(model, "outer");
+            assert_eq!(outer.len(), 3);
+            assert_eq!((outer[0].name, outer[0].bit_offset), (Some("kind"), 0));
+            assert_eq!((outer[1].name, outer[1].bit_offset), (None, 32));
+            assert_eq!((outer[2].name, outer[2].bit_offset), (Some("tail"), 64));
+            let Node::Composite { kind: CompositeKind::Union, members: union_members, .. } =
+                *type_node(model, outer[1].ty)
+            else {
+                panic!("anonymous member is not a union");
+            };
+            assert_eq!(union_members.len(), 2);
+            assert!(union_members.iter().all(|m| m.bit_offset == 0));
+            let Node::Composite { kind: CompositeKind::Struct, name: None, members: inner, .. } =
+                *type_node(model, union_members[1].ty)
+            else {
+                panic!("anonymous struct expected");
+            };
+            let inner: Vec<_> = inner.iter().map(|m| (m.name, m.bit_offset)).collect();
+            assert_eq!(inner, [(Some("lo"), 0), (Some("hi"), 16)]);
+            let Node::Array { dims, .. } = *type_node(model, outer[2].ty) else { panic!("tail") };
+            assert_eq!(dims, [0], "{compiler}: flexible array");
+
+            let arrays = composite(model, "arrays");
+            let Node::Array { elem, dims } = *type_node(model, member(arrays, "m").ty) else {
+                panic!("m")
+            };
+            assert_eq!(dims, [2, 3, 4], "{compiler}");
+            assert_eq!(type_name(model, elem), "int");
+            let Node::Array { dims, .. } = *type_node(model, member(arrays, "z").ty) else { panic!("z") };
+            assert_eq!(dims, [0], "{compiler}: zero-length array");
+            assert_eq!(member(arrays, "z").bit_offset, 2 * 3 * 4 * 32);
+        });
+    }
+}
+
+const ENUMS: &str = r#"
+enum small { NEG = -1, POS = 1, BIG = 0x7fffffff, B128 = 128, B255 = 255 };
+enum uns { U_ONE = 1, U_TOP = 0x80000000u };
+enum wide { W_NEG = -5000000000L, W_POS = 5000000000L };
+enum small small_var; enum uns uns_var; enum wide wide_var;
+"#;
+
+fn enumerators<'m, 'i>(model: &'m CuModel<'i, '_>, wanted: &str) -> (u32, &'m [Enumerator<'i>]) {
+    model
+        .nodes
+        .iter()
+        .find_map(|node| match node {
+            Node::Enum { name: Some(name), byte_size, enumerators, .. } if *name == wanted => {
+                Some((*byte_size, *enumerators))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no enum {wanted}"))
+}
+
+#[test]
+fn enum_values_and_signs() {
+    for (compiler, flags) in [
+        ("gcc", &["-g", "-gdwarf-4"][..]),
+        ("gcc", &["-g", "-gdwarf-5"][..]),
+        ("clang", &["-g"][..]),
+    ] {
+        with_object(compiler, flags, ENUMS, |model| {
+            let (size, small) = enumerators(model, "small");
+            assert_eq!(size, 4);
+            let got: Vec<_> = small.iter().map(|e| (e.name, e.value as i64, e.negative)).collect();
+            assert_eq!(
+                got,
+                [("NEG", -1, true), ("POS", 1, false), ("BIG", 0x7fff_ffff, false), ("B128", 128, false), ("B255", 255, false)],
+                "{compiler} {flags:?}"
+            );
+            let (_, uns) = enumerators(model, "uns");
+            let got: Vec<_> = uns.iter().map(|e| (e.value, e.negative)).collect();
+            assert_eq!(got, [(1, false), (0x8000_0000, false)], "{compiler} {flags:?}");
+            let (size, wide) = enumerators(model, "wide");
+            assert_eq!(size, 8);
+            let got: Vec<_> = wide.iter().map(|e| (e.value as i64, e.negative)).collect();
+            assert_eq!(got, [(-5_000_000_000, true), (5_000_000_000, false)], "{compiler} {flags:?}");
+        });
+    }
+}
+
+const FUNCTIONS: &str = r#"
+typedef void (*logger_t)(int level, const char *fmt, ...);
+logger_t logger;
+int vf(const char *fmt, ...) { return fmt[0]; }
+static int helper(int value) { return value * 3 + 1; }
+int use_helper(int x) { return helper(x) + helper(x + 1); }
+int (*keep_helper)(int) = helper;
+__attribute__((noinline)) long add2(long a, long b) { return a + b; }
+int counter(void) { static int calls; return ++calls; }
+"#;
+
+#[test]
+fn varargs_abstract_origins_and_parameter_registers() {
+    with_object("gcc", &["-g", "-O2"], FUNCTIONS, |model| {
+        let vf = function(model, "vf");
+        assert!(vf.varargs);
+        assert_eq!(vf.params.len(), 1);
+        assert_eq!(vf.params[0].name, Some("fmt"));
+
+        let logger = model.variables.iter().find(|v| v.name == "logger").expect("logger");
+        let Node::Typedef { target, .. } = *type_node(model, logger.ty) else { panic!("typedef") };
+        let Node::Pointer { target, .. } = *type_node(model, target) else { panic!("pointer") };
+        let Node::Subroutine { params, varargs, ret } = *type_node(model, target) else {
+            panic!("subroutine")
+        };
+        assert!(varargs);
+        assert_eq!(ret, TypeRef::Void);
+        assert_eq!(params.len(), 2);
+        assert_eq!(params[0].location, ParamLocation::Unknown);
+
+        // helper is inlined into use_helper and also kept out of line
+        // (its address is taken): an abstract instance with DW_AT_inline
+        // and a concrete one with DW_AT_abstract_origin.
+        let helpers: Vec<_> = model.functions.iter().filter(|f| f.name == "helper").collect();
+        assert!(helpers.iter().any(|f| f.inline && f.low_pc.is_none()), "{helpers:?}");
+        let concrete = helpers.iter().find(|f| f.low_pc.is_some()).expect("out-of-line helper");
+        assert!(!concrete.inline && !concrete.external);
+        assert_eq!(concrete.params.len(), 1);
+        assert_eq!(concrete.params[0].name, Some("value"));
+        assert_eq!(type_name(model, concrete.params[0].ty), "int");
+        assert_eq!(type_name(model, concrete.ret), "int");
+
+        // x86_64 passes the first two integer arguments in rdi (5), rsi (4).
+        let add2 = function(model, "add2");
+        assert_eq!(add2.params[0].location, ParamLocation::Register(5));
+        assert_eq!(add2.params[1].location, ParamLocation::Register(4));
+        assert!(add2.low_pc.is_some());
+
+        let calls = model.variables.iter().find(|v| v.name == "calls").expect("static local");
+        assert!(calls.in_function && calls.address.is_some());
+    });
+}
+
+#[test]
+fn btf_type_and_decl_tags_from_clang() {
+    let source = r#"
+#define __tag1 __attribute__((btf_type_tag("tag1")))
+#define __dtag __attribute__((btf_decl_tag("dtag")))
+struct tagged { int __tag1 *ptr __dtag; } __dtag;
+int __dtag tagged_fn(struct tagged *t __dtag) { return *t->ptr; }
+"#;
+    with_object("clang", &["-g", "-O1"], source, |model| {
+        let members = composite(model, "tagged");
+        let ptr = member(members, "ptr");
+        assert_eq!(ptr.decl_tags, ["dtag"]);
+        let Node::Pointer { type_tags, .. } = *type_node(model, ptr.ty) else { panic!("ptr") };
+        assert_eq!(type_tags, ["tag1"]);
+        let tagged = model.nodes.iter().find_map(|node| match node {
+            Node::Composite { name: Some("tagged"), decl_tags, .. } => Some(*decl_tags),
+            _ => None,
+        });
+        assert_eq!(tagged, Some(&["dtag"][..]));
+        let f = function(model, "tagged_fn");
+        assert_eq!(f.decl_tags, ["dtag"]);
+        assert_eq!(f.params[0].decl_tags, ["dtag"]);
+    });
+}
+
+#[test]
+fn compressed_debug_sections_read_like_plain_ones() {
+    let plain = |model: &CuModel<'_, '_>| {
+        let got: Vec<_> = composite(model, "bf").iter().map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size)).collect();
+        assert_eq!(got, BITFIELD_LAYOUT);
+    };
+    with_object("gcc", &["-g", "-gz=zlib"], BITFIELDS, plain);
+    // zstd needs a toolchain that can write it: try objcopy.
+    let Some((dir, object)) = compile("gcc", &["-c", "-g"], BITFIELDS, "t.o") else { return };
+    let zstd = dir.path().join("zstd.o");
+    let status = Command::new("objcopy")
+        .arg("--compress-debug-sections=zstd")
+        .arg(&object)
+        .arg(&zstd)
+        .status();
+    match status {
+        Ok(status) if status.success() => with_models(&zstd, |models| plain(&models[0])),
+        _ => eprintln!("SKIPPED: objcopy cannot write zstd debug sections"),
+    }
+}
+
+#[test]
+fn linked_executable_units() {
+    let Some((_dir, exe)) = compile("gcc", &["-g", "-O1"], &format!("{LAYOUTS}\nint main(void) {{ return 0; }}\n"), "t")
+    else {
+        return;
+    };
+    with_models(&exe, |models| {
+        let ours = models.iter().find(|m| m.name == Some("t.c")).expect("our CU");
+        assert_eq!(composite(ours, "outer").len(), 3);
+        assert!(function(ours, "main").low_pc.is_some_and(|pc| pc != 0));
+        assert!(models.iter().all(|m| m.die_count > 0));
+    });
+}
+
+#[test]
+fn symbols_of_an_object() {
+    let source = "int gvar = 1; static int svar; int func(void) { return svar + gvar; }\n";
+    let Some((_dir, object)) = compile("gcc", &["-c", "-g"], source, "t.o") else { return };
+    let file = ElfFile::open(&object).expect("open");
+    let symbols = file.symbols().expect("symbols");
+    let func = symbols.functions.iter().find(|f| f.name == "func").expect("func");
+    assert!(func.global);
+    assert_eq!(symbols.sections.get(".text").map(|s| s.index), Some(func.section_index));
+    let gvar = symbols.data.iter().find(|d| d.name == "gvar").expect("gvar");
+    assert!(gvar.global && gvar.size == 4);
+    assert_eq!(symbols.sections.get(".data").map(|s| s.index), Some(gvar.section_index));
+    let svar = symbols.data.iter().find(|d| d.name == "svar").expect("svar");
+    assert!(!svar.global);
+    assert!(symbols.percpu.is_none());
+}
+
+#[test]
+fn bad_inputs_are_errors_naming_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = dir.path().join("not-elf.txt");
+    std::fs::write(&text, b"hello, I am not an ELF file at all").expect("write");
+    let err = ElfFile::open(&text).expect_err("not an ELF");
+    assert_eq!(err.kind(), &ErrorKind::NotElf);
+    assert!(err.to_string().contains("not-elf.txt"), "{err}");
+
+    let missing = ElfFile::open(dir.path().join("missing.o")).expect_err("missing file");
+    assert!(matches!(missing.kind(), ErrorKind::Io(_)));
+
+    let Some((_dir, plain)) = compile("gcc", &["-c", "-g0"], "int f(void) { return 1; }\n", "nodebug.o") else {
+        return;
+    };
+    let file = ElfFile::open(&plain).expect("a valid ELF");
+    let err = file.dwarf().expect_err("no DWARF");
+    assert_eq!(err.kind(), &ErrorKind::NoDwarf);
+    assert!(err.to_string().contains("nodebug.o"), "{err}");
+}
+
+/// Section header fields of `.debug_info` in an ELF64 little-endian file:
+/// (offset of its sh_size field, sh_offset, sh_size).
+fn debug_info_header(bytes: &[u8]) -> (usize, usize, usize) {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(bytes).expect("parse");
+    let section = file.section_by_name(".debug_info").expect(".debug_info");
+    let index = section.index().0;
+    let (offset, size) = section.file_range().expect("file range");
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes")) as usize;
+    let shoff = u64_at(0x28);
+    let shentsize = u16::from_le_bytes([bytes[0x3a], bytes[0x3b]]) as usize;
+    (shoff + index * shentsize + 0x20, offset as usize, size as usize)
+}
+
+#[test]
+fn truncated_debug_info_is_an_error_not_a_panic() {
+    let Some((_dir, object)) = compile("gcc", &["-c", "-g", "-gdwarf-5"], LAYOUTS, "t.o") else { return };
+    let bytes = std::fs::read(&object).expect("read");
+    let (size_field, offset, size) = debug_info_header(&bytes);
+
+    // 1. The section claims fewer bytes than its unit's header says.
+    let mut short = bytes.clone();
+    short[size_field..size_field + 8].copy_from_slice(&((size / 2) as u64).to_le_bytes());
+    let outcome = ElfFile::from_bytes("short.o", short).and_then(|file| {
+        let dwarf = file.dwarf()?;
+        let arena = bumpalo::Bump::new();
+        for unit in dwarf.units() {
+            super::walk_unit(&dwarf, unit, &arena)?;
+        }
+        Ok(())
+    });
+    let err = outcome.expect_err("truncated .debug_info must fail");
+    assert!(err.to_string().starts_with("short.o"), "{err}");
+
+    // 2. The DIEs are garbage (an abbreviation code that does not exist).
+    let mut garbage = bytes.clone();
+    for byte in &mut garbage[offset + 12..offset + size] {
+        *byte = 0x7f;
+    }
+    let file = ElfFile::from_bytes("garbage.o", garbage).expect("headers are intact");
+    let dwarf = file.dwarf().expect("unit headers are intact");
+    let arena = bumpalo::Bump::new();
+    let err = super::walk_unit(&dwarf, &dwarf.units()[0], &arena).expect_err("garbage DIEs");
+    assert_eq!(err.section(), Some(".debug_info"));
+    assert!(err.to_string().contains("garbage.o"), "{err}");
+
+    // 3. The file ends in the middle of .debug_info.
+    let cut = bytes[..offset + size / 2].to_vec();
+    let outcome = ElfFile::from_bytes("cut.o", cut).and_then(|file| file.dwarf().map(|_| ()));
+    let err = outcome.expect_err("cut file");
+    assert!(err.to_string().starts_with("cut.o"), "{err}");
+}
