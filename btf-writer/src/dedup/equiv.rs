@@ -19,7 +19,7 @@ use super::view::{
     self, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
     shallow_equal_struct, target,
 };
-use super::Error;
+use super::{Error, Flavor};
 use crate::types::{Type, TypeId};
 
 /// libbpf's depth limit for the identical-types fallback.
@@ -71,7 +71,11 @@ impl Deduper<'_, '_> {
         if is_mapped(seen) {
             // Compilers sometimes emit identical duplicates (arrays,
             // structs, pointers) within one CU; accept those.
-            return Ok(seen == cand_id || self.identical(seen, cand_id, IDENTICAL_DEPTH));
+            let identical = match self.flavor {
+                Flavor::Libbpf1_7 => self.identical(seen, cand_id, IDENTICAL_DEPTH),
+                Flavor::Libbpf1_1 => self.identical_v1_1(seen, cand_id),
+            };
+            return Ok(seen == cand_id || identical);
         }
         self.hypot[canon_id as usize] = cand_id;
         self.hypot_list.push(canon_id);
@@ -215,6 +219,22 @@ impl Deduper<'_, '_> {
             };
         }
         false
+    }
+
+    /// libbpf 1.1's `btf_dedup_identical_arrays` and
+    /// `btf_dedup_identical_structs`: equal records with equal ids.
+    fn identical_v1_1(&self, id1: u32, id2: u32) -> bool {
+        let (t1, t2) = (self.types.get(id1), self.types.get(id2));
+        match (t1, t2) {
+            (Some(Type::Array(a)), Some(Type::Array(b))) => {
+                equal_common(t1, t2) && a.elem == b.elem && a.index == b.index && a.nelems == b.nelems
+            }
+            (Some(Type::Struct(a)), Some(Type::Struct(b)))
+            | (Some(Type::Union(a)), Some(Type::Union(b))) => {
+                shallow_equal_struct(t1, t2) && a.members.iter().zip(&b.members).all(|(m, n)| m.ty == n.ty)
+            }
+            _ => false,
+        }
     }
 
     /// `btf_dedup_merge_hypot_map`: records FWD resolutions found by a

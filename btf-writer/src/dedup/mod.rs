@@ -38,7 +38,7 @@ mod table;
 mod view;
 
 #[cfg(test)]
-mod test_reader;
+mod test_io;
 
 /// Why deduplication failed. Each names the offending type by input id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +109,20 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Which libbpf's `btf__dedup` to reproduce. They differ in corner cases
+/// only: 1.7 (pahole 1.31) dedups TYPEDEFs by graph equivalence with the
+/// structs (and so never against base typedefs) and accepts more kinds
+/// of in-CU identical duplicates; 1.1 (Debian's 1.1.2, which pahole 1.24
+/// links) dedups TYPEDEFs as plain reference types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    /// libbpf 1.1, as used by pahole 1.24.
+    Libbpf1_1,
+    /// libbpf 1.7, as embedded in pahole 1.31.
+    #[default]
+    Libbpf1_7,
+}
+
 /// A deduplicated table and how input ids map into it.
 #[derive(Clone, Debug)]
 pub struct Dedup<'a> {
@@ -121,8 +135,14 @@ pub struct Dedup<'a> {
     pub remap: Vec<TypeId>,
 }
 
-/// Deduplicates `btf`, which is split on `base` when one is given.
+/// Deduplicates `btf`, which is split on `base` when one is given, as
+/// libbpf 1.7 does.
 pub fn dedup<'a>(btf: &Btf<'a>, base: Option<&Btf<'a>>) -> Result<Dedup<'a>, Error> {
+    dedup_as(btf, base, Flavor::default())
+}
+
+/// [`dedup`] reproducing the given libbpf version.
+pub fn dedup_as<'a>(btf: &Btf<'a>, base: Option<&Btf<'a>>, flavor: Flavor) -> Result<Dedup<'a>, Error> {
     let base_types = base.map_or(&[][..], |b| &b.types[..]);
     if btf.base_type_count as usize != base_types.len() {
         return Err(Error::BaseMismatch {
@@ -131,7 +151,7 @@ pub fn dedup<'a>(btf: &Btf<'a>, base: Option<&Btf<'a>>) -> Result<Dedup<'a>, Err
         });
     }
     let types = view::Types::new(base_types, &btf.types);
-    let mut deduper = state::Deduper::new(types)?;
+    let mut deduper = state::Deduper::new(types, flavor)?;
     deduper.run()?;
     let (btf, remap) = deduper.finish(btf)?;
     Ok(Dedup { btf, remap })
@@ -193,12 +213,51 @@ mod tests {
     fn standalone(types: Vec<Type<'_>>) -> Btf<'_> {
         Btf { types, base_type_count: 0, base_str_len: 0 }
     }
+    /// Our libbpf 1.7 result; on the way, checks our libbpf 1.1 flavor
+    /// against the system's libbpf (1.1), when it can be built against.
     fn run<'a>(types: Vec<Type<'a>>) -> Dedup<'a> {
         let btf = standalone(types);
+        agrees_with_libbpf(&btf, None);
         match dedup(&btf, None) {
             Ok(d) => d,
             Err(e) => panic!("dedup failed: {e}"),
         }
+    }
+
+    /// Asserts that `dedup_as(.., Libbpf1_1)` decodes to exactly what the
+    /// real libbpf 1.1 `btf__dedup` produces from the same raw input.
+    /// Returns false when the oracle is unavailable.
+    fn agrees_with_libbpf(btf: &Btf<'_>, base: Option<&Btf<'_>>) -> bool {
+        let Some(theirs) = test_io::libbpf_dedup(btf, base) else { return false };
+        let ours = dedup_as(btf, base, Flavor::Libbpf1_1);
+        let theirs = match theirs {
+            Ok(t) => t,
+            Err(status) => {
+                assert!(ours.is_err(), "libbpf failed ({status}) where we succeeded");
+                return true;
+            }
+        };
+        let ours = match ours {
+            Ok(d) => d,
+            Err(e) => panic!("we failed ({e}) where libbpf succeeded"),
+        };
+        let parsed_base = theirs.base.as_deref().map(|b| test_io::parse(b, None));
+        let (theirs, _) =
+            test_io::parse(&theirs.deduped, parsed_base.as_ref().map(|(b, s)| (b, *s)));
+        if let Some(i) = (0..ours.btf.types.len().max(theirs.types.len()))
+            .find(|&i| ours.btf.types.get(i) != theirs.types.get(i))
+        {
+            let first = btf.base_type_count as usize + 1;
+            panic!(
+                "first difference at [{}] of {} vs {} types:\n ours:   {:?}\n libbpf: {:?}",
+                first + i,
+                ours.btf.types.len(),
+                theirs.types.len(),
+                ours.btf.types.get(i),
+                theirs.types.get(i)
+            );
+        }
+        true
     }
     fn ids(v: &[u32]) -> Vec<TypeId> {
         v.iter().map(|&i| TypeId(i)).collect()
@@ -489,6 +548,71 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         assert_eq!(d.btf.types, vec![typedef("u32", 1)]);
+    }
+
+    /// pahole's reference BTF for Debian's 6.1 kernel, when present.
+    fn reference(file: &str) -> Option<Vec<u8>> {
+        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        std::fs::read(format!("{dir}/{file}")).ok()
+    }
+
+    /// `types` with every non-void reference moved up by `by`.
+    fn shifted<'a>(types: &[Type<'a>], by: u32) -> Vec<Type<'a>> {
+        types
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                let shift = |id: TypeId| -> Result<TypeId, ()> {
+                    Ok(if id.0 == 0 { id } else { TypeId(id.0 + by) })
+                };
+                let _ = output::remap_ids(&mut t, shift);
+                t
+            })
+            .collect()
+    }
+
+    /// libbpf's output is a fixed point of libbpf's dedup: vmlinux BTF
+    /// (94,547 types per the reference README) dedups to itself.
+    #[test]
+    fn reference_vmlinux_is_a_fixed_point() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        assert_eq!(vmlinux.count(), 94_547);
+        let d = match dedup(&vmlinux, None) {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(d.btf.count(), vmlinux.count());
+        assert!(d.btf.types == vmlinux.types);
+    }
+
+    /// Two "CUs" each holding all of vmlinux collapse to one copy, the
+    /// first, unchanged (VAR and DATASEC, never merged, stay twice).
+    #[test]
+    fn reference_vmlinux_twice_collapses_to_once() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        let n = vmlinux.count();
+        let mut types = vmlinux.types.clone();
+        types.extend(shifted(&vmlinux.types, n));
+        let d = match dedup(&standalone(types), None) {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        let never_merged = vmlinux
+            .types
+            .iter()
+            .filter(|t| matches!(t, Type::Var(_) | Type::Datasec(_)))
+            .count() as u32;
+        assert_eq!(d.btf.count(), n + never_merged);
+        assert!(d.btf.types[..n as usize] == vmlinux.types[..]);
+        // Every second-copy non-VAR/DATASEC id maps onto its first copy.
+        for (i, t) in vmlinux.types.iter().enumerate() {
+            if !matches!(t, Type::Var(_) | Type::Datasec(_)) {
+                let first = i as u32 + 1;
+                assert_eq!(d.remap[(first + n) as usize], TypeId(first), "type {first}");
+            }
+        }
     }
 
     #[test]

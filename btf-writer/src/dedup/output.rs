@@ -56,7 +56,7 @@ impl<'a> Deduper<'_, 'a> {
 }
 
 /// Rewrites every type id in `t` with `f`.
-fn remap_ids<E>(t: &mut Type<'_>, mut f: impl FnMut(TypeId) -> Result<TypeId, E>) -> Result<(), E> {
+pub(super) fn remap_ids<E>(t: &mut Type<'_>, mut f: impl FnMut(TypeId) -> Result<TypeId, E>) -> Result<(), E> {
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,

@@ -11,7 +11,7 @@ use super::view::{
     self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
     kind, shallow_equal_struct, size_or_type,
 };
-use super::{keys, Error};
+use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
 
 /// Reference chains (pointer to const to function prototype ...) end at a
@@ -88,8 +88,8 @@ impl Deduper<'_, '_> {
         self.settle(id, new_id, key);
     }
 
-    /// `btf_dedup_struct_type`: STRUCT, UNION and (since libbpf 1.7)
-    /// TYPEDEF find a canonical candidate whose whole type graph is
+    /// `btf_dedup_struct_type`: STRUCT, UNION and (libbpf 1.7) TYPEDEF
+    /// find a canonical candidate whose whole type graph is
     /// equivalent.
     fn dedup_composite(&mut self, id: u32) -> Result<(), Error> {
         // Already settled, possibly as part of an earlier verified graph.
@@ -99,7 +99,7 @@ impl Deduper<'_, '_> {
         let t = self.types.get(id);
         let is_typedef = match t {
             Some(Type::Struct(_) | Type::Union(_)) => false,
-            Some(Type::Typedef(_)) => true,
+            Some(Type::Typedef(_)) if self.flavor == Flavor::Libbpf1_7 => true,
             _ => return Ok(()),
         };
         let key = if is_typedef { keys::typedef(t) } else { keys::composite(t) };
@@ -193,6 +193,7 @@ impl Deduper<'_, '_> {
             | kind::PTR
             | kind::FUNC
             | kind::TYPE_TAG
+            | kind::TYPEDEF
             | kind::DECL_TAG
             | kind::ARRAY
             | kind::FUNC_PROTO => {}

@@ -4,7 +4,7 @@
 
 use super::table::CandidateTable;
 use super::view::{for_each_ref, kind, kind_of, Types};
-use super::{keys, Error};
+use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
 
 /// `map` value of a type not yet processed.
@@ -22,6 +22,8 @@ pub(super) fn is_mapped(v: u32) -> bool {
 #[derive(Debug)]
 pub(super) struct Deduper<'t, 'a> {
     pub(super) types: Types<'t, 'a>,
+    /// Which libbpf to reproduce.
+    pub(super) flavor: Flavor,
     /// First split id; everything below is immutable base.
     pub(super) start: u32,
     /// Type id -> canonical (or FWD resolution) id, libbpf's `d->map`.
@@ -48,7 +50,7 @@ pub(super) struct Deduper<'t, 'a> {
 
 impl<'t, 'a> Deduper<'t, 'a> {
     /// Validates ids and sets up the state for `types`.
-    pub(super) fn new(types: Types<'t, 'a>) -> Result<Self, Error> {
+    pub(super) fn new(types: Types<'t, 'a>, flavor: Flavor) -> Result<Self, Error> {
         let count = types.id_count();
         if count as u64 > MAX_IDS {
             return Err(Error::TooManyTypes { count: count as u64 });
@@ -84,6 +86,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
         let start = types.start_id();
         let mut d = Deduper {
             types,
+            flavor,
             start,
             map,
             hypot: vec![UNPROCESSED; count as usize],
@@ -113,7 +116,8 @@ impl<'t, 'a> Deduper<'t, 'a> {
                 Some(kind::ARRAY) => keys::array(t, self.slots_of(id)),
                 Some(kind::FUNC_PROTO) => keys::func_proto(t, self.slots_of(id)),
                 // CONST..TYPE_TAG, FWD, FLOAT and also TYPEDEF: the common
-                // signature, target id included.
+                // signature, target id included (which 1.7's typedef
+                // lookups never use).
                 Some(_) => keys::common(t, super::view::size_or_type(t)),
             };
             self.table.add(key, id);

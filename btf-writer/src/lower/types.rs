@@ -691,7 +691,12 @@ mod tests {
         }]);
         assert_eq!(
             lower(&declared, &Features::default())[0],
-            Type::Enum(Enum { name: "fwd_e", size: 4, signed: false, values: vec![] })
+            Type::Enum(Enum {
+                name: "fwd_e",
+                size: 4,
+                signed: false,
+                values: vec![]
+            })
         );
 
         let no64 = Features {
