@@ -38,6 +38,8 @@ mod table;
 mod view;
 
 #[cfg(test)]
+mod test_cus;
+#[cfg(test)]
 mod test_io;
 
 /// Why deduplication failed. Each names the offending type by input id.
@@ -613,6 +615,78 @@ mod tests {
                 assert_eq!(d.remap[(first + n) as usize], TypeId(first), "type {first}");
             }
         }
+    }
+
+    /// Many synthetic CUs cut from vmlinux (FWD declarations, shuffled
+    /// orders, in-CU duplicates), deduplicated by us and by libbpf.
+    #[test]
+    fn synthetic_cus_agree_with_libbpf() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        for seed in 1..=8 {
+            let quirks = test_cus::Quirks { shuffle_percent: 30, duplicate_ptr_percent: 5 };
+            let btf = test_cus::concatenated_cus(&vmlinux, seed, 24, 3, quirks);
+            if !agrees_with_libbpf(&btf, None) {
+                return;
+            }
+        }
+    }
+
+    /// Module BTF split on vmlinux: pahole 1.31's output re-deduplicated
+    /// on the same base, and synthetic module CUs cut from it.
+    #[test]
+    fn split_module_btf_agrees_with_libbpf() {
+        let Some(base_data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
+        for module in ["tcp_bbr", "nf_conntrack", "xfs"] {
+            let Some(data) = reference(&format!("modules/{module}.btf")) else { continue };
+            let (split, _) = test_io::parse(&data, Some((&vmlinux, base_strs)));
+            if !agrees_with_libbpf(&split, Some(&vmlinux)) {
+                return;
+            }
+        }
+    }
+
+    /// The same without in-CU duplicates, where libbpf 1.1 and 1.7 must
+    /// agree with each other too (no typedef cycles, no duplicates).
+    #[test]
+    fn plain_synthetic_cus_agree_with_libbpf_and_across_flavors() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        for seed in 11..=13 {
+            let quirks = test_cus::Quirks { shuffle_percent: 0, duplicate_ptr_percent: 0 };
+            let btf = test_cus::concatenated_cus(&vmlinux, seed, 24, 3, quirks);
+            agrees_with_libbpf(&btf, None);
+            let v1_1 = dedup_as(&btf, None, Flavor::Libbpf1_1).map(|d| d.btf.types);
+            let v1_7 = dedup_as(&btf, None, Flavor::Libbpf1_7).map(|d| d.btf.types);
+            assert!(v1_1 == v1_7, "seed {seed}");
+        }
+    }
+
+    /// Speed on a realistic volume: 2,000 CUs cut from vmlinux. Run with
+    /// `cargo test --release -p btf-writer -- --ignored dedup_speed --nocapture`.
+    #[test]
+    #[ignore]
+    fn dedup_speed() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        let quirks = test_cus::Quirks { shuffle_percent: 0, duplicate_ptr_percent: 0 };
+        let btf = test_cus::concatenated_cus(&vmlinux, 7, 2000, 3, quirks);
+        let started = std::time::Instant::now();
+        let d = match dedup(&btf, None) {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        eprintln!("{} types -> {} in {:?}", btf.count(), d.btf.count(), started.elapsed());
+    }
+
+    #[test]
+    fn vmlinux_twice_agrees_with_libbpf() {
+        let Some(data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        let mut types = vmlinux.types.clone();
+        types.extend(shifted(&vmlinux.types, vmlinux.count()));
+        agrees_with_libbpf(&standalone(types), None);
     }
 
     #[test]
