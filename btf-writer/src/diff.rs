@@ -20,12 +20,11 @@
 //! split referencing base type X equals one referencing an equal X in
 //! another base, whatever X's id. Only the split's own types are counted.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::dump::Kind;
+use crate::dump::{int_encoding_name, linkage_name, Kind};
 use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
 
 /// How many example descriptions [`diff`] keeps per kind and side.
@@ -152,7 +151,7 @@ fn compare<'t, 's>(
     max_examples: usize,
 ) -> DiffReport {
     let mut interner = Interner::default();
-    let mut counts: HashMap<(Kind, NodeId), [usize; 2]> = HashMap::new();
+    let mut counts: HashMap<(Kind, NodeId), [usize; 2], FastBuild> = HashMap::default();
     let mut totals: HashMap<Kind, [usize; 2]> = HashMap::new();
     for (side, (btf, base)) in [(a, a_base), (b, b_base)].into_iter().enumerate() {
         let mut describer = Describer::new(btf, base);
@@ -219,6 +218,57 @@ fn examples(interner: &Interner<'_>, extras: &[(NodeId, usize)], max: usize) -> 
     rendered.sort_unstable();
     rendered.truncate(max);
     rendered
+}
+
+/// A multiplicative word hasher in the style of rustc's FxHash: several
+/// times faster than SipHash on the small keys hashed here, and hash
+/// flooding is no concern when comparing two files.
+#[derive(Default)]
+struct FastHasher(u64);
+
+type FastBuild = BuildHasherDefault<FastHasher>;
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, value: u8) {
+        self.add(u64::from(value));
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.add(u64::from(value));
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The id of an interned description.
@@ -339,7 +389,7 @@ enum Desc<'s> {
 struct Interner<'s> {
     nodes: Vec<Desc<'s>>,
     /// First node of each hash bucket.
-    heads: HashMap<u64, NodeId>,
+    heads: HashMap<u64, NodeId, FastBuild>,
     /// Next node in the same bucket, `NO_NODE` at the end.
     next_in_bucket: Vec<NodeId>,
 }
@@ -348,7 +398,7 @@ const NO_NODE: NodeId = NodeId::MAX;
 
 impl<'s> Interner<'s> {
     fn intern(&mut self, desc: Desc<'s>) -> NodeId {
-        let mut hasher = DefaultHasher::new();
+        let mut hasher = FastHasher::default();
         desc.hash(&mut hasher);
         let hash = hasher.finish();
         let head = self.heads.get(&hash).copied().unwrap_or(NO_NODE);
@@ -418,10 +468,16 @@ impl<'s> Interner<'s> {
                 offset,
                 bits,
             } => {
-                let _ = write!(
-                    out,
-                    "INT '{name}' size={size} bits_offset={offset} nr_bits={bits} encoding={encoding}"
-                );
+                // Only unusual offsets and widths are shown, to keep the
+                // examples readable; they are compared all the same.
+                let encoding = int_encoding_name(*encoding);
+                let _ = write!(out, "INT '{name}' size={size} encoding={encoding}");
+                if *offset != 0 {
+                    let _ = write!(out, " bits_offset={offset}");
+                }
+                if u64::from(*bits) != u64::from(*size) * 8 {
+                    let _ = write!(out, " nr_bits={bits}");
+                }
             }
             Desc::Ptr(ty) => self.render_wrapped(out, "PTR", *ty, depth),
             Desc::Volatile(ty) => self.render_wrapped(out, "VOLATILE", *ty, depth),
@@ -474,11 +530,11 @@ impl<'s> Interner<'s> {
                 out.push(')');
             }
             Desc::Func { name, ty, linkage } => {
-                let _ = write!(out, "FUNC '{name}' linkage={linkage:?} ");
+                let _ = write!(out, "FUNC '{name}' linkage={} ", linkage_name(*linkage));
                 self.render_into(out, *ty, depth);
             }
             Desc::Var { name, ty, linkage } => {
-                let _ = write!(out, "VAR '{name}' linkage={linkage:?} ");
+                let _ = write!(out, "VAR '{name}' linkage={} ", linkage_name(*linkage));
                 self.render_into(out, *ty, depth);
             }
             Desc::FuncProto { ret, params } => {
@@ -594,6 +650,9 @@ struct Describer<'t, 's> {
     base: Option<&'t Btf<'s>>,
     /// Indexed by absolute type id.
     states: Vec<State>,
+    /// The interned name-only (or void/dangling) reference node of each id,
+    /// `NO_NODE` until first needed: most references are to named types.
+    leaf_nodes: Vec<NodeId>,
 }
 
 /// What a reference to a type id is described as.
@@ -611,6 +670,7 @@ impl<'t, 's> Describer<'t, 's> {
             btf,
             base,
             states: vec![State::Unvisited; id_count],
+            leaf_nodes: vec![NO_NODE; id_count],
         }
     }
 
@@ -704,9 +764,23 @@ impl<'t, 's> Describer<'t, 's> {
 
     /// The node a reference to `id` is described by; every expandable
     /// child has been described (or is on the walk stack) by now.
-    fn reference_node(&self, interner: &mut Interner<'s>, id: TypeId) -> NodeId {
+    fn reference_node(&mut self, interner: &mut Interner<'s>, id: TypeId) -> NodeId {
+        let cached = self
+            .leaf_nodes
+            .get(id.0 as usize)
+            .copied()
+            .unwrap_or(NO_NODE);
+        if cached != NO_NODE {
+            return cached;
+        }
         match self.classify(id) {
-            Reference::Leaf(desc) => interner.intern(desc),
+            Reference::Leaf(desc) => {
+                let node = interner.intern(desc);
+                if let Some(slot) = self.leaf_nodes.get_mut(id.0 as usize) {
+                    *slot = node;
+                }
+                node
+            }
             Reference::Expand => match self.state(id) {
                 State::Done(node) => node,
                 State::InProgress | State::Unvisited => interner.intern(Desc::Cycle),
@@ -714,7 +788,7 @@ impl<'t, 's> Describer<'t, 's> {
         }
     }
 
-    fn build(&self, interner: &mut Interner<'s>, ty: &'t Type<'s>) -> Desc<'s> {
+    fn build(&mut self, interner: &mut Interner<'s>, ty: &'t Type<'s>) -> Desc<'s> {
         let mut node = |id: TypeId| self.reference_node(interner, id);
         match ty {
             Type::Int(int) => Desc::Int {
@@ -1052,72 +1126,82 @@ mod tests {
         btf
     }
 
-    fn remap(id: TypeId, map: &[u32]) -> TypeId {
-        TypeId(map[id.0 as usize])
+    /// `ty` with every referenced id passed through `m`.
+    pub(super) fn remap_type<'a>(ty: Type<'a>, m: &impl Fn(TypeId) -> TypeId) -> Type<'a> {
+        match ty {
+            Type::Ptr(t) => Type::Ptr(m(t)),
+            Type::Volatile(t) => Type::Volatile(m(t)),
+            Type::Const(t) => Type::Const(m(t)),
+            Type::Restrict(t) => Type::Restrict(m(t)),
+            Type::Array(a) => Type::Array(Array {
+                elem: m(a.elem),
+                index: m(a.index),
+                nelems: a.nelems,
+            }),
+            Type::Struct(mut c) => {
+                c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
+                Type::Struct(c)
+            }
+            Type::Union(mut c) => {
+                c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
+                Type::Union(c)
+            }
+            Type::Typedef(n) => Type::Typedef(Named { ty: m(n.ty), ..n }),
+            Type::TypeTag(n) => Type::TypeTag(Named { ty: m(n.ty), ..n }),
+            Type::Func(o) => Type::Func(Object { ty: m(o.ty), ..o }),
+            Type::Var(o) => Type::Var(Object { ty: m(o.ty), ..o }),
+            Type::FuncProto(mut p) => {
+                p.ret = m(p.ret);
+                p.params.iter_mut().for_each(|pa| pa.ty = m(pa.ty));
+                Type::FuncProto(p)
+            }
+            Type::Datasec(mut d) => {
+                d.vars.iter_mut().for_each(|v| v.ty = m(v.ty));
+                Type::Datasec(d)
+            }
+            Type::DeclTag(t) => Type::DeclTag(DeclTag { ty: m(t.ty), ..t }),
+            other @ (Type::Int(_)
+            | Type::Enum(_)
+            | Type::Enum64(_)
+            | Type::Fwd(_)
+            | Type::Float(_)) => other,
+        }
     }
 
-    /// Renumbers `btf`'s own types (ids past its base) by `order`:
-    /// the type at `order[i]` moves to position i. References into the
-    /// base keep their ids.
-    fn permute<'a>(btf: &Btf<'a>, order: &[usize]) -> Btf<'a> {
+    /// A map from old to new absolute ids (indexed by old id) that
+    /// renumbers `btf`'s own types by `order` (the type at `order[i]` moves
+    /// to position i) and keeps void and the base's ids.
+    pub(super) fn permutation_map(btf: &Btf<'_>, order: &[usize]) -> Vec<u32> {
         let first = btf.first_id().0 as usize;
         let mut map: Vec<u32> = (0..first as u32).collect();
         map.resize(first + btf.types.len(), 0);
         for (new_index, &old_index) in order.iter().enumerate() {
             map[first + old_index] = (first + new_index) as u32;
         }
-        let m = |id: TypeId| remap(id, &map);
-        let mut out = Btf {
+        map
+    }
+
+    /// `btf`'s types in `order` with references rewritten by `map`
+    /// (ids past the map, e.g. dangling ones, are kept).
+    pub(super) fn reorder<'a>(btf: &Btf<'a>, order: &[usize], map: &[u32]) -> Btf<'a> {
+        let m = |id: TypeId| TypeId(map.get(id.0 as usize).copied().unwrap_or(id.0));
+        Btf {
             base_type_count: btf.base_type_count,
             base_str_len: btf.base_str_len,
-            types: vec![],
-        };
-        for &old_index in order {
-            let ty = match btf.types[old_index].clone() {
-                Type::Ptr(t) => Type::Ptr(m(t)),
-                Type::Volatile(t) => Type::Volatile(m(t)),
-                Type::Const(t) => Type::Const(m(t)),
-                Type::Restrict(t) => Type::Restrict(m(t)),
-                Type::Array(a) => Type::Array(Array {
-                    elem: m(a.elem),
-                    index: m(a.index),
-                    nelems: a.nelems,
-                }),
-                Type::Struct(mut c) => {
-                    c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
-                    Type::Struct(c)
-                }
-                Type::Union(mut c) => {
-                    c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
-                    Type::Union(c)
-                }
-                Type::Typedef(n) => Type::Typedef(Named { ty: m(n.ty), ..n }),
-                Type::TypeTag(n) => Type::TypeTag(Named { ty: m(n.ty), ..n }),
-                Type::Func(o) => Type::Func(Object { ty: m(o.ty), ..o }),
-                Type::Var(o) => Type::Var(Object { ty: m(o.ty), ..o }),
-                Type::FuncProto(mut p) => {
-                    p.ret = m(p.ret);
-                    p.params.iter_mut().for_each(|pa| pa.ty = m(pa.ty));
-                    Type::FuncProto(p)
-                }
-                Type::Datasec(mut d) => {
-                    d.vars.iter_mut().for_each(|v| v.ty = m(v.ty));
-                    Type::Datasec(d)
-                }
-                Type::DeclTag(t) => Type::DeclTag(DeclTag { ty: m(t.ty), ..t }),
-                other @ (Type::Int(_)
-                | Type::Enum(_)
-                | Type::Enum64(_)
-                | Type::Fwd(_)
-                | Type::Float(_)) => other,
-            };
-            out.types.push(ty);
+            types: order
+                .iter()
+                .map(|&i| remap_type(btf.types[i].clone(), &m))
+                .collect(),
         }
-        out
+    }
+
+    /// `btf` with its own types renumbered by `order`.
+    pub(super) fn permute<'a>(btf: &Btf<'a>, order: &[usize]) -> Btf<'a> {
+        reorder(btf, order, &permutation_map(btf, order))
     }
 
     /// A deterministic shuffle (xorshift), enough to scramble ids.
-    fn scrambled(len: usize, seed: u64) -> Vec<usize> {
+    pub(super) fn scrambled(len: usize, seed: u64) -> Vec<usize> {
         let mut order: Vec<usize> = (0..len).collect();
         let mut state = seed | 1;
         for i in (1..len).rev() {
@@ -1310,6 +1394,240 @@ mod tests {
         );
         assert!(
             text.contains("STRUCT: a=2 b=2 only_a=0 only_b=0\n"),
+            "{text}"
+        );
+    }
+}
+
+/// The diff on pahole's real kernel BTF: vmlinux (95k types) and a split
+/// module. Skipped, with a note on stderr, when the files are missing.
+#[cfg(test)]
+mod real_files {
+    use super::tests::{permutation_map, permute, reorder, scrambled};
+    use super::*;
+    use crate::read;
+    use std::path::Path;
+    use std::time::Instant;
+
+    const REFERENCE: &str = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+
+    fn load(relative: &str) -> Option<Vec<u8>> {
+        let path = Path::new(REFERENCE).join(relative);
+        let bytes = std::fs::read(&path);
+        if bytes.is_err() {
+            eprintln!("skipped: {} not readable", path.display());
+        }
+        bytes.ok()
+    }
+
+    /// Per-kind counts of bpftool's dump of the file, the oracle for the
+    /// report's totals; `None` when bpftool is unavailable.
+    fn bpftool_kind_counts(relative: &str) -> Option<HashMap<String, usize>> {
+        let path = Path::new(REFERENCE).join(relative);
+        let output = std::process::Command::new("bpftool")
+            .args(["btf", "dump", "file"])
+            .arg(path)
+            .output()
+            .ok()?;
+        let mut counts = HashMap::new();
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            if let Some(kind) = line
+                .strip_prefix('[')
+                .and_then(|rest| rest.split(' ').nth(1))
+            {
+                *counts.entry(kind.to_owned()).or_default() += 1;
+            }
+        }
+        Some(counts)
+    }
+
+    #[test]
+    fn vmlinux_equals_itself_and_its_permutations() {
+        let Some(bytes) = load("vmlinux.btf") else {
+            return;
+        };
+        let btf = read::parse(&bytes, None).unwrap().btf;
+
+        let start = Instant::now();
+        let report = diff(&btf, None, &btf, None);
+        eprintln!("diff(vmlinux, vmlinux): {:?}", start.elapsed());
+        assert!(report.is_empty(), "{report}");
+        if let Some(counts) = bpftool_kind_counts("vmlinux.btf") {
+            for entry in &report.kinds {
+                let expected = counts.get(entry.kind.name()).copied().unwrap_or(0);
+                assert_eq!(
+                    (entry.a_total, entry.b_total),
+                    (expected, expected),
+                    "{}",
+                    entry.kind
+                );
+            }
+            assert_eq!(report.kinds.len(), counts.len());
+        }
+
+        let permuted = permute(&btf, &scrambled(btf.types.len(), 0x5eed));
+        let start = Instant::now();
+        let report = diff(&btf, None, &permuted, None);
+        eprintln!("diff(vmlinux, permuted vmlinux): {:?}", start.elapsed());
+        assert!(report.is_empty(), "{report}");
+    }
+
+    fn first_struct_where<'t, 'a>(
+        btf: &'t mut Btf<'a>,
+        wanted: impl Fn(&Composite<'a>) -> bool,
+    ) -> &'t mut Composite<'a> {
+        btf.types
+            .iter_mut()
+            .find_map(|ty| match ty {
+                Type::Struct(c) if !c.name.is_empty() && wanted(c) => Some(c),
+                _ => None,
+            })
+            .expect("vmlinux has such a struct")
+    }
+
+    #[test]
+    fn single_changes_in_vmlinux_are_single_differences() {
+        let Some(bytes) = load("vmlinux.btf") else {
+            return;
+        };
+        let btf = read::parse(&bytes, None).unwrap().btf;
+
+        let mut renamed = btf.clone();
+        let target = first_struct_where(&mut renamed, |c| c.members.len() >= 2);
+        let old_name = target.name;
+        if let Some(first) = target.members.first_mut() {
+            first.name = "btfenc_renamed_member";
+        }
+        let report = diff(&btf, None, &renamed, None);
+        let structs = report.kind(Kind::Struct).unwrap();
+        assert_eq!((structs.only_a, structs.only_b), (1, 1), "{report}");
+        assert_eq!(report.difference_count(), 2, "{report}");
+        assert!(
+            structs.examples_b[0].starts_with(&format!("STRUCT '{old_name}'")),
+            "{report}"
+        );
+        assert!(
+            structs.examples_b[0].contains("btfenc_renamed_member"),
+            "{report}"
+        );
+
+        let mut resized = btf.clone();
+        let target = first_struct_where(&mut resized, |c| {
+            c.members.iter().any(|m| m.bitfield_size == 1)
+        });
+        if let Some(bit) = target.members.iter_mut().find(|m| m.bitfield_size == 1) {
+            bit.bitfield_size = 2;
+        }
+        let report = diff(&btf, None, &resized, None);
+        assert_eq!(
+            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1)),
+            "{report}"
+        );
+        assert!(
+            report.differences_outside(&[Kind::Struct]).is_empty(),
+            "{report}"
+        );
+    }
+
+    /// Debian's own `.BTF` in the same vmlinux, written by pahole v1.24.
+    const DEBIAN_VMLINUX: &str =
+        ".cache/btfenc/extract/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64";
+
+    /// The `.BTF` section of a large ELF file, read without loading the
+    /// whole file (the vmlinux is 590 MB).
+    fn btf_section_of(path: &Path) -> Option<Vec<u8>> {
+        use object::{Object, ObjectSection};
+        let file = std::fs::File::open(path).ok()?;
+        let cache = object::ReadCache::new(file);
+        let elf = object::File::parse(&cache).ok()?;
+        let data = elf.section_by_name(".BTF")?.data().ok()?;
+        Some(data.to_vec())
+    }
+
+    /// The reference README (written by whoever produced it, not by this
+    /// code) says pahole 1.24's and 1.31's BTF of this kernel have the same
+    /// STRUCT/UNION/ENUM/TYPEDEF/ARRAY/PTR graph and differ only in which
+    /// functions get a FUNC and in one per-CPU VAR.
+    #[test]
+    fn pahole_versions_differ_only_where_documented() {
+        let home = std::env::var_os("HOME").unwrap_or_default();
+        let debian_path = Path::new(&home).join(DEBIAN_VMLINUX);
+        let (Some(new_bytes), Some(old_bytes)) =
+            (load("vmlinux.btf"), btf_section_of(&debian_path))
+        else {
+            eprintln!("skipped: {} not readable", debian_path.display());
+            return;
+        };
+        let new = read::parse(&new_bytes, None).unwrap().btf;
+        let old = read::parse(&old_bytes, None).unwrap().btf;
+        let report = diff(&new, None, &old, None);
+        eprintln!("{report}");
+        for kind in [
+            Kind::Struct,
+            Kind::Union,
+            Kind::Enum,
+            Kind::Typedef,
+            Kind::Array,
+            Kind::Ptr,
+        ] {
+            let entry = report.kind(kind).unwrap();
+            assert!(entry.is_empty(), "{report}");
+        }
+        let var = report.kind(Kind::Var).unwrap();
+        assert_eq!(var.only_a + var.only_b, 1, "{report}");
+        assert!(!report.kind(Kind::Func).unwrap().is_empty());
+    }
+
+    #[test]
+    fn split_module_compares_through_its_base() {
+        let (Some(base_bytes), Some(split_bytes)) = (load("vmlinux.btf"), load("modules/xfs.btf"))
+        else {
+            return;
+        };
+        let base = read::parse(&base_bytes, None).unwrap();
+        let split = read::parse(&split_bytes, Some(&base)).unwrap();
+        let (base, split) = (&base.btf, &split.btf);
+
+        let report = diff(split, Some(base), split, Some(base));
+        assert!(report.is_empty(), "{report}");
+        assert_eq!(
+            report.kinds.iter().map(|k| k.a_total).sum::<usize>(),
+            split.types.len()
+        );
+
+        // Permute the split's own ids.
+        let permuted_split = permute(split, &scrambled(split.types.len(), 3));
+        let report = diff(split, Some(base), &permuted_split, Some(base));
+        assert!(report.is_empty(), "{report}");
+
+        // Permute the base's ids and follow them in the split: the split's
+        // descriptions must not depend on where the base put its types.
+        let order = scrambled(base.types.len(), 11);
+        let map = permutation_map(base, &order);
+        let permuted_base = reorder(base, &order, &map);
+        let split_order: Vec<usize> = (0..split.types.len()).collect();
+        let relinked_split = reorder(split, &split_order, &map);
+        let report = diff(split, Some(base), &relinked_split, Some(&permuted_base));
+        assert!(report.is_empty(), "{report}");
+
+        // A base where a struct the split refers to got another name: the
+        // split's types that mention it no longer compare equal.
+        let mut renamed_base = base.clone();
+        let super_block = renamed_base
+            .types
+            .iter_mut()
+            .find_map(|ty| match ty {
+                Type::Struct(c) if c.name == "super_block" => Some(c),
+                _ => None,
+            })
+            .expect("vmlinux has struct super_block");
+        super_block.name = "btfenc_renamed";
+        let report = diff(split, Some(base), split, Some(&renamed_base));
+        assert!(!report.is_empty());
+        let text = report.to_string();
+        assert!(
+            text.contains("struct super_block") && text.contains("struct btfenc_renamed"),
             "{text}"
         );
     }
