@@ -43,7 +43,8 @@ pub enum Command {
         base: Option<PathBuf>,
     },
     /// Compare two BTFs semantically, independent of type-id order.
-    /// Exits 1 when they differ.
+    /// Prints nothing and exits 0 when they hold the same types; otherwise
+    /// prints `KIND: a=N b=N only_a=N only_b=N` per kind and exits 1.
     Diff {
         /// First BTF (raw or ELF).
         a: PathBuf,

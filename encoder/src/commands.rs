@@ -96,8 +96,13 @@ fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, exampl
         parsed_base_b.as_ref().map(|p| &p.btf),
         examples,
     );
+    // Like diff(1): silence and status 0 mean "same"; the per-kind lines
+    // (all kinds, so that scripts can also judge totals) only when not.
+    if report.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
     print!("{report}");
-    Ok(if report.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(ExitCode::from(1))
 }
 
 fn encode(args: &EncodeArgs) -> Result<ExitCode> {
