@@ -648,6 +648,11 @@ fn subrange_count(attrs: &Attrs<'_>) -> u64 {
 
 /// Bit offset of a DWARF 2-4 bitfield (`DW_AT_bit_offset` counts from the
 /// most significant bit of a `storage`-byte unit at `location_bits`).
+///
+/// `bit_offset` is read as two's complement: for a bitfield that straddles
+/// its declared storage unit (packed structs), clang writes a negative
+/// offset as a `data8` constant (`0xfffffffffffffff8` is -8), and pahole
+/// keeps it in a signed int. Only the final position must be non-negative.
 pub(super) fn dwarf4_bit_offset(
     big_endian: bool,
     location_bits: u64,
@@ -655,15 +660,14 @@ pub(super) fn dwarf4_bit_offset(
     bit_offset: u64,
     bit_size: u64,
 ) -> Option<u64> {
-    if big_endian {
-        location_bits.checked_add(bit_offset)
+    let location_bits = i128::from(location_bits);
+    let bit_offset = i128::from(bit_offset as i64);
+    let position = if big_endian {
+        location_bits + bit_offset
     } else {
-        storage
-            .checked_mul(8)?
-            .checked_sub(bit_offset)?
-            .checked_sub(bit_size)?
-            .checked_add(location_bits)
-    }
+        i128::from(storage).checked_mul(8)? - bit_offset - i128::from(bit_size) + location_bits
+    };
+    u64::try_from(position).ok()
 }
 
 fn base_encoding(encoding: u64) -> BaseEncoding {
@@ -691,5 +695,7 @@ mod tests {
         // Big-endian counts from the same end as DW_AT_bit_offset.
         assert_eq!(dwarf4_bit_offset(true, 32, 4, 3, 5), Some(35));
         assert_eq!(dwarf4_bit_offset(false, 0, 1, 9, 3), None);
+        // clang's straddling bitfield in a packed struct: offset -8.
+        assert_eq!(dwarf4_bit_offset(false, 0, 4, (-8i64) as u64, 10), Some(30));
     }
 }
