@@ -131,13 +131,17 @@ fn floats_versus_ints_differ() {
 
 /// Type order is not meaning: the same object encoded from a different
 /// CU order (ld -r of the objects in another order) has the same types.
+/// Without VARs: relinking in another order also moves the per-CPU
+/// variables within `.data..percpu`, so the DATASEC's offsets (and its
+/// padding-dependent size) really differ, and diff must say so.
 #[test]
 fn same_types_in_another_order_are_same() {
+    const NO_VARS: &[&str] = &["--skip_encoding_btf_vars"];
     let dir = scratch();
     let whole = encode_into(
         Encoder::Pahole,
         "obj/multi-cu/gcc-dwarf5.o",
-        &[],
+        NO_VARS,
         dir.path(),
         "whole.btf",
     );
@@ -157,7 +161,7 @@ fn same_types_in_another_order_are_same() {
     );
     link.assert_success();
     let other = dir.path().join("reordered.btf");
-    btfenc_tests::encode_detached(Encoder::Pahole, &reordered, &other, &[]).assert_success();
+    btfenc_tests::encode_detached(Encoder::Pahole, &reordered, &other, NO_VARS).assert_success();
     let run = diff(&whole, &other);
     assert!(run.success() && run.stdout.is_empty(), "{}", run.describe());
 }
