@@ -13,9 +13,9 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
-use object::build::elf::{Builder, SectionData};
-use object::elf;
+use anyhow::{Context, Result};
+
+use crate::elf_patch;
 
 /// The sections that make up encoded BTF: `.BTF`, and `.BTF.base` when the
 /// base was distilled.
@@ -78,47 +78,16 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 
 /// Returns `elf_bytes` with `.BTF` (and `.BTF.base`) added or replaced as
 /// non-ALLOC PROGBITS sections, as pahole writes them. Every other section
-/// keeps its contents.
+/// keeps its contents, and every byte of the original stays in place (see
+/// [`crate::elf_patch`]).
 ///
 /// An existing ALLOC `.BTF` belongs to a fully linked image whose loader
 /// maps it (Debian's debug vmlinux): rewriting it would move data the
 /// program headers point at, so it is refused.
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
-    let mut builder = Builder::read(elf_bytes)
-        .map_err(|e| anyhow::anyhow!("{}: cannot parse ELF for patching: {e}", path.display()))?;
-    let mut wanted: Vec<(&[u8], &[u8])> = vec![(b".BTF", sections.btf)];
+    let mut wanted: Vec<(&str, &[u8])> = vec![(".BTF", sections.btf)];
     if let Some(base) = sections.base {
-        wanted.push((b".BTF.base", base));
+        wanted.push((".BTF.base", base));
     }
-    for (name, data) in wanted {
-        let existing = builder.sections.iter_mut().find(|s| !s.delete && s.name.as_slice() == name);
-        let section = match existing {
-            Some(section) => {
-                if section.is_alloc() {
-                    bail!(
-                        "{}: its {} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached",
-                        path.display(),
-                        String::from_utf8_lossy(name)
-                    );
-                }
-                section
-            }
-            None => {
-                let section = builder.sections.add();
-                section.name = name.to_vec().into();
-                section
-            }
-        };
-        section.sh_type = elf::SHT_PROGBITS;
-        section.sh_flags = elf::SectionFlags(0);
-        section.sh_addr = 0;
-        section.sh_addralign = 4;
-        section.sh_entsize = 0;
-        section.data = SectionData::Data(data.to_vec().into());
-    }
-    let mut out = Vec::with_capacity(elf_bytes.len() + sections.btf.len() + 4096);
-    builder
-        .write(&mut out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write patched ELF: {e}", path.display()))?;
-    Ok(out)
+    elf_patch::set_sections(elf_bytes, &wanted).map_err(|e| anyhow::anyhow!("{}: cannot patch ELF: {e}", path.display()))
 }
