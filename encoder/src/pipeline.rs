@@ -124,7 +124,15 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     stats.assemble = phase.elapsed();
 
     let phase = Instant::now();
-    let deduped = btf::dedup::dedup(&assembled, base.map(|b| &b.btf))
+    // Each pahole generation's dedup is the libbpf it links: 1.24 (legacy
+    // flags) has Debian's libbpf 1.1, 1.31 (--btf_features) embeds 1.7.
+    // They differ visibly for split BTF: 1.7 never merges a module's
+    // TYPEDEF into the base's.
+    let flavor = match config.features.rules {
+        lower::Rules::V1_24 => btf::dedup::Flavor::Libbpf1_1,
+        lower::Rules::V1_31 => btf::dedup::Flavor::Libbpf1_7,
+    };
+    let deduped = btf::dedup::dedup_as(&assembled, base.map(|b| &b.btf), flavor)
         .with_context(|| format!("{}: dedup", path.display()))?;
     drop(assembled);
     stats.types_after = deduped.btf.types.len();
