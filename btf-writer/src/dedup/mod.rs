@@ -678,6 +678,17 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         eprintln!("{} types -> {} in {:?}", btf.count(), d.btf.count(), started.elapsed());
+        let small = test_cus::concatenated_cus(&vmlinux, 7, 300, 3, quirks);
+        let started = std::time::Instant::now();
+        let ours = dedup_as(&small, None, Flavor::Libbpf1_1).map(|d| d.btf.count());
+        let ours_time = started.elapsed();
+        let started = std::time::Instant::now();
+        let theirs = test_io::libbpf_dedup(&small, None).map(|r| r.is_ok());
+        eprintln!(
+            "{} types: ours {ours:?} in {ours_time:?}, libbpf ok={theirs:?} in {:?} (incl. I/O)",
+            small.count(),
+            started.elapsed()
+        );
     }
 
     #[test]
