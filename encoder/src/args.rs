@@ -59,6 +59,11 @@ pub enum Command {
         /// How many example descriptions to print per kind and side.
         #[arg(long, default_value_t = 5)]
         examples: usize,
+        /// Compare DATASECs by the variables they hold only, not by where
+        /// they sit (offsets, section size): for the same objects linked
+        /// in another order.
+        #[arg(long = "ignore-datasec-layout")]
+        ignore_datasec_layout: bool,
     },
     /// Print btfenc's own version and the pahole version it implements.
     Version,

@@ -25,8 +25,11 @@ pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
 pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
-        Some(Command::Diff { a, b, base_a, base_b, examples }) => {
-            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), examples)
+        Some(Command::Diff { a, b, base_a, base_b, examples, ignore_datasec_layout }) => {
+            // The layout is compared by default: the parity checks judge
+            // with this command, and a VAR at the wrong offset is a bug.
+            let options = btf::diff::DiffOptions { max_examples: examples, datasec_layout: !ignore_datasec_layout };
+            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), &options)
         }
         Some(Command::Version) => {
             println!("btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})", env!("CARGO_PKG_VERSION"));
@@ -73,7 +76,13 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     }
 }
 
-fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, examples: usize) -> Result<ExitCode> {
+fn diff(
+    a: &Path,
+    base_a: Option<&Path>,
+    b: &Path,
+    base_b: Option<&Path>,
+    options: &btf::diff::DiffOptions,
+) -> Result<ExitCode> {
     let bytes = [a, b].map(read_btf_bytes);
     let [bytes_a, bytes_b] = bytes;
     let (bytes_a, bytes_b) = (bytes_a?, bytes_b?);
@@ -89,12 +98,12 @@ fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, exampl
     };
     let pa = parse_btf(a, &bytes_a, parsed_base_a.as_ref())?;
     let pb = parse_btf(b, &bytes_b, parsed_base_b.as_ref())?;
-    let report = btf::diff::diff_with_examples(
+    let report = btf::diff::diff_with(
         &pa.btf,
         parsed_base_a.as_ref().map(|p| &p.btf),
         &pb.btf,
         parsed_base_b.as_ref().map(|p| &p.btf),
-        examples,
+        options,
     );
     // Like diff(1): silence and status 0 mean "same"; the per-kind lines
     // (all kinds, so that scripts can also judge totals) only when not.

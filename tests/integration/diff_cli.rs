@@ -131,17 +131,17 @@ fn floats_versus_ints_differ() {
 
 /// Type order is not meaning: the same object encoded from a different
 /// CU order (ld -r of the objects in another order) has the same types.
-/// Without VARs: relinking in another order also moves the per-CPU
-/// variables within `.data..percpu`, so the DATASEC's offsets (and its
-/// padding-dependent size) really differ, and diff must say so.
+/// Relinking in another order also moves the per-CPU variables within
+/// `.data..percpu`, so the DATASEC's offsets (and its padding-dependent
+/// size) really differ: diff must say so, and only there, unless told to
+/// ignore the layout.
 #[test]
 fn same_types_in_another_order_are_same() {
-    const NO_VARS: &[&str] = &["--skip_encoding_btf_vars"];
     let dir = scratch();
     let whole = encode_into(
         Encoder::Pahole,
         "obj/multi-cu/gcc-dwarf5.o",
-        NO_VARS,
+        &[],
         dir.path(),
         "whole.btf",
     );
@@ -161,7 +161,26 @@ fn same_types_in_another_order_are_same() {
     );
     link.assert_success();
     let other = dir.path().join("reordered.btf");
-    btfenc_tests::encode_detached(Encoder::Pahole, &reordered, &other, NO_VARS).assert_success();
-    let run = diff(&whole, &other);
+    btfenc_tests::encode_detached(Encoder::Pahole, &reordered, &other, &[]).assert_success();
+
+    let run = btfenc(&[
+        "diff".as_ref(),
+        "--ignore-datasec-layout".as_ref(),
+        whole.as_os_str(),
+        other.as_os_str(),
+    ]);
     assert!(run.success() && run.stdout.is_empty(), "{}", run.describe());
+
+    let run = diff(&whole, &other);
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let text = run.stdout_text();
+    let differing: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains(": a=") && !line.contains("only_a=0 only_b=0"))
+        .collect();
+    assert!(
+        differing.len() == 1 && differing[0].starts_with("DATASEC: "),
+        "only the DATASEC layout differs\n{}",
+        run.describe()
+    );
 }
