@@ -83,12 +83,15 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     let started = Instant::now();
     let elf = ElfFile::open(path)?;
     let mut symbols = elf.symbols()?;
-    if elf.machine() == EM_BPF {
-        // pahole 1.24 encodes no per-CPU VAR for BPF-target objects (clang
-        // -target bpfel/bpfeb, DWARF 4 or 5), although it finds the
-        // `.data..percpu` symbols; we follow it so that the types are the
-        // same (tests: pahole_parity, facts BPF_TAGS). The kernel never
-        // meets this case: its objects are never BPF-target.
+    let legacy = config.features.rules == lower::Rules::V1_24;
+    if legacy && elf.machine() == EM_BPF && matches!(elf.kind(), dwarf::ElfKind::Relocatable) {
+        // pahole 1.24 encodes no per-CPU VAR for relocatable BPF objects
+        // (clang -target bpfel/bpfeb, DWARF 4 or 5): elfutils 0.188, which
+        // it reads DWARF with, cannot apply R_BPF_64_ABS64, so every
+        // variable's address is lost (rewriting those relocations as
+        // R_BPF_64_64 makes pahole find the VAR). We follow it so that the
+        // types are the same (tests: pahole_parity, facts BPF_TAGS); the
+        // kernel's objects are never BPF-target.
         symbols.percpu = None;
     }
     let dwarf = elf.dwarf()?;
