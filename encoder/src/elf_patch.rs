@@ -332,6 +332,8 @@ pub fn set_sections(elf: &[u8], wanted: &[(&str, &[u8])]) -> Result<Vec<u8>> {
         layout.write(&mut headers, 0, layout.sh_size(), new_count)?;
         layout.write(&mut out, 0, layout.e_shnum(), 0)?;
     } else {
+        // Section 0's sh_size carries the count only in extended numbering.
+        layout.write(&mut headers, 0, layout.sh_size(), 0)?;
         layout.write(&mut out, 0, layout.e_shnum(), new_count)?;
     }
     pad_to(&mut out, if layout.is_64 { 8 } else { 4 });
