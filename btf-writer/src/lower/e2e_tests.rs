@@ -378,3 +378,58 @@ fn debug_function_facts() {
         }
     }
 }
+
+/// A kernel module as split BTF on `BTFENC_E2E_BASE` (raw vmlinux BTF),
+/// against a reference split (`BTFENC_E2E_REFERENCE`, e.g. pahole 1.31's
+/// `modules/NAME.btf`), with the features in `BTFENC_E2E_FEATURES`. Run by
+/// hand with `BTFENC_E2E_MODULE` set; prints the difference report.
+#[test]
+#[ignore = "needs BTFENC_E2E_MODULE, BTFENC_E2E_BASE and BTFENC_E2E_REFERENCE"]
+fn e2e_module_split_against_reference() {
+    let (Some(module), Some(base), Some(reference)) = (
+        std::env::var_os("BTFENC_E2E_MODULE"),
+        std::env::var_os("BTFENC_E2E_BASE"),
+        std::env::var_os("BTFENC_E2E_REFERENCE"),
+    ) else {
+        return;
+    };
+    let features = match std::env::var("BTFENC_E2E_FEATURES") {
+        Ok(list) => Features::parse(&list, true).expect("feature list"),
+        Err(_) => Features::default(),
+    };
+    let base_bytes = std::fs::read(base).expect("read base");
+    let base = crate::read::parse(&base_bytes, None).expect("parse base");
+    let elf = ElfFile::open(&module).expect("open module");
+    let dwarf = elf.dwarf().expect("DWARF sections");
+    let symbols = elf.symbols().expect("symbols");
+    let mut ctx = Context::new(features, &symbols);
+    ctx.relocatable = elf.kind() == ElfKind::Relocatable;
+    ctx.register_params = register_params_for_machine(elf.machine());
+    let mut lowered = Vec::new();
+    for header in dwarf.units() {
+        let arena = Bump::new();
+        let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).expect("walk unit");
+        lowered.push(lower_cu(&cu, &ctx).expect("lower unit"));
+    }
+    let split_base = SplitBase {
+        type_count: base.total_type_count(),
+        str_len: base.str_end(),
+    };
+    let btf = assemble(lowered, &ctx, Some(split_base)).expect("assemble");
+    let deduped = crate::dedup::dedup(&btf, Some(&base.btf)).expect("dedup");
+    let reference = std::fs::read(reference).expect("read reference");
+    let theirs = crate::read::parse(&reference, Some(&base)).expect("parse reference");
+    let report = diff_with_examples(
+        &deduped.btf,
+        Some(&base.btf),
+        &theirs.btf,
+        Some(&base.btf),
+        100,
+    );
+    eprintln!(
+        "ours {} types, reference {}",
+        deduped.btf.count(),
+        theirs.btf.count()
+    );
+    eprintln!("{report}");
+}

@@ -190,6 +190,9 @@ fn candidate<'input>(
                     register_mismatch = true;
                 }
             }
+            // Arguments past the register ones travel on the stack, where a
+            // non-register location is what is expected.
+            ParamLocation::Other if index >= register_params.len() => {}
             ParamLocation::OptimizedOut | ParamLocation::Constant | ParamLocation::Other => {
                 optimized_params = true
             }
@@ -423,22 +426,9 @@ pub(crate) fn shift_candidate(candidate: &mut FunctionCandidate<'_>, shift: u32)
 
 /// DWARF register numbers of the integer argument registers, in argument
 /// order, for an ELF `e_machine`; empty when unknown (no register check).
+/// The table is the walker's, which resolves parameter locations with it.
 pub fn register_params_for_machine(e_machine: u16) -> &'static [u16] {
-    /// `EM_X86_64`: rdi, rsi, rdx, rcx, r8, r9 in DWARF numbering.
-    const X86_64: [u16; 6] = [5, 4, 1, 2, 8, 9];
-    /// `EM_AARCH64`: x0-x7.
-    const AARCH64: [u16; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
-    /// `EM_S390`: r2-r6.
-    const S390: [u16; 5] = [2, 3, 4, 5, 6];
-    /// `EM_RISCV`: a0-a7 (x10-x17).
-    const RISCV: [u16; 8] = [10, 11, 12, 13, 14, 15, 16, 17];
-    match e_machine {
-        62 => &X86_64,
-        183 => &AARCH64,
-        22 => &S390,
-        243 => &RISCV,
-        _ => &[],
-    }
+    dwarf::walk::register_params(e_machine)
 }
 
 #[cfg(test)]
@@ -562,6 +552,28 @@ mod tests {
         let found =
             function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
+    }
+
+    #[test]
+    fn stack_arguments_are_not_optimized_out() {
+        // x86-64 passes the 7th argument on the stack: a frame-relative
+        // location there is normal, not an optimization.
+        let arena = bumpalo::Bump::new();
+        let mut params: Vec<_> = [5u16, 4, 1, 2, 8, 9]
+            .iter()
+            .map(|register| param(Some("r"), node(0), ParamLocation::Register(*register)))
+            .collect();
+        params.push(param(Some("stack"), node(0), ParamLocation::Other));
+        let params = arena.alloc_slice_copy(&params);
+        let mut cu = cu_with(vec![base_int()]);
+        cu.functions = vec![function("f", params, false)];
+        let facts = symbols(&[("f.isra.0", 1)]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+        assert!(!found[0].optimized_params && !found[0].unexpected_register);
+        assert!(found[0].clone_only && found[0].has_code);
     }
 
     fn proto_btf() -> Btf<'static> {
