@@ -190,6 +190,21 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    // Two modules of the same name would silently overwrite one output.
+    if detached.is_some() {
+        let mut seen = std::collections::HashMap::new();
+        for file in &files {
+            if let Some(first) = seen.insert(detached_name(file), file) {
+                bail!(
+                    "{} and {} would both be written to {}",
+                    first.display(),
+                    file.display(),
+                    detached_name(file).display()
+                );
+            }
+        }
+    }
+
     // Many modules: each is independent, so a bad one fails alone.
     let done = AtomicUsize::new(0);
     let total = files.len();
