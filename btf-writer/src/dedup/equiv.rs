@@ -16,7 +16,7 @@
 
 use super::state::{is_mapped, Deduper, UNPROCESSED};
 use super::view::{
-    self, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
+    self, same_str, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
     shallow_equal_struct, target,
 };
 use super::{Error, Flavor};
@@ -85,7 +85,7 @@ impl Deduper<'_, '_> {
         let canon = types.get(canon_id);
         let cand_kind = types.kind(cand_id);
         let canon_kind = types.kind(canon_id);
-        if view::name(cand) != view::name(canon) {
+        if !same_str(view::name(cand), view::name(canon)) {
             return Ok(false);
         }
         if (cand_kind == kind::FWD || canon_kind == kind::FWD) && cand_kind != canon_kind {
@@ -194,7 +194,7 @@ impl Deduper<'_, '_> {
                     ),
                     _,
                 ) => {
-                    if info(t1) != info(t2) || view::name(t1) != view::name(t2) {
+                    if info(t1) != info(t2) || !same_str(view::name(t1), view::name(t2)) {
                         return false;
                     }
                     id1 = target(t1);

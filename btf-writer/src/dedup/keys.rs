@@ -2,7 +2,7 @@
 //! Each mirrors the fields of one libbpf `btf_hash_*` function, so that two
 //! types that can pass the matching equality check always share a key.
 
-use super::table::Key;
+pub(super) use super::table::Key;
 use super::view::{info, int_tag_extra, member_offset, name, size_or_type};
 use crate::types::Type;
 

@@ -3,6 +3,8 @@
 //! order and get consecutive ids after the base; every reference is
 //! rewritten to the new id of its canonical type.
 
+use rayon::prelude::*;
+
 use super::state::{Deduper, UNPROCESSED};
 use super::Error;
 use crate::types::{Btf, Type, TypeId};
@@ -35,17 +37,26 @@ impl<'a> Deduper<'_, 'a> {
                 _ => Err(Error::Unresolved { type_id: TypeId(old) }),
             }
         };
-        let mut types = Vec::new();
-        for (index, t) in input.types.iter().enumerate() {
-            let id = self.start + index as u32;
-            if self.map.get(id as usize) != Some(&id) {
-                continue;
-            }
-            let mut t = t.clone();
-            remap_ids(&mut t, |r| final_id(r.0))?;
-            types.push(t);
-        }
-        let remap = (0..self.types.id_count()).map(final_id).collect::<Result<Vec<_>, _>>()?;
+        // Copying out is independent per type; collecting in order keeps
+        // the first error (and everything else) deterministic.
+        let kept: Vec<Result<Type<'a>, Error>> = input
+            .types
+            .par_iter()
+            .enumerate()
+            .filter(|&(index, _)| {
+                let id = self.start + index as u32;
+                self.map.get(id as usize) == Some(&id)
+            })
+            .map(|(_, t)| {
+                let mut t = t.clone();
+                remap_ids(&mut t, |r| final_id(r.0))?;
+                Ok(t)
+            })
+            .collect();
+        let types = kept.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let remap: Vec<Result<TypeId, Error>> =
+            (0..self.types.id_count()).into_par_iter().map(final_id).collect();
+        let remap = remap.into_iter().collect::<Result<Vec<_>, _>>()?;
         let btf = Btf {
             types,
             base_type_count: input.base_type_count,

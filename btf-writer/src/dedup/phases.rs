@@ -5,14 +5,32 @@
 //! candidate for later ones.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
 use super::view::{
-    self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
+    self, same_str, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
     kind, shallow_equal_struct, size_or_type,
 };
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
+
+/// Hashes names for the FWD resolution map, cheaply.
+#[derive(Default)]
+struct NameHasher(keys::Key);
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.0 = self.0.word(u64::from_le_bytes(w));
+        }
+    }
+}
 
 /// Reference chains (pointer to const to function prototype ...) end at a
 /// struct, union, typedef or primitive within a few steps in C; a chain
@@ -148,7 +166,7 @@ impl Deduper<'_, '_> {
     fn resolve_fwds(&mut self) {
         let end = self.types.id_count();
         // Name -> the unique canonical STRUCT/UNION, or 0 when ambiguous.
-        let mut unique: HashMap<&str, u32> = HashMap::new();
+        let mut unique: HashMap<&str, u32, BuildHasherDefault<NameHasher>> = HashMap::default();
         for id in 1..end {
             let t = self.types.get(id);
             if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
@@ -227,7 +245,7 @@ impl Deduper<'_, '_> {
     fn equal_resolved(&self, a_id: u32, b_id: u32) -> bool {
         let a = self.types.get(a_id);
         let b = self.types.get(b_id);
-        if view::name(a) != view::name(b) || info(a) != info(b) {
+        if info(a) != info(b) || !same_str(view::name(a), view::name(b)) {
             return false;
         }
         if self.slots_of(a_id) != self.slots_of(b_id) {
@@ -237,7 +255,7 @@ impl Deduper<'_, '_> {
             (Some(Type::DeclTag(x)), Some(Type::DeclTag(y))) => x.component_idx == y.component_idx,
             (Some(Type::Array(x)), Some(Type::Array(y))) => x.nelems == y.nelems,
             (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-                x.params.iter().zip(&y.params).all(|(p, q)| p.name == q.name)
+                x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
             }
             (Some(_), Some(_)) => true,
             _ => false,

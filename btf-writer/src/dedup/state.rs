@@ -2,6 +2,8 @@
 //! by graph equivalence, the candidate table and the per-type reference
 //! slots that the reference phase rewrites.
 
+use rayon::prelude::*;
+
 use super::table::CandidateTable;
 use super::view::{for_each_ref, kind, kind_of, Types};
 use super::{keys, Error, Flavor};
@@ -17,6 +19,50 @@ const MAX_IDS: u64 = 0x7fff_ffff;
 #[inline]
 pub(super) fn is_mapped(v: u32) -> bool {
     v < IN_PROGRESS
+}
+
+/// Ids set up per parallel task.
+const CHUNK: u32 = 1 << 15;
+
+/// Setup of one range of ids: initial map values and reference slots
+/// (`slot_start` relative to the chunk's first slot).
+struct Chunk {
+    map: Vec<u32>,
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl Chunk {
+    fn build(types: &Types<'_, '_>, ids: std::ops::Range<u32>) -> Result<Chunk, Error> {
+        let count = types.id_count();
+        let mut chunk = Chunk { map: Vec::with_capacity(ids.len()), slot_start: Vec::new(), slots: Vec::new() };
+        for id in ids {
+            chunk.slot_start.push(chunk.slots.len() as u32);
+            let Some(t) = types.get(id) else {
+                chunk.map.push(id); // void is its own canonical
+                continue;
+            };
+            let mut bad = None;
+            for_each_ref(t, |r| {
+                if r >= count && bad.is_none() {
+                    bad = Some(r);
+                }
+            });
+            if let Some(r) = bad {
+                return Err(Error::DanglingReference { type_id: TypeId(id), referenced: TypeId(r) });
+            }
+            // VAR and DATASEC are never deduplicated.
+            chunk.map.push(match t {
+                Type::Var(_) | Type::Datasec(_) => id,
+                _ => UNPROCESSED,
+            });
+            match t {
+                Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_) => {}
+                _ => for_each_ref(t, |r| chunk.slots.push(r)),
+            }
+        }
+        Ok(chunk)
+    }
 }
 
 #[derive(Debug)]
@@ -55,34 +101,23 @@ impl<'t, 'a> Deduper<'t, 'a> {
         if count as u64 > MAX_IDS {
             return Err(Error::TooManyTypes { count: count as u64 });
         }
+        // Per-type setup is independent: do it in parallel chunks, then
+        // stitch the chunks together in id order.
+        let chunks: Vec<Result<Chunk, Error>> = (0..count.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| Chunk::build(&types, c * CHUNK..count.min((c + 1) * CHUNK)))
+            .collect();
         let mut map = Vec::with_capacity(count as usize);
         let mut slot_start = Vec::with_capacity(count as usize + 1);
         let mut slots = Vec::new();
-        map.push(0); // void is its own canonical
-        slot_start.push(0);
-        slot_start.push(0);
-        for id in 1..count {
-            let Some(t) = types.get(id) else { break };
-            let mut bad = None;
-            for_each_ref(t, |r| {
-                if r >= count && bad.is_none() {
-                    bad = Some(r);
-                }
-            });
-            if let Some(r) = bad {
-                return Err(Error::DanglingReference { type_id: TypeId(id), referenced: TypeId(r) });
-            }
-            // VAR and DATASEC are never deduplicated.
-            map.push(match t {
-                Type::Var(_) | Type::Datasec(_) => id,
-                _ => UNPROCESSED,
-            });
-            match t {
-                Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_) => {}
-                _ => for_each_ref(t, |r| slots.push(r)),
-            }
-            slot_start.push(slots.len() as u32);
+        for chunk in chunks {
+            let chunk = chunk?;
+            let base = slots.len() as u32;
+            map.extend_from_slice(&chunk.map);
+            slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
+            slots.extend_from_slice(&chunk.slots);
         }
+        slot_start.push(slots.len() as u32);
         let start = types.start_id();
         let mut d = Deduper {
             types,

@@ -23,7 +23,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// An FxHash-style mixer over words and strings: cheap and good enough for
 /// keys whose collisions are resolved by full comparisons anyway.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Key(u64);
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;

@@ -8,7 +8,7 @@ fn u32_at(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
 
-fn str_at<'a>(strs: &'a [u8], base_str_len: u32, off: u32) -> &'a str {
+fn str_at(strs: &[u8], base_str_len: u32, off: u32) -> &str {
     let off = (off - base_str_len) as usize;
     let end = strs[off..].iter().position(|&c| c == 0).map_or(strs.len(), |p| off + p);
     std::str::from_utf8(&strs[off..end]).unwrap_or("")
@@ -188,7 +188,7 @@ fn write_on(btf: &Btf<'_>, base: u32) -> Vec<u8> {
         o
     };
     let mut out: Vec<u8> = Vec::new();
-    let mut w = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
+    let w = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
     let linkage = |l: Linkage| match l {
         Linkage::Static => 0,
         Linkage::Global => 1,
