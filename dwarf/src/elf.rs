@@ -157,7 +157,8 @@ impl ElfFile {
 
     fn from_storage(path: PathBuf, storage: Storage) -> Result<ElfFile> {
         let bytes = storage.bytes();
-        let kind = object::FileKind::parse(bytes).map_err(|_| Error::new(&path, ErrorKind::NotElf))?;
+        let kind =
+            object::FileKind::parse(bytes).map_err(|_| Error::new(&path, ErrorKind::NotElf))?;
         let is_64 = match kind {
             object::FileKind::Elf32 => false,
             object::FileKind::Elf64 => true,
@@ -242,7 +243,10 @@ impl ElfFile {
             return Ok(None);
         };
         let data = section.uncompressed_data().map_err(|err| {
-            Error::new(&self.path, ErrorKind::Malformed(format!("section {name}: {err}")))
+            Error::new(
+                &self.path,
+                ErrorKind::Malformed(format!("section {name}: {err}")),
+            )
         })?;
         Ok(Some(data))
     }
@@ -320,7 +324,9 @@ impl ElfFile {
                 Ok(Some(header)) => units.push(header),
                 Ok(None) => break,
                 Err(err) => {
-                    return Err(Error::new(&self.path, ErrorKind::Dwarf(err)).at(".debug_info", offset))
+                    return Err(
+                        Error::new(&self.path, ErrorKind::Dwarf(err)).at(".debug_info", offset)
+                    )
                 }
             }
         }
@@ -385,7 +391,9 @@ impl ElfFile {
                 });
             }
         }
-        facts.functions.sort_unstable_by(|a, b| (a.name, a.address).cmp(&(b.name, b.address)));
+        facts
+            .functions
+            .sort_unstable_by(|a, b| (a.name, a.address).cmp(&(b.name, b.address)));
         facts.data.sort_unstable_by(|a, b| {
             (a.section_index, a.address, a.name).cmp(&(b.section_index, b.address, b.name))
         });
@@ -397,10 +405,7 @@ impl ElfFile {
 fn iter_offset(units: &[UnitHeader<'_>]) -> u64 {
     units
         .last()
-        .and_then(|last| {
-            let start = last.offset().0 as u64;
-            Some(start + last.length_including_self() as u64)
-        })
+        .map(|last| last.offset().0 as u64 + last.length_including_self() as u64)
         .unwrap_or(0)
 }
 

@@ -9,10 +9,10 @@
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 
-mod error;
 mod elf;
-mod reloc;
+mod error;
 pub mod model;
+mod reloc;
 pub mod symbols;
 pub mod walk;
 

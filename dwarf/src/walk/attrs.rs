@@ -58,20 +58,30 @@ impl<'input> Attrs<'input> {
         abbrev: &gimli::Abbreviation,
     ) -> gimli::Result<()> {
         self.list.clear();
-        for spec in abbrev.attributes() {
-            if is_wanted(spec.name()) {
-                let attr = entries.read_attribute(*spec)?;
-                self.list.push((spec.name(), attr.value()));
-            } else {
-                entries.skip_attributes(std::slice::from_ref(spec))?;
+        let specs = abbrev.attributes();
+        // Unwanted attributes are skipped a run at a time: gimli then adds
+        // up the sizes of fixed-size forms instead of stepping over each.
+        let mut run_start = 0;
+        for (index, spec) in specs.iter().enumerate() {
+            if !is_wanted(spec.name()) {
+                continue;
             }
+            if run_start < index {
+                entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
+            }
+            let attr = entries.read_attribute(*spec)?;
+            self.list.push((spec.name(), attr.value()));
+            run_start = index + 1;
+        }
+        if run_start < specs.len() {
+            entries.skip_attributes(specs.get(run_start..).unwrap_or(&[]))?;
         }
         Ok(())
     }
 
     /// The value of `name`, if the DIE has it.
     pub(crate) fn get(&self, name: dw::DwAt) -> Option<Value<'input>> {
-        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 
     /// Whether a flag attribute is present and true.
@@ -152,14 +162,29 @@ mod tests {
 
     #[test]
     fn only_sdata_constants_are_negative() {
-        assert_eq!(constant_bits(&AttributeValue::Data1(0x80)), Some((0x80, false)));
-        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000)), Some((0x8000_0000, false)));
-        assert_eq!(constant_bits(&AttributeValue::Sdata(-2)), Some(((-2i64) as u64, true)));
+        assert_eq!(
+            constant_bits(&AttributeValue::Data1(0x80)),
+            Some((0x80, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Data4(0x8000_0000)),
+            Some((0x8000_0000, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Sdata(-2)),
+            Some(((-2i64) as u64, true))
+        );
         assert_eq!(constant_bits(&AttributeValue::Udata(7)), Some((7, false)));
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
-        assert_eq!(unsigned(&AttributeValue::Language(dw::DW_LANG_C11)), Some(0x1d));
-        assert_eq!(unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)), Some(1));
+        assert_eq!(
+            unsigned(&AttributeValue::Language(dw::DW_LANG_C11)),
+            Some(0x1d)
+        );
+        assert_eq!(
+            unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)),
+            Some(1)
+        );
     }
 }

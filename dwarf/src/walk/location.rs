@@ -12,21 +12,20 @@ const DW_OP_REG0: u8 = 0x50;
 const DW_OP_REG31: u8 = 0x6f;
 const DW_OP_STACK_VALUE: u8 = 0x9f;
 
-/// DWARF numbers of the integer argument registers, in argument order, of
-/// the machines pahole knows (`cu->register_params`). Empty for others.
-pub(crate) fn register_params(machine: u16) -> &'static [u16] {
+/// DWARF numbers of the integer argument registers, in argument order, for
+/// an ELF `e_machine`: the registers pahole expects parameters in
+/// (`arch__set_register_params`). Empty for machines it has no list for.
+pub fn register_params(machine: u16) -> &'static [u16] {
     use object::elf;
     match machine {
         // rdi, rsi, rdx, rcx, r8, r9
         m if m == elf::EM_X86_64.0 => &[5, 4, 1, 2, 8, 9],
-        // eax, edx, ecx (the kernel's regparm(3))
-        m if m == elf::EM_386.0 => &[0, 2, 1],
+        // x0-x7
         m if m == elf::EM_AARCH64.0 => &[0, 1, 2, 3, 4, 5, 6, 7],
-        m if m == elf::EM_ARM.0 => &[0, 1, 2, 3],
+        // r2-r6
         m if m == elf::EM_S390.0 => &[2, 3, 4, 5, 6],
-        m if m == elf::EM_PPC.0 || m == elf::EM_PPC64.0 => &[3, 4, 5, 6, 7, 8, 9, 10],
+        // a0-a7
         m if m == elf::EM_RISCV.0 => &[10, 11, 12, 13, 14, 15, 16, 17],
-        m if m == elf::EM_LOONGARCH.0 => &[4, 5, 6, 7, 8, 9, 10, 11],
         _ => &[],
     }
 }
@@ -73,15 +72,23 @@ fn location_expressions<'input>(
 /// A `DW_OP_regN` counts only in the first location; an
 /// `DW_OP_entry_value(DW_OP_regN)` counts anywhere. The expected register
 /// wins as soon as it is seen; otherwise the last register seen is it.
-fn parameter_register(exprs: &[Reader<'_>], encoding: gimli::Encoding, expected: Option<u16>) -> Option<u16> {
+fn parameter_register(
+    exprs: &[Reader<'_>],
+    encoding: gimli::Encoding,
+    expected: Option<u16>,
+) -> Option<u16> {
     let mut found = None;
     for (index, expr) in exprs.iter().enumerate() {
-        let Some(mut ops) = parse_ops(*expr, encoding) else { continue };
+        let Some(mut ops) = parse_ops(*expr, encoding) else {
+            continue;
+        };
         // "X, DW_OP_stack_value" says the same as "X" for this purpose.
         if ops.len() > 1 && ops.last().map(|(opcode, _)| *opcode) == Some(DW_OP_STACK_VALUE) {
             ops.pop();
         }
-        let [(opcode, op)] = ops.as_slice() else { continue };
+        let [(opcode, op)] = ops.as_slice() else {
+            continue;
+        };
         let register = match op {
             Operation::Register { register } if (DW_OP_REG0..=DW_OP_REG31).contains(opcode) => {
                 if index != 0 {
@@ -89,14 +96,16 @@ fn parameter_register(exprs: &[Reader<'_>], encoding: gimli::Encoding, expected:
                 }
                 register.0
             }
-            Operation::EntryValue { expression } => match parse_ops(*expression, encoding).as_deref() {
-                Some([(inner, Operation::Register { register })])
-                    if (DW_OP_REG0..=DW_OP_REG31).contains(inner) =>
-                {
-                    register.0
+            Operation::EntryValue { expression } => {
+                match parse_ops(*expression, encoding).as_deref() {
+                    Some([(inner, Operation::Register { register })])
+                        if (DW_OP_REG0..=DW_OP_REG31).contains(inner) =>
+                    {
+                        register.0
+                    }
+                    _ => continue,
                 }
-                _ => continue,
-            },
+            }
             _ => continue,
         };
         found = Some(register);
@@ -118,7 +127,11 @@ pub(crate) fn param_location<'input>(
     index: usize,
 ) -> ParamLocation {
     let Some(location) = location else {
-        return if has_const_value { ParamLocation::Constant } else { ParamLocation::OptimizedOut };
+        return if has_const_value {
+            ParamLocation::Constant
+        } else {
+            ParamLocation::OptimizedOut
+        };
     };
     let Some(exprs) = location_expressions(dwarf, unit, location) else {
         return ParamLocation::Other;
@@ -154,7 +167,11 @@ mod tests {
     use super::*;
 
     fn encoding() -> gimli::Encoding {
-        gimli::Encoding { format: gimli::Format::Dwarf32, version: 5, address_size: 8 }
+        gimli::Encoding {
+            format: gimli::Format::Dwarf32,
+            version: 5,
+            address_size: 8,
+        }
     }
 
     fn reader(bytes: &[u8]) -> Reader<'_> {
@@ -164,21 +181,43 @@ mod tests {
     #[test]
     fn register_rules_follow_pahole() {
         // DW_OP_reg5 first: rdi, as expected for parameter 0 on x86_64.
-        assert_eq!(parameter_register(&[reader(&[0x55])], encoding(), Some(5)), Some(5));
+        assert_eq!(
+            parameter_register(&[reader(&[0x55])], encoding(), Some(5)),
+            Some(5)
+        );
         // DW_OP_reg3 only in a later location does not count.
-        assert_eq!(parameter_register(&[reader(&[0x91, 0x08]), reader(&[0x53])], encoding(), Some(5)), None);
+        assert_eq!(
+            parameter_register(
+                &[reader(&[0x91, 0x08]), reader(&[0x53])],
+                encoding(),
+                Some(5)
+            ),
+            None
+        );
         // DW_OP_entry_value(DW_OP_reg4), DW_OP_stack_value anywhere counts.
         let entry = [0xa3, 0x01, 0x54, 0x9f];
-        assert_eq!(parameter_register(&[reader(&[0x53]), reader(&entry)], encoding(), Some(4)), Some(4));
+        assert_eq!(
+            parameter_register(&[reader(&[0x53]), reader(&entry)], encoding(), Some(4)),
+            Some(4)
+        );
         // An unexpected first register is still reported.
-        assert_eq!(parameter_register(&[reader(&[0x53])], encoding(), Some(5)), Some(3));
+        assert_eq!(
+            parameter_register(&[reader(&[0x53])], encoding(), Some(5)),
+            Some(3)
+        );
         // DW_OP_regx is not a DW_OP_regN for pahole.
-        assert_eq!(parameter_register(&[reader(&[0x90, 0x05])], encoding(), Some(5)), None);
+        assert_eq!(
+            parameter_register(&[reader(&[0x90, 0x05])], encoding(), Some(5)),
+            None
+        );
     }
 
     #[test]
     fn x86_64_argument_registers() {
-        assert_eq!(register_params(object::elf::EM_X86_64.0), &[5, 4, 1, 2, 8, 9]);
+        assert_eq!(
+            register_params(object::elf::EM_X86_64.0),
+            &[5, 4, 1, 2, 8, 9]
+        );
         assert!(register_params(0xffff).is_empty());
     }
 }

@@ -6,13 +6,15 @@
 //! copies, call sites, most of a function body) are jumped over through
 //! `DW_AT_sibling` when the compiler gave one. Facts that need another DIE
 //! (`DW_AT_abstract_origin`, `DW_AT_specification`, an enum's underlying
-//! type, a DWARF 4 bitfield's storage size) are settled in [`resolve`] once
+//! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
 //! the whole unit has been seen, so forward references cost nothing.
 
 mod attrs;
 mod location;
 mod resolve;
 mod scope;
+
+pub use self::location::register_params;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -102,7 +104,11 @@ struct Walker<'a, 'input, 'arena> {
 }
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
-    fn new(dwarf: &'a Dwarf<'input>, unit: &'a gimli::Unit<Reader<'input>>, arena: &'arena Bump) -> Self {
+    fn new(
+        dwarf: &'a Dwarf<'input>,
+        unit: &'a gimli::Unit<Reader<'input>>,
+        arena: &'arena Bump,
+    ) -> Self {
         Walker {
             dwarf: &dwarf.gimli,
             unit,
@@ -138,13 +144,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     fn walk(&mut self) -> Result<()> {
         let unit = self.unit;
-        let mut entries =
-            unit.entries_raw(None).map_err(|err| self.gimli_error(err, 0))?;
+        let mut entries = unit
+            .entries_raw(None)
+            .map_err(|err| self.gimli_error(err, 0))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
         while !entries.is_empty() {
             let offset = entries.next_offset().0 as u64;
-            let abbrev = entries.read_abbreviation().map_err(|err| self.gimli_error(err, offset))?;
+            let abbrev = entries
+                .read_abbreviation()
+                .map_err(|err| self.gimli_error(err, offset))?;
             let Some(abbrev) = abbrev else {
                 // A null entry ends the innermost open list of children.
                 if let Some(scope) = self.stack.pop() {
@@ -159,7 +168,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let tag = abbrev.tag();
             if !root_seen {
                 root_seen = true;
-                attrs.read(&mut entries, abbrev).map_err(|err| self.gimli_error(err, offset))?;
+                attrs
+                    .read(&mut entries, abbrev)
+                    .map_err(|err| self.gimli_error(err, offset))?;
                 self.visit_root(&attrs, offset)?;
                 if !abbrev.has_children() {
                     break;
@@ -188,7 +199,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
                 continue;
             }
-            attrs.read(&mut entries, abbrev).map_err(|err| self.gimli_error(err, offset))?;
+            attrs
+                .read(&mut entries, abbrev)
+                .map_err(|err| self.gimli_error(err, offset))?;
             let scope = self.visit(tag, &attrs, offset)?;
             if abbrev.has_children() {
                 self.stack.push(scope);
@@ -214,7 +227,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// The string value of `name`, if present.
-    fn string(&self, attrs: &Attrs<'input>, name: dw::DwAt, offset: u64) -> Result<Option<&'input str>> {
+    fn string(
+        &self,
+        attrs: &Attrs<'input>,
+        name: dw::DwAt,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
         let Some(value) = attrs.get(name) else {
             return Ok(None);
         };
@@ -222,9 +240,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             .dwarf
             .attr_string(self.unit, value)
             .map_err(|err| self.gimli_error(err, offset))?;
-        std::str::from_utf8(bytes.slice())
-            .map(Some)
-            .map_err(|_| self.error(ErrorKind::InvalidDwarf("string is not UTF-8".into()), offset))
+        std::str::from_utf8(bytes.slice()).map(Some).map_err(|_| {
+            self.error(
+                ErrorKind::InvalidDwarf("string is not UTF-8".into()),
+                offset,
+            )
+        })
     }
 
     /// The node id of the type DIE at unit offset `target`, reserving one
@@ -301,7 +322,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 Some(size) => Ok(Some(size)),
                 // Sizes given by expressions (variable-length types) or
                 // beyond 4 GiB have no BTF form; pahole reads them as 0.
-                None if matches!(value, gimli::AttributeValue::Exprloc(_) | gimli::AttributeValue::UnitRef(_)) => Ok(Some(0)),
+                None if matches!(
+                    value,
+                    gimli::AttributeValue::Exprloc(_) | gimli::AttributeValue::UnitRef(_)
+                ) =>
+                {
+                    Ok(Some(0))
+                }
                 None => Err(self.error(
                     ErrorKind::InvalidDwarf(format!("{name} {value:?} does not fit 32 bits")),
                     offset,
@@ -317,7 +344,9 @@ fn language(lang: u64) -> Language {
         return Language::Other(u16::MAX);
     };
     match dw::DwLang(lang) {
-        dw::DW_LANG_C89 | dw::DW_LANG_C | dw::DW_LANG_C99 | dw::DW_LANG_C11 | dw::DW_LANG_C17 => Language::C,
+        dw::DW_LANG_C89 | dw::DW_LANG_C | dw::DW_LANG_C99 | dw::DW_LANG_C11 | dw::DW_LANG_C17 => {
+            Language::C
+        }
         dw::DW_LANG_C_plus_plus
         | dw::DW_LANG_C_plus_plus_03
         | dw::DW_LANG_C_plus_plus_11
