@@ -131,6 +131,11 @@ pub struct Param<'input, 'arena> {
     /// Parameter type.
     pub ty: TypeRef,
     /// Where the parameter lives on entry, for the optimized-function rules.
+    /// For a parameter of an abstract instance (`DW_AT_inline`), what its
+    /// concrete copies in the CU say is merged in, as pahole shares
+    /// `has_loc`/`optimized`/`unexpected_reg` with the abstract origin:
+    /// optimized anywhere wins, then an unexpected register, then a
+    /// register.
     pub location: ParamLocation,
     /// `btf_decl_tag` annotation values on this parameter.
     pub decl_tags: &'arena [&'input str],
@@ -138,6 +143,10 @@ pub struct Param<'input, 'arena> {
 
 /// What DWARF says about a parameter's location at function entry; pahole's
 /// `optimized_func` rules decide on it whether a signature is trustworthy.
+///
+/// Every parameter's own facts are reported. pahole only looks at the first
+/// [`crate::walk::nr_register_params`] parameters and counts later ones as
+/// having no location (so as optimized); that rule is the lowering's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParamLocation {
     /// No `DW_AT_location` and no `DW_AT_const_value`: optimized out.

@@ -69,8 +69,15 @@ impl<'input> Attrs<'input> {
             if run_start < index {
                 entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
             }
-            let attr = entries.read_attribute(*spec)?;
-            self.list.push((spec.name(), attr.value()));
+            let attr = entries.read_attribute_inline(*spec)?;
+            // gimli turns fixed-size constants into `Udata`, losing the
+            // width that the sign of DW_AT_bit_offset needs.
+            let value = if spec.name() == dw::DW_AT_bit_offset {
+                attr.raw_value()
+            } else {
+                attr.value()
+            };
+            self.list.push((spec.name(), value));
             run_start = index + 1;
         }
         if run_start < specs.len() {
@@ -136,6 +143,21 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
     }
 }
 
+/// A constant as a two's complement number of its form's width: for
+/// attributes that are signed by definition (`DW_AT_bit_offset`, which
+/// clang writes as `data8 0xfff...f9` for -7).
+pub(crate) fn signed(value: &Value<'_>) -> Option<i64> {
+    match *value {
+        AttributeValue::Data1(v) => Some((v as i8).into()),
+        AttributeValue::Data2(v) => Some((v as i16).into()),
+        AttributeValue::Data4(v) => Some((v as i32).into()),
+        AttributeValue::Data8(v) => Some(v as i64),
+        AttributeValue::Sdata(v) => Some(v),
+        AttributeValue::Udata(v) => i64::try_from(v).ok(),
+        _ => None,
+    }
+}
+
 /// A constant's 64 bits, and whether it is negative. Only `sdata` (and
 /// `implicit_const`, which gimli reads as `sdata`) carries a sign:
 /// compilers write every negative enumerator that way, and use the
@@ -178,6 +200,11 @@ mod tests {
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
+        assert_eq!(
+            signed(&AttributeValue::Data8(0xffff_ffff_ffff_fff9)),
+            Some(-7)
+        );
+        assert_eq!(signed(&AttributeValue::Data1(0x10)), Some(16));
         assert_eq!(
             unsigned(&AttributeValue::Language(dw::DW_LANG_C11)),
             Some(0x1d)

@@ -14,7 +14,7 @@ mod location;
 mod resolve;
 mod scope;
 
-pub use self::location::register_params;
+pub use self::location::{nr_register_params, register_params};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -81,6 +81,8 @@ struct Walker<'a, 'input, 'arena> {
     path: &'input std::path::Path,
     big_endian: bool,
     register_params: &'static [u16],
+    /// pahole's count of parameters whose location it looks at.
+    nr_register_params: usize,
     /// Offset of the unit in `.debug_info`, to turn unit offsets into
     /// section offsets for messages.
     unit_offset: u64,
@@ -96,6 +98,8 @@ struct Walker<'a, 'input, 'arena> {
     /// Every formal parameter of a subprogram: name and type, for
     /// parameters that only give `DW_AT_abstract_origin`.
     param_by_offset: OffsetMap<resolve::ParamOrigin<'input>>,
+    /// Location facts of concrete parameters, by their abstract origin.
+    shared_locations: OffsetMap<location::LocationFacts>,
     variables: Vec<RawVariable<'input, 'arena>>,
     variable_by_offset: OffsetMap<usize>,
     enums: Vec<resolve::PendingEnum<'input>>,
@@ -116,6 +120,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             path: dwarf.path(),
             big_endian: dwarf.is_big_endian(),
             register_params: location::register_params(dwarf.machine()),
+            nr_register_params: location::nr_register_params(dwarf.machine()),
             unit_offset: unit.header.offset().0 as u64,
             name: None,
             language: Language::Other(0),
@@ -125,6 +130,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             functions: Vec::new(),
             function_by_offset: OffsetMap::default(),
             param_by_offset: OffsetMap::default(),
+            shared_locations: OffsetMap::default(),
             variables: Vec::new(),
             variable_by_offset: OffsetMap::default(),
             enums: Vec::new(),

@@ -34,6 +34,8 @@ pub(super) struct RawFunction<'input, 'arena> {
 /// A subprogram's formal parameter as read.
 #[derive(Clone, Copy)]
 pub(super) struct RawParam<'input, 'arena> {
+    /// Unit offset of the DIE, for the locations its concrete copies share.
+    pub offset: u64,
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
@@ -76,7 +78,7 @@ pub(super) struct PendingBitfield {
     pub composite: NodeId,
     pub member: usize,
     pub location_bits: u64,
-    pub bit_offset: u64,
+    pub bit_offset: i64,
     pub bit_size: u64,
     pub ty: TypeRef,
     pub die: u64,
@@ -92,18 +94,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// Byte size of a type, through typedefs and qualifiers.
     fn type_size(&self, mut ty: TypeRef) -> Option<u64> {
+        // Arrays multiply instead of recursing, so a cyclic type in bad
+        // input ends with the step limit, not with the stack.
+        let mut factor = 1u64;
         for _ in 0..MAX_CHAIN * 4 {
             match *self.node_at(ty)? {
                 Node::Base { byte_size, .. }
                 | Node::Enum { byte_size, .. }
-                | Node::Composite { byte_size, .. } => return Some(byte_size.into()),
-                Node::Pointer { .. } => return Some(self.unit.header.address_size().into()),
+                | Node::Composite { byte_size, .. } => return factor.checked_mul(byte_size.into()),
+                Node::Pointer { .. } => {
+                    return factor.checked_mul(self.unit.header.address_size().into())
+                }
                 Node::Typedef { target, .. } | Node::Qualified { target, .. } => ty = target,
                 Node::Array { elem, dims } => {
-                    let count = dims
-                        .iter()
-                        .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))?;
-                    return self.type_size(elem)?.checked_mul(count);
+                    for dim in dims {
+                        factor = factor.checked_mul(*dim)?;
+                    }
+                    ty = elem;
                 }
                 Node::Subroutine { .. } | Node::Unsupported { .. } => return None,
             }
@@ -226,6 +233,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         (name, ty.unwrap_or(TypeRef::Void))
     }
 
+    /// A parameter's location, with what its concrete copies said (see
+    /// [`super::location::LocationFacts`]).
+    fn shared_location(&self, param: &RawParam<'input, 'arena>, index: usize) -> ParamLocation {
+        let Some(shared) = self.shared_locations.get(&param.offset) else {
+            return param.location;
+        };
+        let expected = self.register_params.get(index).copied();
+        let mut facts = super::location::LocationFacts::of(param.location, expected);
+        facts.merge(*shared);
+        facts.location()
+    }
+
     fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
         let mut functions = Vec::with_capacity(self.functions.len());
         for (index, raw) in self.functions.iter().enumerate() {
@@ -237,12 +256,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
                 raw.params
                     .iter()
-                    .map(|param| {
+                    .enumerate()
+                    .map(|(index, param)| {
                         let (name, ty) = self.resolve_param(param);
                         Param {
                             name,
                             ty,
-                            location: param.location,
+                            location: self.shared_location(param, index),
                             decl_tags: param.decl_tags,
                         }
                     })

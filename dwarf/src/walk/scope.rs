@@ -416,7 +416,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let mut pending = None;
         let bit_offset = if let Some(data_bit_offset) = attrs.udata(dw::DW_AT_data_bit_offset) {
             location_bits.checked_add(data_bit_offset)
-        } else if let Some(old_offset) = attrs.udata(dw::DW_AT_bit_offset) {
+        } else if let Some(old_offset) = attrs
+            .get(dw::DW_AT_bit_offset)
+            .and_then(|v| attrs::signed(&v))
+        {
             // DWARF 2-4: bits counted from the storage unit's most
             // significant end.
             match attrs.udata(dw::DW_AT_byte_size) {
@@ -530,8 +533,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             self.register_params,
             index,
         );
+        // pahole gives parameters past its register count no location at
+        // all, so they have nothing to share.
+        if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
+            let expected = self.register_params.get(index).copied();
+            self.shared_locations
+                .entry(origin)
+                .or_default()
+                .merge(location::LocationFacts::of(location, expected));
+        }
         if let Some(Scope::Function { params, .. }) = self.stack.last_mut() {
             params.push(RawParam {
+                offset,
                 name,
                 ty,
                 origin,
@@ -825,23 +838,22 @@ fn subrange_count(attrs: &Attrs<'_>) -> u64 {
 }
 
 /// Bit offset of a DWARF 2-4 bitfield (`DW_AT_bit_offset` counts from the
-/// most significant bit of a `storage`-byte unit at `location_bits`).
+/// most significant bit of a `storage`-byte unit at `location_bits`, and is
+/// negative when gcc packs a field across the end of that unit).
 pub(super) fn dwarf4_bit_offset(
     big_endian: bool,
     location_bits: u64,
     storage: u64,
-    bit_offset: u64,
+    bit_offset: i64,
     bit_size: u64,
 ) -> Option<u64> {
-    if big_endian {
-        location_bits.checked_add(bit_offset)
+    let location = i128::from(location_bits);
+    let offset = if big_endian {
+        location + i128::from(bit_offset)
     } else {
-        storage
-            .checked_mul(8)?
-            .checked_sub(bit_offset)?
-            .checked_sub(bit_size)?
-            .checked_add(location_bits)
-    }
+        location + i128::from(storage) * 8 - i128::from(bit_offset) - i128::from(bit_size)
+    };
+    u64::try_from(offset).ok()
 }
 
 fn base_encoding(encoding: u64) -> BaseEncoding {
@@ -869,5 +881,7 @@ mod tests {
         // Big-endian counts from the same end as DW_AT_bit_offset.
         assert_eq!(dwarf4_bit_offset(true, 32, 4, 3, 5), Some(35));
         assert_eq!(dwarf4_bit_offset(false, 0, 1, 9, 3), None);
+        // gcc's packed field across its storage unit: negative bit offset.
+        assert_eq!(dwarf4_bit_offset(false, 0, 4, -7, 31), Some(8));
     }
 }

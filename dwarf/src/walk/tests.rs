@@ -129,6 +129,12 @@ struct bf {
     unsigned char e : 1;
     short f;
 } bf_var;
+struct __attribute__((packed)) packed_bf {
+    char c;
+    unsigned int x : 31;
+    unsigned int y : 9;
+    unsigned long long z : 60;
+} packed_var;
 "#;
 
 /// (name, bit offset, bitfield size) from the x86_64 SysV layout rules.
@@ -157,6 +163,17 @@ fn bitfields_agree_across_dwarf_versions_and_compilers() {
                 .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
                 .collect();
             assert_eq!(got, BITFIELD_LAYOUT, "{compiler} {flags:?}");
+            // Packed: every field right after the previous one, so gcc's
+            // DWARF 4 gives negative DW_AT_bit_offset for x and z.
+            let got: Vec<_> = composite(model, "packed_bf")
+                .iter()
+                .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
+                .collect();
+            assert_eq!(
+                got,
+                [("c", 0, 0), ("x", 8, 31), ("y", 39, 9), ("z", 48, 60)],
+                "{compiler} {flags:?}"
+            );
         });
     }
 }
@@ -393,6 +410,14 @@ fn varargs_abstract_origins_and_parameter_registers() {
         assert_eq!(concrete.params[0].name, Some("value"));
         assert_eq!(type_name(model, concrete.params[0].ty), "int");
         assert_eq!(type_name(model, concrete.ret), "int");
+        // pahole shares a concrete parameter's location with its abstract
+        // origin, whose signature is the one BTF gets.
+        let abstract_helper = helpers.iter().find(|f| f.inline).expect("abstract helper");
+        assert_eq!(
+            abstract_helper.params[0].location,
+            ParamLocation::Register(5)
+        );
+        assert_eq!(concrete.params[0].location, ParamLocation::Register(5));
 
         // x86_64 passes the first two integer arguments in rdi (5), rsi (4).
         let add2 = function(model, "add2");
@@ -678,4 +703,69 @@ fn clang_dwarf5_indexed_forms() {
             .expect("keep_helper");
         assert!(keep.external && keep.address.is_some());
     });
+}
+
+/// File range of a section, by name.
+fn section_range(bytes: &[u8], name: &str) -> Option<(usize, usize)> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(bytes).ok()?;
+    let (offset, size) = file.section_by_name(name)?.file_range()?;
+    Some((offset as usize, size as usize))
+}
+
+#[test]
+fn corrupted_debug_sections_never_panic() {
+    let source = format!("{LAYOUTS}{FUNCTIONS}{ENUMS}{BITFIELDS}");
+    for flags in [&["-c", "-g", "-O2"][..], &["-c", "-g", "-gdwarf-4"][..]] {
+        let Some((_dir, object)) = compile("gcc", flags, &source, "t.o") else {
+            return;
+        };
+        let bytes = std::fs::read(&object).expect("read");
+        let ranges: Vec<_> = [
+            ".debug_info",
+            ".debug_abbrev",
+            ".debug_loclists",
+            ".debug_loc",
+            ".rela.debug_info",
+            ".debug_rnglists",
+            ".symtab",
+        ]
+        .iter()
+        .filter_map(|name| section_range(&bytes, name))
+        .filter(|(_, size)| *size > 0)
+        .collect();
+        // A fixed-seed LCG: reproducible, and no dependency for it.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize
+        };
+        let (mut failed, mut survived) = (0, 0);
+        for _ in 0..300 {
+            let mut mutated = bytes.clone();
+            let (offset, size) = ranges[next() % ranges.len()];
+            for _ in 0..1 + next() % 4 {
+                let at = offset + next() % size;
+                mutated[at] = next() as u8;
+            }
+            let outcome = ElfFile::from_bytes("fuzz.o", mutated).and_then(|file| {
+                let dwarf = file.dwarf()?;
+                let arena = bumpalo::Bump::new();
+                for unit in dwarf.units() {
+                    super::walk_unit(&dwarf, unit, &arena)?;
+                }
+                Ok(())
+            });
+            match outcome {
+                Ok(()) => survived += 1,
+                Err(err) => {
+                    assert!(err.to_string().starts_with("fuzz.o"), "{err}");
+                    failed += 1;
+                }
+            }
+        }
+        eprintln!("{flags:?}: {failed} mutations rejected, {survived} read");
+    }
 }
