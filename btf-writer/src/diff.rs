@@ -19,13 +19,20 @@
 //! Types of a base table are described the same way as the split's, so a
 //! split referencing base type X equals one referencing an equal X in
 //! another base, whatever X's id. Only the split's own types are counted.
+//!
+//! Everything the model holds is compared, including a STRUCT/UNION's
+//! `kind_flag` (libbpf, hence pahole, sets it when a member is a bitfield) and
+//! parameter names. ENUM values are compared on their 32 stored bits.
+//! A loop that does not pass through a named type is invalid BTF (the
+//! kernel rejects it); it is cut with a `<cycle>` marker, and the result
+//! then depends on where the walk entered the loop.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::dump::{int_encoding_name, linkage_name, Kind};
+use crate::dump::{int_encoding_name, linkage_name};
+use crate::raw::Kind;
 use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
 
 /// How many example descriptions [`diff`] keeps per kind and side.
@@ -104,8 +111,14 @@ impl DiffReport {
     }
 }
 
+/// Like `diff(1)`, an empty report prints nothing, so that "no output"
+/// means "same types". Otherwise every kind gets its count line (equal
+/// kinds too, for context), followed by its examples.
 impl fmt::Display for DiffReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return Ok(());
+        }
         for entry in &self.kinds {
             let kind = entry.kind;
             writeln!(
@@ -124,10 +137,32 @@ impl fmt::Display for DiffReport {
     }
 }
 
+/// What [`diff_with`] compares and reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiffOptions {
+    /// Example descriptions kept per kind and side.
+    pub max_examples: usize,
+    /// Compare DATASECs' layout too: the section size and each variable's
+    /// offset. Off by default: the layout is the linker's, not the types'
+    /// (the same objects linked in another order place the variables
+    /// elsewhere), so by default a DATASEC is its name and the multiset of
+    /// its variables with their sizes.
+    pub datasec_layout: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            max_examples: DEFAULT_MAX_EXAMPLES,
+            datasec_layout: false,
+        }
+    }
+}
+
 /// Compares `a` and `b` (each optionally split on a base) semantically,
-/// keeping [`DEFAULT_MAX_EXAMPLES`] examples per kind and side.
+/// with the default [`DiffOptions`].
 pub fn diff(a: &Btf, a_base: Option<&Btf>, b: &Btf, b_base: Option<&Btf>) -> DiffReport {
-    diff_with_examples(a, a_base, b, b_base, DEFAULT_MAX_EXAMPLES)
+    diff_with(a, a_base, b, b_base, &DiffOptions::default())
 }
 
 /// [`diff`] keeping up to `max_examples` example descriptions per kind and
@@ -139,7 +174,22 @@ pub fn diff_with_examples(
     b_base: Option<&Btf>,
     max_examples: usize,
 ) -> DiffReport {
-    compare(a, a_base, b, b_base, max_examples)
+    let options = DiffOptions {
+        max_examples,
+        ..DiffOptions::default()
+    };
+    diff_with(a, a_base, b, b_base, &options)
+}
+
+/// [`diff`] with explicit options.
+pub fn diff_with(
+    a: &Btf,
+    a_base: Option<&Btf>,
+    b: &Btf,
+    b_base: Option<&Btf>,
+    options: &DiffOptions,
+) -> DiffReport {
+    compare(a, a_base, b, b_base, options)
 }
 
 // One lifetime for both sides' strings so that one interner serves both;
@@ -149,13 +199,14 @@ fn compare<'t, 's>(
     a_base: Option<&'t Btf<'s>>,
     b: &'t Btf<'s>,
     b_base: Option<&'t Btf<'s>>,
-    max_examples: usize,
+    options: &DiffOptions,
 ) -> DiffReport {
+    let max_examples = options.max_examples;
     let mut interner = Interner::default();
-    let mut counts: HashMap<(Kind, NodeId), [usize; 2]> = HashMap::new();
+    let mut counts: HashMap<(Kind, NodeId), [usize; 2], FastBuild> = HashMap::default();
     let mut totals: HashMap<Kind, [usize; 2]> = HashMap::new();
     for (side, (btf, base)) in [(a, a_base), (b, b_base)].into_iter().enumerate() {
-        let mut describer = Describer::new(btf, base);
+        let mut describer = Describer::new(btf, base, options.datasec_layout);
         let mut id = btf.first_id().0;
         for ty in &btf.types {
             let kind = Kind::of(ty);
@@ -176,7 +227,7 @@ fn compare<'t, 's>(
     }
 
     let mut kinds = Vec::new();
-    for kind in Kind::ALL {
+    for kind in (Kind::INT.0..=Kind::MAX.0).map(Kind) {
         let Some(&[a_total, b_total]) = totals.get(&kind) else {
             continue;
         };
@@ -219,6 +270,57 @@ fn examples(interner: &Interner<'_>, extras: &[(NodeId, usize)], max: usize) -> 
     rendered.sort_unstable();
     rendered.truncate(max);
     rendered
+}
+
+/// A multiplicative word hasher in the style of rustc's FxHash: several
+/// times faster than SipHash on the small keys hashed here, and hash
+/// flooding is no concern when comparing two files.
+#[derive(Default)]
+struct FastHasher(u64);
+
+type FastBuild = BuildHasherDefault<FastHasher>;
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, value: u8) {
+        self.add(u64::from(value));
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.add(u64::from(value));
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The id of an interned description.
@@ -316,10 +418,12 @@ enum Desc<'s> {
         ret: NodeId,
         params: Box<[(&'s str, NodeId)]>,
     },
+    /// Without layout comparison, `size` and the offsets are `None` and
+    /// the variables are sorted.
     Datasec {
         name: &'s str,
-        size: u32,
-        vars: Box<[(NodeId, u32, u32)]>,
+        size: Option<u32>,
+        vars: Box<[(NodeId, Option<u32>, u32)]>,
     },
     Float {
         name: &'s str,
@@ -339,7 +443,7 @@ enum Desc<'s> {
 struct Interner<'s> {
     nodes: Vec<Desc<'s>>,
     /// First node of each hash bucket.
-    heads: HashMap<u64, NodeId>,
+    heads: HashMap<u64, NodeId, FastBuild>,
     /// Next node in the same bucket, `NO_NODE` at the end.
     next_in_bucket: Vec<NodeId>,
 }
@@ -348,7 +452,7 @@ const NO_NODE: NodeId = NodeId::MAX;
 
 impl<'s> Interner<'s> {
     fn intern(&mut self, desc: Desc<'s>) -> NodeId {
-        let mut hasher = DefaultHasher::new();
+        let mut hasher = FastHasher::default();
         desc.hash(&mut hasher);
         let hash = hasher.finish();
         let head = self.heads.get(&hash).copied().unwrap_or(NO_NODE);
@@ -500,13 +604,20 @@ impl<'s> Interner<'s> {
                 self.render_into(out, *ret, depth);
             }
             Desc::Datasec { name, size, vars } => {
-                let _ = write!(out, "DATASEC '{name}' size={size} {{");
+                let _ = write!(out, "DATASEC '{name}'");
+                if let Some(size) = size {
+                    let _ = write!(out, " size={size}");
+                }
+                out.push_str(" {");
                 for (i, (ty, offset, size)) in vars.iter().enumerate() {
                     if i > 0 {
                         out.push_str("; ");
                     }
                     self.render_into(out, *ty, depth);
-                    let _ = write!(out, " @{offset} size={size}");
+                    if let Some(offset) = offset {
+                        let _ = write!(out, " @{offset}");
+                    }
+                    let _ = write!(out, " size={size}");
                 }
                 out.push('}');
             }
@@ -598,8 +709,15 @@ enum State {
 struct Describer<'t, 's> {
     btf: &'t Btf<'s>,
     base: Option<&'t Btf<'s>>,
-    /// Indexed by absolute type id.
+    /// Number of base ids with a slot (those the base really holds).
+    base_slots: u32,
+    /// [`DiffOptions::datasec_layout`].
+    datasec_layout: bool,
+    /// Indexed by [`Describer::slot`].
     states: Vec<State>,
+    /// The interned name-only (or void/dangling) reference node of each id,
+    /// `NO_NODE` until first needed: most references are to named types.
+    leaf_nodes: Vec<NodeId>,
 }
 
 /// What a reference to a type id is described as.
@@ -611,12 +729,28 @@ enum Reference<'s> {
 }
 
 impl<'t, 's> Describer<'t, 's> {
-    fn new(btf: &'t Btf<'s>, base: Option<&'t Btf<'s>>) -> Self {
-        let id_count = btf.base_type_count as usize + btf.types.len() + 1;
+    fn new(btf: &'t Btf<'s>, base: Option<&'t Btf<'s>>, datasec_layout: bool) -> Self {
+        let base_slots = base.map_or(0, |base| base.count().min(btf.base_type_count));
+        let slots = base_slots as usize + btf.types.len() + 1;
         Describer {
             btf,
             base,
-            states: vec![State::Unvisited; id_count],
+            base_slots,
+            datasec_layout,
+            states: vec![State::Unvisited; slots],
+            leaf_nodes: vec![NO_NODE; slots],
+        }
+    }
+
+    /// Where `id` is kept in `states` and `leaf_nodes`: slots exist only
+    /// for ids that resolve, so a table claiming a huge base without
+    /// supplying one costs nothing.
+    fn slot(&self, id: TypeId) -> Option<usize> {
+        if id.0 <= self.btf.base_type_count {
+            (id.0 <= self.base_slots).then_some(id.0 as usize)
+        } else {
+            let index = id.0 - self.btf.base_type_count - 1;
+            (index < self.btf.count()).then_some(self.base_slots as usize + 1 + index as usize)
         }
     }
 
@@ -631,14 +765,14 @@ impl<'t, 's> Describer<'t, 's> {
     }
 
     fn state(&self, id: TypeId) -> State {
-        self.states
-            .get(id.0 as usize)
+        self.slot(id)
+            .and_then(|slot| self.states.get(slot))
             .copied()
             .unwrap_or(State::Unvisited)
     }
 
     fn set_state(&mut self, id: TypeId, state: State) {
-        if let Some(slot) = self.states.get_mut(id.0 as usize) {
+        if let Some(slot) = self.slot(id).and_then(|slot| self.states.get_mut(slot)) {
             *slot = state;
         }
     }
@@ -710,9 +844,23 @@ impl<'t, 's> Describer<'t, 's> {
 
     /// The node a reference to `id` is described by; every expandable
     /// child has been described (or is on the walk stack) by now.
-    fn reference_node(&self, interner: &mut Interner<'s>, id: TypeId) -> NodeId {
+    fn reference_node(&mut self, interner: &mut Interner<'s>, id: TypeId) -> NodeId {
+        let slot = self.slot(id);
+        let cached = slot
+            .and_then(|slot| self.leaf_nodes.get(slot))
+            .copied()
+            .unwrap_or(NO_NODE);
+        if cached != NO_NODE {
+            return cached;
+        }
         match self.classify(id) {
-            Reference::Leaf(desc) => interner.intern(desc),
+            Reference::Leaf(desc) => {
+                let node = interner.intern(desc);
+                if let Some(cache) = slot.and_then(|slot| self.leaf_nodes.get_mut(slot)) {
+                    *cache = node;
+                }
+                node
+            }
             Reference::Expand => match self.state(id) {
                 State::Done(node) => node,
                 State::InProgress | State::Unvisited => interner.intern(Desc::Cycle),
@@ -720,7 +868,8 @@ impl<'t, 's> Describer<'t, 's> {
         }
     }
 
-    fn build(&self, interner: &mut Interner<'s>, ty: &'t Type<'s>) -> Desc<'s> {
+    fn build(&mut self, interner: &mut Interner<'s>, ty: &'t Type<'s>) -> Desc<'s> {
+        let layout = self.datasec_layout;
         let mut node = |id: TypeId| self.reference_node(interner, id);
         match ty {
             Type::Int(int) => Desc::Int {
@@ -807,15 +956,23 @@ impl<'t, 's> Describer<'t, 's> {
                     .map(|param| (param.name, node(param.ty)))
                     .collect(),
             },
-            Type::Datasec(datasec) => Desc::Datasec {
-                name: datasec.name,
-                size: datasec.size,
-                vars: datasec
+            Type::Datasec(datasec) => {
+                let mut vars: Vec<(NodeId, Option<u32>, u32)> = datasec
                     .vars
                     .iter()
-                    .map(|var| (node(var.ty), var.offset, var.size))
-                    .collect(),
-            },
+                    .map(|var| (node(var.ty), layout.then_some(var.offset), var.size))
+                    .collect();
+                if !layout {
+                    // Node ids come from the interner both sides share, so
+                    // equal multisets sort to equal sequences.
+                    vars.sort_unstable();
+                }
+                Desc::Datasec {
+                    name: datasec.name,
+                    size: layout.then_some(datasec.size),
+                    vars: vars.into_boxed_slice(),
+                }
+            }
             Type::Float(float) => Desc::Float {
                 name: float.name,
                 size: float.size,
@@ -1150,8 +1307,9 @@ mod tests {
         let btf = sample();
         let report = diff(&btf, None, &btf, None);
         assert!(report.is_empty(), "{report}");
+        assert_eq!(report.to_string(), "");
         assert_eq!(
-            report.kind(Kind::Ptr).map(|k| (k.a_total, k.b_total)),
+            report.kind(Kind::PTR).map(|k| (k.a_total, k.b_total)),
             Some((5, 5))
         );
         assert!(report.kinds.iter().all(|k| k.a_total == k.b_total));
@@ -1178,10 +1336,10 @@ mod tests {
         flags.members[3].name = "node";
         let report = diff(&btf, None, &changed, None);
         assert_eq!(report.difference_count(), 2, "{report}");
-        let structs = report.kind(Kind::Struct).unwrap();
+        let structs = report.kind(Kind::STRUCT).unwrap();
         assert_eq!((structs.only_a, structs.only_b), (1, 1));
         assert!(
-            report.differences_outside(&[Kind::Struct]).is_empty(),
+            report.differences_outside(&[Kind::STRUCT]).is_empty(),
             "{report}"
         );
         assert!(
@@ -1203,7 +1361,7 @@ mod tests {
         };
         flags.members[1].bitfield_size = 6;
         let report = diff(&btf, None, &changed, None);
-        let structs = report.kind(Kind::Struct).unwrap();
+        let structs = report.kind(Kind::STRUCT).unwrap();
         assert_eq!((structs.only_a, structs.only_b), (1, 1));
         assert_eq!(report.difference_count(), 2);
         assert!(structs.examples_b[0].contains("@3:6"), "{report}");
@@ -1220,11 +1378,11 @@ mod tests {
         anon.members[1].name = "w";
         let report = diff(&btf, None, &changed, None);
         assert_eq!(
-            report.kind(Kind::Union).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::UNION).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
         assert_eq!(
-            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
     }
@@ -1235,7 +1393,7 @@ mod tests {
         let mut fewer = btf.clone();
         fewer.types.pop();
         let report = diff(&btf, None, &fewer, None);
-        let ptrs = report.kind(Kind::Ptr).unwrap();
+        let ptrs = report.kind(Kind::PTR).unwrap();
         assert_eq!(
             (ptrs.a_total, ptrs.b_total, ptrs.only_a, ptrs.only_b),
             (5, 4, 1, 0)
@@ -1277,9 +1435,83 @@ mod tests {
         base_c.types[1] = int_type("long", 4, true);
         let report = diff(&split_a, Some(&base_a), &split_a, Some(&base_c));
         assert_eq!(
-            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
             Some((1, 1))
         );
+    }
+
+    #[test]
+    fn datasec_layout_is_compared_only_on_request() {
+        let btf = sample();
+        let mut relinked = btf.clone();
+        let Some(Type::Datasec(section)) = relinked
+            .types
+            .iter_mut()
+            .find(|ty| matches!(ty, Type::Datasec(_)))
+        else {
+            panic!("layout")
+        };
+        let var = section.vars[0].clone();
+        section.size += 64;
+        section.vars.insert(0, VarSecInfo { offset: 0, ..var });
+        section.vars[1].offset += 64;
+        let mut original = btf.clone();
+        let Some(Type::Datasec(section)) = original
+            .types
+            .iter_mut()
+            .find(|ty| matches!(ty, Type::Datasec(_)))
+        else {
+            panic!("layout")
+        };
+        section.vars.push(VarSecInfo { offset: 48, ..var });
+        section.size += 48;
+
+        // Same variables (twice the same one), other offsets and size.
+        assert!(diff(&original, None, &relinked, None).is_empty());
+        let strict = DiffOptions {
+            datasec_layout: true,
+            ..DiffOptions::default()
+        };
+        let report = diff_with(&original, None, &relinked, None, &strict);
+        assert_eq!(
+            report.kind(Kind::DATASEC).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+        assert!(report.to_string().contains(" @64 size=48"), "{report}");
+
+        // A variable's size is compared either way.
+        let mut resized = original.clone();
+        if let Some(Type::Datasec(section)) = resized
+            .types
+            .iter_mut()
+            .find(|ty| matches!(ty, Type::Datasec(_)))
+        {
+            section.vars[0].size = 8;
+        }
+        assert_eq!(diff(&original, None, &resized, None).difference_count(), 2);
+    }
+
+    #[test]
+    fn a_split_without_its_base_describes_base_references_as_dangling() {
+        // Claims a base of four billion types but supplies none: nothing
+        // may be allocated per base id.
+        let mut split = Btf {
+            base_type_count: u32::MAX - 10,
+            ..Btf::default()
+        };
+        split.add(Type::Ptr(TypeId(5)));
+        split.add(Type::Ptr(TypeId(u32::MAX - 9)));
+        let report = diff(&split, None, &split, None);
+        assert!(report.is_empty(), "{report}");
+        let mut other = split.clone();
+        other.types[1] = Type::Ptr(TypeId(7));
+        let report = diff(&split, None, &other, None);
+        // PTR(dangling) vs PTR(PTR(dangling))
+        assert_eq!(
+            report.kind(Kind::PTR).map(|k| (k.only_a, k.only_b)),
+            Some((1, 1))
+        );
+        assert!(report.to_string().contains("PTR(<dangling>)"));
     }
 
     #[test]
@@ -1431,7 +1663,7 @@ mod real_files {
             first.name = "btfenc_renamed_member";
         }
         let report = diff(&btf, None, &renamed, None);
-        let structs = report.kind(Kind::Struct).unwrap();
+        let structs = report.kind(Kind::STRUCT).unwrap();
         assert_eq!((structs.only_a, structs.only_b), (1, 1), "{report}");
         assert_eq!(report.difference_count(), 2, "{report}");
         assert!(
@@ -1452,12 +1684,12 @@ mod real_files {
         }
         let report = diff(&btf, None, &resized, None);
         assert_eq!(
-            report.kind(Kind::Struct).map(|k| (k.only_a, k.only_b)),
+            report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
             Some((1, 1)),
             "{report}"
         );
         assert!(
-            report.differences_outside(&[Kind::Struct]).is_empty(),
+            report.differences_outside(&[Kind::STRUCT]).is_empty(),
             "{report}"
         );
     }
@@ -1496,19 +1728,60 @@ mod real_files {
         let report = diff(&new, None, &old, None);
         eprintln!("{report}");
         for kind in [
-            Kind::Struct,
-            Kind::Union,
-            Kind::Enum,
-            Kind::Typedef,
-            Kind::Array,
-            Kind::Ptr,
+            Kind::STRUCT,
+            Kind::UNION,
+            Kind::ENUM,
+            Kind::TYPEDEF,
+            Kind::ARRAY,
+            Kind::PTR,
         ] {
             let entry = report.kind(kind).unwrap();
             assert!(entry.is_empty(), "{report}");
         }
-        let var = report.kind(Kind::Var).unwrap();
+        let var = report.kind(Kind::VAR).unwrap();
         assert_eq!(var.only_a + var.only_b, 1, "{report}");
-        assert!(!report.kind(Kind::Func).unwrap().is_empty());
+        assert!(!report.kind(Kind::FUNC).unwrap().is_empty());
+    }
+
+    /// Debian's xfs.ko, whose `.BTF` pahole v1.24 split on Debian's vmlinux.
+    const DEBIAN_XFS: &str =
+        ".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko";
+
+    /// The same module split on two different bases (pahole 1.24's and
+    /// 1.31's vmlinux, whose type ids differ from the first FUNC on): its
+    /// named aggregates must compare equal through the bases. (The other
+    /// kinds differ: pahole 1.31's split repeats some typedefs, pointers
+    /// and arrays that its base already has.)
+    #[test]
+    fn module_splits_on_different_bases_compare_through_them() {
+        let home = std::env::var_os("HOME").unwrap_or_default();
+        let old_vmlinux = btf_section_of(&Path::new(&home).join(DEBIAN_VMLINUX));
+        let old_xfs = btf_section_of(&Path::new(&home).join(DEBIAN_XFS));
+        let (Some(new_base_bytes), Some(new_xfs_bytes), Some(old_base_bytes), Some(old_xfs_bytes)) = (
+            load("vmlinux.btf"),
+            load("modules/xfs.btf"),
+            old_vmlinux,
+            old_xfs,
+        ) else {
+            eprintln!("skipped: Debian's vmlinux or xfs.ko not readable");
+            return;
+        };
+        let new_base = read::parse(&new_base_bytes, None).unwrap();
+        let new_xfs = read::parse(&new_xfs_bytes, Some(&new_base)).unwrap();
+        let old_base = read::parse(&old_base_bytes, None).unwrap();
+        let old_xfs = read::parse(&old_xfs_bytes, Some(&old_base)).unwrap();
+        assert_ne!(new_xfs.btf.base_type_count, old_xfs.btf.base_type_count);
+        let report = diff(
+            &new_xfs.btf,
+            Some(&new_base.btf),
+            &old_xfs.btf,
+            Some(&old_base.btf),
+        );
+        eprintln!("{report}");
+        for kind in [Kind::STRUCT, Kind::UNION, Kind::ENUM] {
+            let entry = report.kind(kind).unwrap();
+            assert!(entry.a_total > 0 && entry.is_empty(), "{report}");
+        }
     }
 
     #[test]

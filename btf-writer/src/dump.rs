@@ -10,136 +10,8 @@
 
 use std::io::{self, BufWriter, Write};
 
+use crate::raw::{type_name, Kind};
 use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
-
-/// A BTF kind, numbered as in `Documentation/bpf/btf.rst`; `name()` is
-/// the spelling bpftool prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(missing_docs)] // The variants are the spec's kinds, named alike.
-pub enum Kind {
-    Int = 1,
-    Ptr,
-    Array,
-    Struct,
-    Union,
-    Enum,
-    Fwd,
-    Typedef,
-    Volatile,
-    Const,
-    Restrict,
-    Func,
-    FuncProto,
-    Var,
-    Datasec,
-    Float,
-    DeclTag,
-    TypeTag,
-    Enum64,
-}
-
-impl Kind {
-    /// Every kind, in kind-number order.
-    pub const ALL: [Kind; 19] = [
-        Kind::Int,
-        Kind::Ptr,
-        Kind::Array,
-        Kind::Struct,
-        Kind::Union,
-        Kind::Enum,
-        Kind::Fwd,
-        Kind::Typedef,
-        Kind::Volatile,
-        Kind::Const,
-        Kind::Restrict,
-        Kind::Func,
-        Kind::FuncProto,
-        Kind::Var,
-        Kind::Datasec,
-        Kind::Float,
-        Kind::DeclTag,
-        Kind::TypeTag,
-        Kind::Enum64,
-    ];
-
-    /// The kind of `ty`.
-    pub fn of(ty: &Type<'_>) -> Kind {
-        match ty {
-            Type::Int(_) => Kind::Int,
-            Type::Ptr(_) => Kind::Ptr,
-            Type::Array(_) => Kind::Array,
-            Type::Struct(_) => Kind::Struct,
-            Type::Union(_) => Kind::Union,
-            Type::Enum(_) => Kind::Enum,
-            Type::Fwd(_) => Kind::Fwd,
-            Type::Typedef(_) => Kind::Typedef,
-            Type::Volatile(_) => Kind::Volatile,
-            Type::Const(_) => Kind::Const,
-            Type::Restrict(_) => Kind::Restrict,
-            Type::Func(_) => Kind::Func,
-            Type::FuncProto(_) => Kind::FuncProto,
-            Type::Var(_) => Kind::Var,
-            Type::Datasec(_) => Kind::Datasec,
-            Type::Float(_) => Kind::Float,
-            Type::DeclTag(_) => Kind::DeclTag,
-            Type::TypeTag(_) => Kind::TypeTag,
-            Type::Enum64(_) => Kind::Enum64,
-        }
-    }
-
-    /// The upper-case name bpftool prints (`FUNC_PROTO`, `DECL_TAG`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Int => "INT",
-            Kind::Ptr => "PTR",
-            Kind::Array => "ARRAY",
-            Kind::Struct => "STRUCT",
-            Kind::Union => "UNION",
-            Kind::Enum => "ENUM",
-            Kind::Fwd => "FWD",
-            Kind::Typedef => "TYPEDEF",
-            Kind::Volatile => "VOLATILE",
-            Kind::Const => "CONST",
-            Kind::Restrict => "RESTRICT",
-            Kind::Func => "FUNC",
-            Kind::FuncProto => "FUNC_PROTO",
-            Kind::Var => "VAR",
-            Kind::Datasec => "DATASEC",
-            Kind::Float => "FLOAT",
-            Kind::DeclTag => "DECL_TAG",
-            Kind::TypeTag => "TYPE_TAG",
-            Kind::Enum64 => "ENUM64",
-        }
-    }
-}
-
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The name of a type as it appears in the model (empty when anonymous or
-/// for kinds without a name).
-pub fn type_name<'a>(ty: &Type<'a>) -> &'a str {
-    match ty {
-        Type::Int(int) => int.name,
-        Type::Struct(c) | Type::Union(c) => c.name,
-        Type::Enum(e) | Type::Enum64(e) => e.name,
-        Type::Fwd(fwd) => fwd.name,
-        Type::Typedef(named) | Type::TypeTag(named) => named.name,
-        Type::Func(object) | Type::Var(object) => object.name,
-        Type::Datasec(datasec) => datasec.name,
-        Type::Float(float) => float.name,
-        Type::DeclTag(tag) => tag.name,
-        Type::Ptr(_)
-        | Type::Array(_)
-        | Type::Volatile(_)
-        | Type::Const(_)
-        | Type::Restrict(_)
-        | Type::FuncProto(_) => "",
-    }
-}
 
 /// Writes `btf` in bpftool's raw text format.
 ///
@@ -743,7 +615,9 @@ mod bpftool_oracle {
             .map(|bytes| read::parse_file(bytes, None).unwrap());
         let parsed = read::parse_file(&bytes, base.as_ref()).unwrap();
         let mut out = Vec::new();
+        let start = std::time::Instant::now();
         dump_raw(&mut out, &parsed.btf, base.as_ref().map(|base| &base.btf)).unwrap();
+        eprintln!("dump_raw({}): {:?}", file.display(), start.elapsed());
         String::from_utf8(out).unwrap()
     }
 
