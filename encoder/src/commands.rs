@@ -175,6 +175,11 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         _ => None,
     };
 
+    let base = match (&base, args.btf_base.as_deref()) {
+        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed)?),
+        _ => None,
+    };
+
     let detached = args.btf_encode_detached.as_deref();
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
         bail!(
@@ -268,7 +273,7 @@ fn encode_one(
     file: &Path,
     detached: Option<&Path>,
     config: &pipeline::Config,
-    base: Option<&Parsed<'_>>,
+    base: Option<&pipeline::SplitOn<'_, '_>>,
     verbose: bool,
 ) -> Result<()> {
     if detached.is_none() {

@@ -17,7 +17,9 @@ use rayon::prelude::*;
 
 use btf::lower::{self, Features, LoweredCu, SplitBase};
 use btf::raw::Endian;
+use btf::dedup::PreparedBase;
 use btf::read::Parsed;
+use btf::strings::StringIndex;
 use dwarf::ElfFile;
 
 /// What one encoding needs to know besides the input file.
@@ -77,8 +79,29 @@ pub struct Encoded {
     pub stats: Stats,
 }
 
+/// The base of split encodings, loaded and indexed once for every input
+/// (a batch of modules shares one): its types, its strings by name, and
+/// its types filed for dedup. Per module, only the module's own types
+/// then cost time.
+#[derive(Debug)]
+pub struct SplitOn<'p, 'a> {
+    /// The parsed base.
+    pub parsed: &'p Parsed<'a>,
+    strings: StringIndex<'a>,
+    dedup: PreparedBase<'p, 'a>,
+}
+
+impl<'p, 'a> SplitOn<'p, 'a> {
+    /// Indexes `parsed` (read from `path`).
+    pub fn new(path: &Path, parsed: &'p Parsed<'a>) -> Result<Self> {
+        let dedup = PreparedBase::new(&parsed.btf, btf::dedup::Flavor::default())
+            .with_context(|| format!("{}: base BTF", path.display()))?;
+        Ok(SplitOn { parsed, strings: parsed.string_index(), dedup })
+    }
+}
+
 /// Encodes `path`, split on `base` when given.
-pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result<Encoded> {
+pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> Result<Encoded> {
     let mut stats = Stats::default();
     let started = Instant::now();
     let elf = ElfFile::open(path)?;
@@ -109,15 +132,18 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     stats.walk_and_lower = phase.elapsed();
 
     let phase = Instant::now();
-    let split = base.map(|b| SplitBase { type_count: b.total_type_count(), str_len: b.str_end() });
+    let split = base.map(|b| SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() });
     let cus = lowered.into_iter().map(|(_, cu)| cu).collect();
     let assembled = lower::assemble(cus, &ctx, split).with_context(|| format!("{}", path.display()))?;
     stats.types_before = assembled.types.len();
     stats.assemble = phase.elapsed();
 
     let phase = Instant::now();
-    let deduped = btf::dedup::dedup(&assembled, base.map(|b| &b.btf))
-        .with_context(|| format!("{}: dedup", path.display()))?;
+    let deduped = match base {
+        Some(base) => btf::dedup::dedup_on(&assembled, &base.dedup),
+        None => btf::dedup::dedup(&assembled, None),
+    }
+    .with_context(|| format!("{}: dedup", path.display()))?;
     drop(assembled);
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.elapsed();
@@ -125,14 +151,14 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     let phase = Instant::now();
     let (bytes, distilled_base) = match base {
         Some(base) if config.features.distilled_base => {
-            let mut distilled = btf::distill::distill_base(&deduped.btf, &base.btf)
+            let mut distilled = btf::distill::distill_base(&deduped.btf, &base.parsed.btf)
                 .with_context(|| format!("{}: distilling the base", path.display()))?;
             let written = btf::distill::write(&mut distilled, endian)
                 .with_context(|| format!("{}: writing BTF", path.display()))?;
             (written.split, Some(written.base))
         }
         Some(base) => (
-            btf::write::write_split(&deduped.btf, &base.string_index(), endian)
+            btf::write::write_split(&deduped.btf, &base.strings, endian)
                 .with_context(|| format!("{}: writing BTF", path.display()))?,
             None,
         ),
