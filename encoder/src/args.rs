@@ -65,6 +65,29 @@ pub enum Command {
         #[arg(long = "ignore-datasec-layout")]
         ignore_datasec_layout: bool,
     },
+    /// Move split BTF from its distilled base (`.BTF.base`) onto a full
+    /// base, with libbpf's btf_relocate rules (what the kernel does when it
+    /// loads a module that carries `.BTF.base`). Writes raw split BTF.
+    Relocate {
+        /// The split BTF: raw, or an ELF with `.BTF` (and `.BTF.base`).
+        split: PathBuf,
+        /// The distilled base (raw or ELF `.BTF.base`); default: SPLIT's
+        /// own `.BTF.base` section.
+        #[arg(long = "distilled-base", value_name = "FILE")]
+        distilled_base: Option<PathBuf>,
+        /// The full base to relocate onto (raw, or an ELF with `.BTF`).
+        #[arg(long = "base", short = 'B', value_name = "FILE")]
+        base: PathBuf,
+        /// Where to write the relocated split BTF.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        /// Afterwards, deduplicate against the full base, folding the types
+        /// the distilled split carries (pointers, typedefs, ...) back into
+        /// the base's: the result is what encoding directly on that base
+        /// gives.
+        #[arg(long)]
+        dedup: bool,
+    },
     /// Print btfenc's own version and the pahole version it implements.
     Version,
 }

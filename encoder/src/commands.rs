@@ -31,6 +31,9 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             let options = btf::diff::DiffOptions { max_examples: examples, datasec_layout: !ignore_datasec_layout };
             diff(&a, base_a.as_deref(), &b, base_b.as_deref(), &options)
         }
+        Some(Command::Relocate { split, distilled_base, base, output, dedup }) => {
+            relocate(&split, distilled_base.as_deref(), &base, &output, dedup)
+        }
         Some(Command::Version) => {
             println!("btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)
@@ -114,6 +117,54 @@ fn diff(
     Ok(ExitCode::from(1))
 }
 
+/// The distilled base of `split`: the file given, or SPLIT's own
+/// `.BTF.base` section. A raw file is taken as it is; an ELF file named
+/// explicitly may hold it as `.BTF.base` or `.BTF`.
+fn distilled_base_bytes<'a>(split_path: &Path, split_bytes: &'a [u8], given: Option<(&Path, &'a [u8])>) -> Result<&'a [u8]> {
+    let elf_section = |path: &Path, bytes: &'a [u8], name: &str| {
+        btf::read::elf_section(bytes, name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    };
+    match given {
+        Some((path, bytes)) if bytes.starts_with(b"\x7fELF") => {
+            match elf_section(path, bytes, ".BTF.base")? {
+                Some(section) => Ok(section),
+                None => elf_section(path, bytes, ".BTF")?
+                    .with_context(|| format!("{}: no .BTF.base or .BTF section", path.display())),
+            }
+        }
+        Some((_, bytes)) => Ok(bytes),
+        None if split_bytes.starts_with(b"\x7fELF") => elf_section(split_path, split_bytes, ".BTF.base")?
+            .with_context(|| format!("{}: no .BTF.base section; give the distilled base with --distilled-base", split_path.display())),
+        None => bail!("{}: a raw split needs its distilled base: --distilled-base FILE", split_path.display()),
+    }
+}
+
+fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, dedup: bool) -> Result<ExitCode> {
+    let split_bytes = read_btf_bytes(split)?;
+    let distilled_file = distilled.map(read_btf_bytes).transpose()?;
+    let base_bytes = read_btf_bytes(base)?;
+    let given = distilled.zip(distilled_file.as_deref());
+    let distilled_raw = distilled_base_bytes(split, &split_bytes, given)?;
+    let distilled_path = distilled.unwrap_or(split);
+    let distilled_parsed = btf::read::parse(distilled_raw, None)
+        .map_err(|e| anyhow::anyhow!("{}: distilled base: {e}", distilled_path.display()))?;
+    let split_parsed = parse_btf(split, &split_bytes, Some(&distilled_parsed))?;
+    let base_parsed = parse_btf(base, &base_bytes, None)?;
+
+    let mut relocated = btf::relocate::relocate(&split_parsed.btf, &distilled_parsed.btf, &base_parsed.btf)
+        .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto {}: {e}", split.display(), base.display()))?;
+    if dedup {
+        relocated = btf::dedup::dedup(&relocated, Some(&base_parsed.btf))
+            .with_context(|| format!("{}: dedup after relocation", split.display()))?
+            .btf;
+    }
+    relocated.base_str_len = base_parsed.str_end();
+    let bytes = btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
+        .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
+    output::replace_atomically(output, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     if !args.btf_encode {
         bail!("only BTF encoding is supported: pass -J (see --help)");
@@ -138,6 +189,11 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         _ => None,
     };
 
+    let base = match (&base, args.btf_base.as_deref()) {
+        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
+        _ => None,
+    };
+
     let detached = args.btf_encode_detached.as_deref();
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
         bail!(
@@ -151,6 +207,21 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         let out = detached.map(Path::to_path_buf);
         pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
         return Ok(ExitCode::SUCCESS);
+    }
+
+    // Two modules of the same name would silently overwrite one output.
+    if detached.is_some() {
+        let mut seen = std::collections::HashMap::new();
+        for file in &files {
+            if let Some(first) = seen.insert(detached_name(file), file) {
+                bail!(
+                    "{} and {} would both be written to {}",
+                    first.display(),
+                    file.display(),
+                    detached_name(file).display()
+                );
+            }
+        }
     }
 
     // Many modules: each is independent, so a bad one fails alone.
@@ -191,13 +262,37 @@ fn detached_name(file: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// An image whose `.BTF` is ALLOC cannot be patched: say so before
+/// spending the encoding on it (a vmlinux takes seconds).
+fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()> {
+    let Ok(handle) = fs::File::open(file) else {
+        // The encoder reports unreadable files with its own message.
+        return Ok(());
+    };
+    // SAFETY: read-only map of a file this process only reads here; a
+    // concurrent truncation by someone else would fault, as for any mmap
+    // reader (the encoder maps its input the same way).
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&handle) }) else { return Ok(()) };
+    if !map.starts_with(b"\x7fELF") {
+        return Ok(());
+    }
+    let mut names = vec![".BTF"];
+    if config.features.distilled_base {
+        names.push(".BTF.base");
+    }
+    crate::elf_patch::check_patchable(&map, &names).map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+}
+
 fn encode_one(
     file: &Path,
     detached: Option<&Path>,
     config: &pipeline::Config,
-    base: Option<&Parsed<'_>>,
+    base: Option<&pipeline::SplitOn<'_, '_>>,
     verbose: bool,
 ) -> Result<()> {
+    if detached.is_none() {
+        refuse_unpatchable_early(file, config)?;
+    }
     // A bug must fail this file, not the whole batch, and must still be
     // reported as one line naming the file.
     let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipeline::encode(file, config, base)))
@@ -205,7 +300,7 @@ fn encode_one(
     if verbose {
         encoded.stats.report(file);
     }
-    let sections = Sections { btf: &encoded.btf, base: None };
+    let sections = Sections { btf: &encoded.btf, base: encoded.distilled_base.as_deref() };
     match detached {
         Some(out) => output::write_detached(out, &sections),
         None => {

@@ -1,77 +1,97 @@
 /*!
-Adding or replacing non-ALLOC sections of an ELF file without rewriting it.
+Adding or replacing non-ALLOC sections of an ELF file while every other
+section keeps its bytes and its offset.
 
-Why not a general ELF rewriter (object's `build::elf::Builder`): it must
-understand every section type to re-lay the file out, and refuses the ones
-it does not (clang's `SHT_LLVM_ADDRSIG`, vendor sections), although a
-`.BTF` patch never needs to touch them. Here every byte of the original
-file stays where it is; the new section contents, a grown copy of the
-section-name table and a new section header table are appended, and the
-ELF header is pointed at the new table. Program headers and everything
-they map are untouched, so an executable still runs.
+Why not rebuild the file with a general ELF writer: such writers re-create
+`.symtab`/`.strtab` (the `object` builder re-interns symbol names, so
+`st_name` offsets move) and may re-layout sections. The kernel build, and
+anyone comparing before/after, expects what pahole does through libelf:
+only `.BTF` (and `.BTF.base`) and the section header string table change.
 
-What is left behind as unreferenced bytes: the old section header table
-(dropped instead when it ends the file, as linkers put it), a replaced
-section's old contents, and the old section-name table when names were
-added.
+How: every kept section stays where it is. The replaced sections, the
+section name table (it may gain names) and the section header table go
+after the last kept byte; the space an old `.BTF` occupied in the middle of
+the file is zeroed. Section indices never change (new sections are
+appended to the header table), so symbols, relocation sections and
+`sh_link`s stay valid without rewriting. Running it again on its own
+output gives the same bytes.
 */
 
-use anyhow::{bail, Result};
+use std::ops::Range;
 
-/// `SHT_PROGBITS`: what pahole gives `.BTF`.
+use anyhow::{bail, Context, Result};
+
+const SHT_NULL: u32 = 0;
 const SHT_PROGBITS: u32 = 1;
-/// `SHT_RELA` and `SHT_REL`: relocations for the section `sh_info` names.
-const SHT_RELA: u64 = 4;
-const SHT_REL: u64 = 9;
-/// `SHF_ALLOC`: the section is part of the loaded image.
+const SHT_NOBITS: u32 = 8;
 const SHF_ALLOC: u64 = 0x2;
-/// `e_shnum` at or above this lives in section 0's `sh_size`.
+/// Section indices from here up do not fit `e_shnum`/`e_shstrndx`
+/// (ELF "extended section numbering").
 const SHN_LORESERVE: u64 = 0xff00;
-/// `e_shstrndx` escape: the index lives in section 0's `sh_link`.
 const SHN_XINDEX: u64 = 0xffff;
-/// Alignment of the appended section contents (BTF is read as u32 words).
-const SECTION_ALIGN: usize = 4;
+/// What pahole gives `.BTF` (the kernel reads the section as u32 words).
+const BTF_ALIGN: u64 = 4;
 
-/// Byte offsets of the fields this module reads or writes, which differ
-/// between ELFCLASS32 and ELFCLASS64.
+/// One section to add or replace.
+#[derive(Debug)]
+pub struct NewSection<'a> {
+    /// Section name, e.g. `.BTF`.
+    pub name: &'a str,
+    /// Contents.
+    pub data: &'a [u8],
+}
+
+/// The ELF file class and byte order: where each header field lives.
 #[derive(Clone, Copy, Debug)]
-struct Layout {
+struct Format {
     is_64: bool,
     big_endian: bool,
 }
 
-/// A field of a header: its offset and width in bytes.
-type Field = (usize, usize);
+impl Format {
+    fn read(self, bytes: &[u8], at: usize, width: usize) -> Result<u64> {
+        let field = bytes.get(at..at + width).with_context(|| {
+            format!("ELF header field at {at:#x} lies past the end of the file")
+        })?;
+        let mut value = 0u64;
+        for i in 0..width {
+            let byte = if self.big_endian {
+                field[i]
+            } else {
+                field[width - 1 - i]
+            };
+            value = value << 8 | u64::from(byte);
+        }
+        Ok(value)
+    }
 
-impl Layout {
-    fn e_shoff(self) -> Field {
+    fn write(self, out: &mut [u8], at: usize, width: usize, value: u64) -> Result<()> {
+        if width < 8 && value >> (width * 8) != 0 {
+            bail!("value {value:#x} does not fit a {width}-byte ELF field");
+        }
+        let field = out
+            .get_mut(at..at + width)
+            .context("ELF field out of range")?;
+        for i in 0..width {
+            let shift = if self.big_endian {
+                (width - 1 - i) * 8
+            } else {
+                i * 8
+            };
+            field[i] = (value >> shift) as u8;
+        }
+        Ok(())
+    }
+
+    /// Width of an address/offset/size-class field.
+    fn word(self) -> usize {
         if self.is_64 {
-            (0x28, 8)
+            8
         } else {
-            (0x20, 4)
+            4
         }
     }
-    fn e_shentsize(self) -> Field {
-        if self.is_64 {
-            (0x3a, 2)
-        } else {
-            (0x2e, 2)
-        }
-    }
-    fn e_shnum(self) -> Field {
-        if self.is_64 {
-            (0x3c, 2)
-        } else {
-            (0x30, 2)
-        }
-    }
-    fn e_shstrndx(self) -> Field {
-        if self.is_64 {
-            (0x3e, 2)
-        } else {
-            (0x32, 2)
-        }
-    }
+
     fn shdr_size(self) -> usize {
         if self.is_64 {
             64
@@ -79,389 +99,581 @@ impl Layout {
             40
         }
     }
-    fn sh_name(self) -> Field {
-        (0, 4)
-    }
-    fn sh_type(self) -> Field {
-        (4, 4)
-    }
-    fn sh_flags(self) -> Field {
-        if self.is_64 {
-            (8, 8)
+}
+
+/// A section header, widened to 64 bits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct SectionHeader {
+    name: u32,
+    kind: u32,
+    flags: u64,
+    addr: u64,
+    offset: u64,
+    size: u64,
+    link: u32,
+    info: u32,
+    addralign: u64,
+    entsize: u64,
+}
+
+impl SectionHeader {
+    /// Field layout of Elf32_Shdr / Elf64_Shdr: (offset, width) per field.
+    fn layout(format: Format) -> [(usize, usize); 10] {
+        if format.is_64 {
+            [
+                (0, 4),
+                (4, 4),
+                (8, 8),
+                (16, 8),
+                (24, 8),
+                (32, 8),
+                (40, 4),
+                (44, 4),
+                (48, 8),
+                (56, 8),
+            ]
         } else {
-            (8, 4)
-        }
-    }
-    fn sh_addr(self) -> Field {
-        if self.is_64 {
-            (16, 8)
-        } else {
-            (12, 4)
-        }
-    }
-    fn sh_offset(self) -> Field {
-        if self.is_64 {
-            (24, 8)
-        } else {
-            (16, 4)
-        }
-    }
-    fn sh_size(self) -> Field {
-        if self.is_64 {
-            (32, 8)
-        } else {
-            (20, 4)
-        }
-    }
-    fn sh_link(self) -> Field {
-        if self.is_64 {
-            (40, 4)
-        } else {
-            (24, 4)
-        }
-    }
-    fn sh_info(self) -> Field {
-        if self.is_64 {
-            (44, 4)
-        } else {
-            (28, 4)
-        }
-    }
-    fn sh_addralign(self) -> Field {
-        if self.is_64 {
-            (48, 8)
-        } else {
-            (32, 4)
-        }
-    }
-    fn sh_entsize(self) -> Field {
-        if self.is_64 {
-            (56, 8)
-        } else {
-            (36, 4)
+            [
+                (0, 4),
+                (4, 4),
+                (8, 4),
+                (12, 4),
+                (16, 4),
+                (20, 4),
+                (24, 4),
+                (28, 4),
+                (32, 4),
+                (36, 4),
+            ]
         }
     }
 
-    fn read(self, bytes: &[u8], at: usize, (offset, width): Field) -> Option<u64> {
-        let field =
-            bytes.get(at.checked_add(offset)?..at.checked_add(offset)?.checked_add(width)?)?;
-        let mut value = 0u64;
-        if self.big_endian {
-            for byte in field {
-                value = (value << 8) | u64::from(*byte);
-            }
-        } else {
-            for byte in field.iter().rev() {
-                value = (value << 8) | u64::from(*byte);
-            }
-        }
-        Some(value)
+    fn parse(format: Format, bytes: &[u8], at: usize) -> Result<SectionHeader> {
+        let l = Self::layout(format);
+        let f = |i: usize| format.read(bytes, at + l[i].0, l[i].1);
+        Ok(SectionHeader {
+            name: f(0)? as u32,
+            kind: f(1)? as u32,
+            flags: f(2)?,
+            addr: f(3)?,
+            offset: f(4)?,
+            size: f(5)?,
+            link: f(6)? as u32,
+            info: f(7)? as u32,
+            addralign: f(8)?,
+            entsize: f(9)?,
+        })
     }
 
-    /// Writes `value` into a field of `bytes`, which the caller has sized.
-    fn write(self, bytes: &mut [u8], at: usize, (offset, width): Field, value: u64) -> Result<()> {
-        let too_large = width < 8 && value >> (width * 8) != 0;
-        let place = at
-            .checked_add(offset)
-            .and_then(|start| bytes.get_mut(start..start.checked_add(width)?));
-        let Some(place) = place.filter(|_| !too_large) else {
-            bail!(
-                "ELF field at {:#x} cannot hold {value:#x}",
-                at.saturating_add(offset)
-            );
-        };
-        for (i, byte) in place.iter_mut().enumerate() {
-            let shift = if self.big_endian {
-                (width - 1 - i) * 8
-            } else {
-                i * 8
-            };
-            *byte = (value >> shift) as u8;
+    fn write(&self, format: Format, out: &mut [u8], at: usize) -> Result<()> {
+        let l = Self::layout(format);
+        let values = [
+            u64::from(self.name),
+            u64::from(self.kind),
+            self.flags,
+            self.addr,
+            self.offset,
+            self.size,
+            u64::from(self.link),
+            u64::from(self.info),
+            self.addralign,
+            self.entsize,
+        ];
+        for (&(off, width), value) in l.iter().zip(values) {
+            format.write(out, at + off, width, value)?;
         }
         Ok(())
     }
+
+    fn file_range(&self) -> Option<Range<u64>> {
+        if self.kind == SHT_NOBITS || self.kind == SHT_NULL {
+            return None;
+        }
+        Some(self.offset..self.offset.saturating_add(self.size))
+    }
 }
 
-/// Returns `elf` with each `(name, contents)` of `wanted` as a non-ALLOC
-/// PROGBITS section: an existing section of that name gets the new
-/// contents, otherwise a section is added. An existing ALLOC section of
-/// that name is refused (it is part of the loaded image).
-pub fn set_sections(elf: &[u8], wanted: &[(&str, &[u8])]) -> Result<Vec<u8>> {
-    let layout = identify(elf)?;
-    let header_field = |field| {
-        layout
-            .read(elf, 0, field)
-            .ok_or_else(|| anyhow::anyhow!("truncated ELF header"))
-    };
-    let shoff = usize::try_from(header_field(layout.e_shoff())?)?;
-    let shentsize = usize::try_from(header_field(layout.e_shentsize())?)?;
-    if shoff == 0 {
-        bail!("no section header table");
-    }
-    if shentsize != layout.shdr_size() {
-        bail!("unexpected section header size {shentsize}");
-    }
-    let mut count = header_field(layout.e_shnum())?;
-    let mut shstrndx = header_field(layout.e_shstrndx())?;
-    // Extended numbering: the real values are in section 0.
-    if count == 0 {
-        count = layout
-            .read(elf, shoff, layout.sh_size())
-            .ok_or_else(|| anyhow::anyhow!("truncated section 0"))?;
-    }
-    if shstrndx == SHN_XINDEX {
-        shstrndx = layout
-            .read(elf, shoff, layout.sh_link())
-            .ok_or_else(|| anyhow::anyhow!("truncated section 0"))?;
-    }
-    let count = usize::try_from(count)?;
-    let table_len = count
-        .checked_mul(shentsize)
-        .filter(|len| shoff.checked_add(*len).is_some_and(|end| end <= elf.len()))
-        .ok_or_else(|| anyhow::anyhow!("section header table lies outside the file"))?;
-    let mut headers = elf
-        .get(shoff..shoff + table_len)
-        .ok_or_else(|| anyhow::anyhow!("section header table lies outside the file"))?
-        .to_vec();
-    let shstrndx = usize::try_from(shstrndx)?;
-    if shstrndx == 0 || shstrndx >= count {
-        bail!("no section name table");
-    }
-    let header_at = |index: usize| index * shentsize;
-    let names_offset = usize::try_from(
-        layout
-            .read(&headers, header_at(shstrndx), layout.sh_offset())
-            .unwrap_or(0),
-    )?;
-    let names_size = usize::try_from(
-        layout
-            .read(&headers, header_at(shstrndx), layout.sh_size())
-            .unwrap_or(0),
-    )?;
-    let names = names_offset
-        .checked_add(names_size)
-        .and_then(|end| elf.get(names_offset..end))
-        .ok_or_else(|| anyhow::anyhow!("section name table lies outside the file"))?;
-    let mut new_names = names.to_vec();
-
-    // The old table is dropped when nothing follows it; everything else
-    // stays byte for byte.
-    let keep = if shoff + table_len == elf.len() {
-        shoff
-    } else {
-        elf.len()
-    };
-    let mut out = elf.get(..keep).unwrap_or(elf).to_vec();
-    for (name, contents) in wanted {
-        let existing = (1..count).find(|&index| {
-            let name_offset = layout
-                .read(&headers, header_at(index), layout.sh_name())
-                .unwrap_or(u64::MAX);
-            usize::try_from(name_offset)
-                .ok()
-                .and_then(|at| c_string_at(names, at))
-                == Some(name.as_bytes())
-        });
-        let at = match existing {
-            Some(index) => {
-                let flags = layout
-                    .read(&headers, header_at(index), layout.sh_flags())
-                    .unwrap_or(0);
-                if flags & SHF_ALLOC != 0 {
-                    bail!(
-                        "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
-                    );
-                }
-                // clang's BPF objects relocate their own .BTF; those
-                // relocations would then be applied to the new contents.
-                let relocated = (1..count).any(|other| {
-                    let kind = layout.read(&headers, header_at(other), layout.sh_type());
-                    let target = layout.read(&headers, header_at(other), layout.sh_info());
-                    matches!(kind, Some(SHT_REL | SHT_RELA)) && target == Some(index as u64)
-                });
-                if relocated {
-                    bail!("its {name} section has relocations; refusing to replace it in place, use --btf_encode_detached");
-                }
-                header_at(index)
-            }
-            None => {
-                let at = headers.len();
-                headers.resize(at + shentsize, 0);
-                let name_offset = new_names.len() as u64;
-                new_names.extend_from_slice(name.as_bytes());
-                new_names.push(0);
-                layout.write(&mut headers, at, layout.sh_name(), name_offset)?;
-                at
-            }
-        };
-        pad_to(&mut out, SECTION_ALIGN);
-        let offset = out.len() as u64;
-        out.extend_from_slice(contents);
-        layout.write(&mut headers, at, layout.sh_type(), u64::from(SHT_PROGBITS))?;
-        layout.write(&mut headers, at, layout.sh_flags(), 0)?;
-        layout.write(&mut headers, at, layout.sh_addr(), 0)?;
-        layout.write(&mut headers, at, layout.sh_offset(), offset)?;
-        layout.write(&mut headers, at, layout.sh_size(), contents.len() as u64)?;
-        layout.write(
-            &mut headers,
-            at,
-            layout.sh_addralign(),
-            SECTION_ALIGN as u64,
-        )?;
-        layout.write(&mut headers, at, layout.sh_entsize(), 0)?;
-    }
-    if new_names.len() != names.len() {
-        let offset = out.len() as u64;
-        out.extend_from_slice(&new_names);
-        layout.write(
-            &mut headers,
-            header_at(shstrndx),
-            layout.sh_offset(),
-            offset,
-        )?;
-        layout.write(
-            &mut headers,
-            header_at(shstrndx),
-            layout.sh_size(),
-            new_names.len() as u64,
-        )?;
-    }
-
-    let new_count = (headers.len() / shentsize) as u64;
-    if new_count >= SHN_LORESERVE {
-        layout.write(&mut headers, 0, layout.sh_size(), new_count)?;
-        layout.write(&mut out, 0, layout.e_shnum(), 0)?;
-    } else {
-        // Section 0's sh_size carries the count only in extended numbering.
-        layout.write(&mut headers, 0, layout.sh_size(), 0)?;
-        layout.write(&mut out, 0, layout.e_shnum(), new_count)?;
-    }
-    pad_to(&mut out, if layout.is_64 { 8 } else { 4 });
-    let table_offset = out.len() as u64;
-    out.extend_from_slice(&headers);
-    layout.write(&mut out, 0, layout.e_shoff(), table_offset)?;
-    Ok(out)
+/// ELF header fields this module reads and rewrites.
+struct Header {
+    format: Format,
+    phoff: u64,
+    phentsize: u64,
+    phnum: u64,
+    shoff: u64,
+    shnum: u64,
+    shstrndx: u64,
 }
 
-/// Class and byte order from `e_ident`, after checking the magic.
-fn identify(elf: &[u8]) -> Result<Layout> {
-    let Some(ident) = elf.get(..16) else {
-        bail!("not an ELF file (too short)");
-    };
-    if ident[..4] != *b"\x7fELF" {
+/// Offsets of the ELF header fields that differ between the classes.
+fn header_offsets(format: Format) -> (usize, usize, usize) {
+    // (e_phoff, e_shoff, e_ehsize)
+    if format.is_64 {
+        (32, 40, 52)
+    } else {
+        (28, 32, 40)
+    }
+}
+
+fn parse_header(bytes: &[u8]) -> Result<Header> {
+    if !bytes.starts_with(b"\x7fELF") {
         bail!("not an ELF file");
     }
-    let is_64 = match ident[4] {
-        1 => false,
-        2 => true,
-        other => bail!("unknown ELF class {other}"),
+    let format = match (bytes.get(4), bytes.get(5)) {
+        (Some(1), Some(1)) => Format {
+            is_64: false,
+            big_endian: false,
+        },
+        (Some(1), Some(2)) => Format {
+            is_64: false,
+            big_endian: true,
+        },
+        (Some(2), Some(1)) => Format {
+            is_64: true,
+            big_endian: false,
+        },
+        (Some(2), Some(2)) => Format {
+            is_64: true,
+            big_endian: true,
+        },
+        _ => bail!("unknown ELF class or byte order"),
     };
-    let big_endian = match ident[5] {
-        1 => false,
-        2 => true,
-        other => bail!("unknown ELF data encoding {other}"),
+    let (phoff_at, shoff_at, ehsize_at) = header_offsets(format);
+    let word = format.word();
+    let shentsize = format.read(bytes, ehsize_at + 6, 2)?;
+    if shentsize != format.shdr_size() as u64 {
+        bail!("unexpected section header size {shentsize}");
+    }
+    let mut header = Header {
+        format,
+        phoff: format.read(bytes, phoff_at, word)?,
+        phentsize: format.read(bytes, ehsize_at + 2, 2)?,
+        phnum: format.read(bytes, ehsize_at + 4, 2)?,
+        shoff: format.read(bytes, shoff_at, word)?,
+        shnum: format.read(bytes, ehsize_at + 8, 2)?,
+        shstrndx: format.read(bytes, ehsize_at + 10, 2)?,
     };
-    Ok(Layout { is_64, big_endian })
+    if header.shoff == 0 {
+        bail!("no section header table");
+    }
+    // Extended numbering keeps the real values in section 0's header.
+    let to_usize = |v: u64| usize::try_from(v).context("offset does not fit in memory");
+    if header.shnum == 0 || header.shstrndx == SHN_XINDEX {
+        let zero = SectionHeader::parse(format, bytes, to_usize(header.shoff)?)?;
+        if header.shnum == 0 {
+            header.shnum = zero.size;
+        }
+        if header.shstrndx == SHN_XINDEX {
+            header.shstrndx = u64::from(zero.link);
+        }
+    }
+    Ok(header)
 }
 
-/// The NUL-terminated string at `at` in a string table, without the NUL.
-fn c_string_at(table: &[u8], at: usize) -> Option<&[u8]> {
-    let rest = table.get(at..)?;
-    let end = rest.iter().position(|&byte| byte == 0)?;
-    rest.get(..end)
+fn align_up(value: u64, align: u64) -> u64 {
+    if align <= 1 {
+        value
+    } else {
+        value.div_ceil(align) * align
+    }
 }
 
-fn pad_to(bytes: &mut Vec<u8>, align: usize) {
-    let padded = bytes.len().div_ceil(align) * align;
-    bytes.resize(padded, 0);
+/// Finds `name` as a NUL-terminated string in a string table (possibly as
+/// the tail of a longer name, as linkers share suffixes).
+fn find_name(table: &[u8], name: &str) -> Option<u32> {
+    let mut needle = name.as_bytes().to_vec();
+    needle.push(0);
+    table
+        .windows(needle.len())
+        .position(|w| w == needle.as_slice())
+        .and_then(|pos| u32::try_from(pos).ok())
+}
+
+/// Fails, as [`patch`] would, when `elf` has an ALLOC section named like
+/// one of `names`: checked before encoding, so a fully linked image is
+/// refused at once instead of after the whole encoding.
+pub fn check_patchable(elf: &[u8], names: &[&str]) -> Result<()> {
+    let table = SectionTable::read(elf)?;
+    for name in names {
+        if let Some(h) = table.headers.iter().find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes()) {
+            if h.flags & SHF_ALLOC != 0 {
+                bail!(
+                    "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The parsed section header table and section name table of an ELF file.
+struct SectionTable<'e> {
+    header: Header,
+    headers: Vec<SectionHeader>,
+    /// Where the old header table lies in the file.
+    old_table: Range<u64>,
+    /// Contents of the section name table.
+    names: &'e [u8],
+}
+
+impl<'e> SectionTable<'e> {
+    fn read(elf: &'e [u8]) -> Result<SectionTable<'e>> {
+        let header = parse_header(elf)?;
+        let format = header.format;
+        let shdr_size = format.shdr_size() as u64;
+        let to_usize = |v: u64| usize::try_from(v).context("offset does not fit in memory");
+        let old_table = header
+            .shnum
+            .checked_mul(shdr_size)
+            .and_then(|len| Some(header.shoff..header.shoff.checked_add(len)?))
+            .filter(|table| table.end <= elf.len() as u64)
+            .context("section header table lies past the end of the file")?;
+        let headers = (0..header.shnum)
+            .map(|i| SectionHeader::parse(format, elf, to_usize(header.shoff + i * shdr_size)?))
+            .collect::<Result<Vec<_>>>()?;
+        let names = headers
+            .get(to_usize(header.shstrndx)?)
+            .and_then(|h| h.file_range())
+            .and_then(|r| elf.get(to_usize(r.start).ok()?..to_usize(r.end).ok()?))
+            .context("section name table lies outside the file")?;
+        Ok(SectionTable { header, headers, old_table, names })
+    }
+
+    fn name_of(&self, h: &SectionHeader) -> &'e [u8] {
+        let tail = self.names.get(h.name as usize..).unwrap_or_default();
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        &tail[..end]
+    }
+}
+
+/// Returns `elf` with each of `sections` added (or replaced, when a
+/// section of that name exists) as a non-ALLOC PROGBITS section. An
+/// existing ALLOC section of such a name is an error.
+pub fn patch(elf: &[u8], sections: &[NewSection<'_>]) -> Result<Vec<u8>> {
+    let table = SectionTable::read(elf)?;
+    let mut headers = table.headers.clone();
+    let (header, old_table, old_names) = (&table.header, table.old_table.clone(), table.names);
+    let format = header.format;
+    let to_usize = |v: u64| usize::try_from(v).context("offset does not fit in memory");
+
+    let strtab_index = to_usize(header.shstrndx)?;
+    let name_of = |h: &SectionHeader| table.name_of(h);
+
+    // Which header each new section goes to: the existing one of that
+    // name, or a new one at the end of the table.
+    let mut names = old_names.to_vec();
+    let mut targets = Vec::with_capacity(sections.len());
+    for section in sections {
+        let existing = headers
+            .iter()
+            .position(|h| h.kind != SHT_NULL && name_of(h) == section.name.as_bytes());
+        let index = match existing {
+            Some(index) => {
+                if headers[index].flags & SHF_ALLOC != 0 {
+                    bail!(
+                        "its {} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached",
+                        section.name
+                    );
+                }
+                index
+            }
+            None => {
+                let name = match find_name(&names, section.name) {
+                    Some(offset) => offset,
+                    None => {
+                        let offset =
+                            u32::try_from(names.len()).context("section name table too large")?;
+                        names.extend_from_slice(section.name.as_bytes());
+                        names.push(0);
+                        offset
+                    }
+                };
+                headers.push(SectionHeader {
+                    name,
+                    ..SectionHeader::default()
+                });
+                headers.len() - 1
+            }
+        };
+        targets.push(index);
+    }
+
+    // Everything not moving keeps its bytes; the new data goes after the
+    // last of them (and after the ELF and program headers).
+    let moving = |index: usize| index == strtab_index || targets.contains(&index);
+    let mut kept_end = {
+        let (_, _, ehsize_at) = header_offsets(format);
+        format.read(elf, ehsize_at, 2)?
+    };
+    if header.phnum > 0 {
+        kept_end = kept_end.max(
+            header
+                .phoff
+                .saturating_add(header.phnum.saturating_mul(header.phentsize)),
+        );
+    }
+    for (index, h) in headers.iter().enumerate().take(to_usize(header.shnum)?) {
+        if moving(index) {
+            continue;
+        }
+        if let Some(range) = h.file_range() {
+            kept_end = kept_end.max(range.end);
+        }
+    }
+    if kept_end > elf.len() as u64 {
+        bail!("a section extends past the end of the file");
+    }
+
+    let mut out = elf
+        .get(..to_usize(kept_end)?)
+        .context("truncated ELF")?
+        .to_vec();
+    // Old contents of moved sections that sit among kept ones become
+    // zeroed holes rather than stale data.
+    let moved_ranges = headers
+        .iter()
+        .enumerate()
+        .take(to_usize(header.shnum)?)
+        .filter(|&(index, _)| moving(index))
+        .filter_map(|(_, h)| h.file_range());
+    for range in moved_ranges.chain([old_table]) {
+        {
+            let start = to_usize(range.start.min(kept_end))?;
+            let end = to_usize(range.end.min(kept_end))?;
+            if let Some(hole) = out.get_mut(start..end) {
+                hole.fill(0);
+            }
+        }
+    }
+
+    let place = |out: &mut Vec<u8>, data: &[u8], align: u64| -> Result<u64> {
+        let offset = align_up(out.len() as u64, align);
+        out.resize(to_usize(offset)?, 0);
+        out.extend_from_slice(data);
+        Ok(offset)
+    };
+    for (section, &index) in sections.iter().zip(&targets) {
+        let offset = place(&mut out, section.data, BTF_ALIGN)?;
+        let h = &mut headers[index];
+        h.kind = SHT_PROGBITS;
+        h.flags = 0;
+        h.addr = 0;
+        h.offset = offset;
+        h.size = section.data.len() as u64;
+        h.link = 0;
+        h.info = 0;
+        h.addralign = BTF_ALIGN;
+        h.entsize = 0;
+    }
+    let names_offset = place(&mut out, &names, 1)?;
+    {
+        let h = headers
+            .get_mut(strtab_index)
+            .context("no section name table")?;
+        h.offset = names_offset;
+        h.size = names.len() as u64;
+    }
+
+    let count = headers.len() as u64;
+    if count >= SHN_LORESERVE {
+        headers[0].size = count;
+    }
+    let shoff = align_up(out.len() as u64, format.word() as u64);
+    out.resize(to_usize(shoff)?, 0);
+    let table_at = out.len();
+    out.resize(table_at + headers.len() * format.shdr_size(), 0);
+    for (i, h) in headers.iter().enumerate() {
+        h.write(format, &mut out, table_at + i * format.shdr_size())?;
+    }
+    let (_, shoff_at, ehsize_at) = header_offsets(format);
+    format.write(&mut out, shoff_at, format.word(), shoff)?;
+    format.write(
+        &mut out,
+        ehsize_at + 8,
+        2,
+        if count >= SHN_LORESERVE { 0 } else { count },
+    )?;
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object::write::{Object as WriteObject, StandardSection, Symbol, SymbolSection};
+    use object::{
+        Architecture, BinaryFormat, Endianness, Object, ObjectSection, ObjectSymbol, SectionKind,
+        SymbolFlags, SymbolKind, SymbolScope,
+    };
 
-    /// Section names of `elf` with (type, flags, offset, size), read back
-    /// with the object crate, which nobody here wrote.
-    fn sections(elf: &[u8]) -> Vec<(String, Vec<u8>, u64)> {
-        use object::{Object, ObjectSection};
-        let file = object::File::parse(elf).expect("patched ELF parses");
-        file.sections()
-            .map(|s| {
-                let flags = match s.flags() {
-                    object::SectionFlags::Elf { sh_flags, .. } => sh_flags.0,
-                    _ => 0,
-                };
-                (
-                    s.name().unwrap_or("?").to_string(),
-                    s.data().unwrap_or(&[]).to_vec(),
-                    flags,
-                )
-            })
-            .collect()
+    fn relocatable(endian: Endianness, arch: Architecture) -> Vec<u8> {
+        let mut obj = WriteObject::new(BinaryFormat::Elf, arch, endian);
+        let text = obj.section_id(StandardSection::Text);
+        obj.append_section_data(text, &[0x90; 16], 16);
+        let debug = obj.add_section(Vec::new(), b".debug_info".to_vec(), SectionKind::Debug);
+        obj.append_section_data(debug, b"dwarf bytes", 1);
+        obj.add_symbol(Symbol {
+            name: b"fx_function".to_vec(),
+            value: 0,
+            size: 16,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(text),
+            flags: SymbolFlags::None,
+        });
+        obj.write().expect("object writes an ELF")
     }
 
-    fn fixture(path: &str) -> Vec<u8> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures")
-            .join(path);
-        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    fn section<'d>(file: &'d object::File<'d>, name: &str) -> Option<(Vec<u8>, u64)> {
+        let s = file.section_by_name(name)?;
+        Some((s.data().ok()?.to_vec(), s.file_range()?.0))
     }
 
     #[test]
-    fn adds_a_section_and_keeps_every_other_one() {
-        // clang's object has SHT_LLVM_ADDRSIG, which a rewriter refused.
-        let original = fixture("obj/multi-cu/clang.o");
-        let patched = set_sections(&original, &[(".BTF", b"\x9f\xeb\x01\x00")]).expect("patches");
-        let before = sections(&original);
-        let after = sections(&patched);
-        assert_eq!(after.len(), before.len() + 1);
-        for (old, new) in before.iter().zip(&after) {
-            assert_eq!(
-                (&old.0, old.2),
-                (&new.0, new.2),
-                "name and flags of {}",
-                old.0
+    fn adds_sections_and_keeps_everything_else_in_place() {
+        for (endian, arch) in [
+            (Endianness::Little, Architecture::X86_64),
+            (Endianness::Big, Architecture::PowerPc),
+        ] {
+            let before = relocatable(endian, arch);
+            let after = patch(
+                &before,
+                &[
+                    NewSection {
+                        name: ".BTF",
+                        data: b"btf!",
+                    },
+                    NewSection {
+                        name: ".BTF.base",
+                        data: b"base",
+                    },
+                ],
+            )
+            .expect("patches");
+            let (old, new) = (
+                object::File::parse(&*before).unwrap(),
+                object::File::parse(&*after).unwrap(),
             );
-            if old.0 == ".shstrtab" {
-                // The names table only grows: old names keep their offsets.
-                assert!(new.1.starts_with(&old.1), ".shstrtab was rewritten");
-            } else {
-                assert!(old.1 == new.1, "contents of {} changed", old.0);
+            for s in old.sections() {
+                let name = s.name().unwrap();
+                if name == ".shstrtab" {
+                    continue;
+                }
+                assert_eq!(
+                    section(&new, name),
+                    section(&old, name),
+                    "{name} moved or changed"
+                );
             }
+            assert_eq!(section(&new, ".BTF").map(|s| s.0), Some(b"btf!".to_vec()));
+            assert_eq!(
+                section(&new, ".BTF.base").map(|s| s.0),
+                Some(b"base".to_vec())
+            );
+            let symbols: Vec<_> = new
+                .symbols()
+                .map(|s| (s.name().unwrap().to_owned(), s.section_index()))
+                .collect();
+            let old_symbols: Vec<_> = old
+                .symbols()
+                .map(|s| (s.name().unwrap().to_owned(), s.section_index()))
+                .collect();
+            assert_eq!(symbols, old_symbols);
         }
-        let added = after.last().expect("one more section");
+    }
+
+    #[test]
+    fn replacing_is_idempotent_and_does_not_grow() {
+        let original = relocatable(Endianness::Little, Architecture::X86_64);
+        let once = patch(
+            &original,
+            &[NewSection {
+                name: ".BTF",
+                data: b"0123456789",
+            }],
+        )
+        .unwrap();
+        let twice = patch(
+            &once,
+            &[NewSection {
+                name: ".BTF",
+                data: b"0123456789",
+            }],
+        )
+        .unwrap();
+        assert_eq!(once, twice);
+        let smaller = patch(
+            &once,
+            &[NewSection {
+                name: ".BTF",
+                data: b"01",
+            }],
+        )
+        .unwrap();
+        let file = object::File::parse(&*smaller).unwrap();
+        assert_eq!(section(&file, ".BTF").map(|s| s.0), Some(b"01".to_vec()));
         assert_eq!(
-            (added.0.as_str(), added.1.as_slice(), added.2),
-            (".BTF", &b"\x9f\xeb\x01\x00"[..], 0)
+            file.sections().filter(|s| s.name() == Ok(".BTF")).count(),
+            1
+        );
+        assert!(smaller.len() <= once.len());
+    }
+
+    #[test]
+    fn a_replaced_section_in_the_middle_becomes_a_zeroed_hole() {
+        // .BTF first, then another section added after it: replacing .BTF
+        // must not move the later section.
+        let original = relocatable(Endianness::Little, Architecture::X86_64);
+        let with_btf = patch(
+            &original,
+            &[NewSection {
+                name: ".BTF",
+                data: b"OLDBTFOLDBTF",
+            }],
+        )
+        .unwrap();
+        let with_more = patch(
+            &with_btf,
+            &[NewSection {
+                name: ".later",
+                data: b"later",
+            }],
+        )
+        .unwrap();
+        let replaced = patch(
+            &with_more,
+            &[NewSection {
+                name: ".BTF",
+                data: b"new",
+            }],
+        )
+        .unwrap();
+        let (a, b) = (
+            object::File::parse(&*with_more).unwrap(),
+            object::File::parse(&*replaced).unwrap(),
+        );
+        assert_eq!(section(&b, ".later"), section(&a, ".later"));
+        assert_eq!(section(&b, ".BTF").map(|s| s.0), Some(b"new".to_vec()));
+        assert!(
+            !replaced.windows(6).any(|w| w == b"OLDBTF"),
+            "stale .BTF bytes remain"
         );
     }
 
     #[test]
-    fn replaces_an_existing_section_in_place_of_adding() {
-        let original = fixture("obj/gcc-dwarf5/funcs.o");
-        let once = set_sections(&original, &[(".BTF", b"first")]).expect("patches");
-        let twice = set_sections(&once, &[(".BTF", b"second!")]).expect("patches again");
-        let after = sections(&twice);
-        let btf: Vec<_> = after.iter().filter(|s| s.0 == ".BTF").collect();
-        assert_eq!(btf.len(), 1);
-        assert_eq!(btf[0].1, b"second!");
-        assert_eq!(after.len(), sections(&original).len() + 1);
-    }
-
-    #[test]
-    fn big_endian_objects_are_patched_in_their_byte_order() {
-        let original = fixture("obj/bpf/structs-bpfeb.o");
-        let patched = set_sections(&original, &[(".BTF.extra", b"x")]).expect("patches");
-        let after = sections(&patched);
-        assert!(after.iter().any(|s| s.0 == ".BTF.extra" && s.1 == b"x"));
-        assert_eq!(after.len(), sections(&original).len() + 1);
-    }
-
-    #[test]
-    fn alloc_sections_and_garbage_are_refused() {
-        let original = fixture("obj/exec/prog-gcc");
-        assert!(set_sections(&original, &[(".text", b"no")]).is_err());
-        assert!(set_sections(b"not an elf file at all", &[(".BTF", b"")]).is_err());
-        assert!(set_sections(&original[..70], &[(".BTF", b"")]).is_err());
+    fn refuses_alloc_and_garbage() {
+        assert!(patch(b"not an elf", &[]).is_err());
+        let mut obj = WriteObject::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let id = obj.add_section(Vec::new(), b".BTF".to_vec(), SectionKind::ReadOnlyData);
+        obj.append_section_data(id, b"x", 1);
+        let elf = obj.write().unwrap();
+        let err = patch(
+            &elf,
+            &[NewSection {
+                name: ".BTF",
+                data: b"y",
+            }],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("ALLOC"), "{err}");
     }
 }

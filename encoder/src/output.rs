@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::elf_patch;
+use crate::elf_patch::{self, NewSection};
 
 /// The sections that make up encoded BTF: `.BTF`, and `.BTF.base` when the
 /// base was distilled.
@@ -78,16 +78,17 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 
 /// Returns `elf_bytes` with `.BTF` (and `.BTF.base`) added or replaced as
 /// non-ALLOC PROGBITS sections, as pahole writes them. Every other section
-/// keeps its contents, and every byte of the original stays in place (see
-/// [`crate::elf_patch`]).
+/// keeps its bytes and its offset (see [`crate::elf_patch`]).
 ///
 /// An existing ALLOC `.BTF` belongs to a fully linked image whose loader
 /// maps it (Debian's debug vmlinux): rewriting it would move data the
 /// program headers point at, so it is refused.
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
-    let mut wanted: Vec<(&str, &[u8])> = vec![(".BTF", sections.btf)];
+    let mut wanted = vec![NewSection { name: ".BTF", data: sections.btf }];
     if let Some(base) = sections.base {
-        wanted.push((".BTF.base", base));
+        wanted.push(NewSection { name: ".BTF.base", data: base });
     }
-    elf_patch::set_sections(elf_bytes, &wanted).map_err(|e| anyhow::anyhow!("{}: cannot patch ELF: {e}", path.display()))
+    // Errors (an ALLOC .BTF included) already say what is wrong; they
+    // only need the file name in front.
+    elf_patch::patch(elf_bytes, &wanted).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))
 }
