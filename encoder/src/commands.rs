@@ -41,9 +41,12 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
         None if cli.encode.version => {
             // stdout must be exactly pahole's shape: the kernel turns it
             // into a number with sed. Our own version goes to stderr where
-            // people see it and scripts don't parse it.
+            // people see it and scripts don't parse it; only when a person
+            // is reading stdout, since a kernel build asks dozens of times
+            // (Kconfig, pahole-flags.sh per make level, link-vmlinux.sh)
+            // and would print it into every build log.
             println!("{PAHOLE_COMPAT_VERSION}");
-            if invoked_as != "pahole" {
+            if invoked_as != "pahole" && io::stdout().is_terminal() {
                 eprintln!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
             }
             Ok(ExitCode::SUCCESS)
@@ -166,7 +169,9 @@ fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, 
 }
 
 fn encode(args: &EncodeArgs) -> Result<ExitCode> {
-    if !args.btf_encode {
+    // pahole's --btf_encode_detached implies -J; BTFHub-style scripts rely
+    // on that and never pass -J.
+    if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
     let config = config::resolve(args)?;
