@@ -29,17 +29,50 @@ fn dump_structs(path: &str) -> Result<(), Box<dyn std::error::Error>> {
             ));
         }
         for node in &model.nodes {
-            if let Node::Enum { name: Some(name), byte_size, declaration: false, enumerators, underlying_signed } = node {
-                let signed = match underlying_signed { Some(true) => "SIGNED", Some(false) => "UNSIGNED", None => "NONE" };
-                out.push_str(&format!("ENUM '{name}' encoding={signed} size={byte_size} vlen={}\n", enumerators.len()));
+            if let Node::Enum {
+                name: Some(name),
+                byte_size,
+                declaration: false,
+                enumerators,
+                underlying_signed,
+            } = node
+            {
+                let signed = match underlying_signed {
+                    Some(true) => "SIGNED",
+                    Some(false) => "UNSIGNED",
+                    None => "NONE",
+                };
+                out.push_str(&format!(
+                    "ENUM '{name}' encoding={signed} size={byte_size} vlen={}\n",
+                    enumerators.len()
+                ));
                 for e in enumerators.iter() {
-                    let value = if e.negative { (e.value as i64).to_string() } else { e.value.to_string() };
+                    let value = if e.negative {
+                        (e.value as i64).to_string()
+                    } else {
+                        e.value.to_string()
+                    };
                     out.push_str(&format!("\t'{}' val={value}\n", e.name));
                 }
             }
-            if let Node::Composite { kind, name: Some(name), byte_size, declaration: false, members, .. } = node {
-                let kind = if *kind == CompositeKind::Union { "UNION" } else { "STRUCT" };
-                out.push_str(&format!("{kind} '{name}' size={byte_size} vlen={}\n", members.len()));
+            if let Node::Composite {
+                kind,
+                name: Some(name),
+                byte_size,
+                declaration: false,
+                members,
+                ..
+            } = node
+            {
+                let kind = if *kind == CompositeKind::Union {
+                    "UNION"
+                } else {
+                    "STRUCT"
+                };
+                out.push_str(&format!(
+                    "{kind} '{name}' size={byte_size} vlen={}\n",
+                    members.len()
+                ));
                 for member in members.iter() {
                     out.push_str(&format!(
                         "\t'{}' bits_offset={} bitfield_size={}\n",
@@ -57,6 +90,35 @@ fn dump_structs(path: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--count-dies") {
+        // Every DIE, with a bare gimli scan: the baseline for the walker.
+        for path in &args[1..] {
+            let start = Instant::now();
+            let file = dwarf::ElfFile::open(path)?;
+            let dwarf = file.dwarf()?;
+            let count: u64 = dwarf
+                .units()
+                .par_iter()
+                .map(|header| -> Result<u64, gimli::Error> {
+                    let unit = gimli::Unit::new(&dwarf.gimli, *header)?;
+                    let mut entries = unit.entries_raw(None)?;
+                    let mut count = 0;
+                    while !entries.is_empty() {
+                        if let Some(abbrev) = entries.read_abbreviation()? {
+                            count += 1;
+                            entries.skip_attributes(abbrev.attributes())?;
+                        }
+                    }
+                    Ok(count)
+                })
+                .try_reduce(|| 0, |a, b| Ok(a + b))?;
+            println!(
+                "{path}: {count} DIEs in {:.3}s",
+                start.elapsed().as_secs_f64()
+            );
+        }
+        return Ok(());
+    }
     if args.first().map(String::as_str) == Some("--dump-structs") {
         for path in &args[1..] {
             dump_structs(path)?;
@@ -68,6 +130,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let file = dwarf::ElfFile::open(&path)?;
         let dwarf = file.dwarf()?;
         let loaded = start.elapsed();
+        if dwarf.has_cross_unit_references()? {
+            let arena = bumpalo::Bump::new();
+            let model = dwarf::walk::walk_units(&dwarf, dwarf.units(), &arena)?;
+            println!(
+                "{path}: cross-unit references: {} units walked as one, {} DIEs, {} nodes, {:.3}s",
+                dwarf.units().len(),
+                model.die_count,
+                model.nodes.len(),
+                start.elapsed().as_secs_f64()
+            );
+            continue;
+        }
         let totals = dwarf
             .units()
             .par_iter()

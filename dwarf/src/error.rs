@@ -45,7 +45,12 @@ pub struct Error {
 impl Error {
     /// An error about `path` as a whole.
     pub fn new(path: &Path, kind: ErrorKind) -> Error {
-        Error { path: Arc::from(path), section: None, offset: None, kind }
+        Error {
+            path: Arc::from(path),
+            section: None,
+            offset: None,
+            kind,
+        }
     }
 
     /// The same error, located at `offset` in `section`.
@@ -119,10 +124,16 @@ mod tests {
     #[test]
     fn display_names_file_section_and_offset() {
         let err = Error::new(Path::new("/x/a.ko"), ErrorKind::NoDwarf);
-        assert_eq!(err.to_string(), "/x/a.ko: no DWARF debug info (no .debug_info section)");
+        assert_eq!(
+            err.to_string(),
+            "/x/a.ko: no DWARF debug info (no .debug_info section)"
+        );
         let err = Error::new(Path::new("a.o"), ErrorKind::InvalidDwarf("bad".into()))
             .at(".debug_info", 0x2a);
-        assert_eq!(err.to_string(), "a.o: .debug_info at 0x2a: invalid DWARF: bad");
+        assert_eq!(
+            err.to_string(),
+            "a.o: .debug_info at 0x2a: invalid DWARF: bad"
+        );
         assert_eq!(err.offset(), Some(0x2a));
         assert_eq!(err.path(), Path::new("a.o"));
     }

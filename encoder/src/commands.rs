@@ -25,8 +25,11 @@ pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
 pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
-        Some(Command::Diff { a, b, base_a, base_b, examples }) => {
-            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), examples)
+        Some(Command::Diff { a, b, base_a, base_b, examples, ignore_datasec_layout }) => {
+            // The layout is compared by default: the parity checks judge
+            // with this command, and a VAR at the wrong offset is a bug.
+            let options = btf::diff::DiffOptions { max_examples: examples, datasec_layout: !ignore_datasec_layout };
+            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), &options)
         }
         Some(Command::Relocate { split, distilled_base, base, output, dedup }) => {
             relocate(&split, distilled_base.as_deref(), &base, &output, dedup)
@@ -79,7 +82,13 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     }
 }
 
-fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, examples: usize) -> Result<ExitCode> {
+fn diff(
+    a: &Path,
+    base_a: Option<&Path>,
+    b: &Path,
+    base_b: Option<&Path>,
+    options: &btf::diff::DiffOptions,
+) -> Result<ExitCode> {
     let bytes = [a, b].map(read_btf_bytes);
     let [bytes_a, bytes_b] = bytes;
     let (bytes_a, bytes_b) = (bytes_a?, bytes_b?);
@@ -95,15 +104,20 @@ fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, exampl
     };
     let pa = parse_btf(a, &bytes_a, parsed_base_a.as_ref())?;
     let pb = parse_btf(b, &bytes_b, parsed_base_b.as_ref())?;
-    let report = btf::diff::diff_with_examples(
+    let report = btf::diff::diff_with(
         &pa.btf,
         parsed_base_a.as_ref().map(|p| &p.btf),
         &pb.btf,
         parsed_base_b.as_ref().map(|p| &p.btf),
-        examples,
+        options,
     );
+    // Like diff(1): silence and status 0 mean "same"; the per-kind lines
+    // (all kinds, so that scripts can also judge totals) only when not.
+    if report.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
     print!("{report}");
-    Ok(if report.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(ExitCode::from(1))
 }
 
 /// The distilled base of `split`: the file given, or SPLIT's own
@@ -180,6 +194,11 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         _ => None,
     };
 
+    let base = match (&base, args.btf_base.as_deref()) {
+        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
+        _ => None,
+    };
+
     let detached = args.btf_encode_detached.as_deref();
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
         bail!(
@@ -193,6 +212,21 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         let out = detached.map(Path::to_path_buf);
         pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
         return Ok(ExitCode::SUCCESS);
+    }
+
+    // Two modules of the same name would silently overwrite one output.
+    if detached.is_some() {
+        let mut seen = std::collections::HashMap::new();
+        for file in &files {
+            if let Some(first) = seen.insert(detached_name(file), file) {
+                bail!(
+                    "{} and {} would both be written to {}",
+                    first.display(),
+                    file.display(),
+                    detached_name(file).display()
+                );
+            }
+        }
     }
 
     // Many modules: each is independent, so a bad one fails alone.
@@ -258,7 +292,7 @@ fn encode_one(
     file: &Path,
     detached: Option<&Path>,
     config: &pipeline::Config,
-    base: Option<&Parsed<'_>>,
+    base: Option<&pipeline::SplitOn<'_, '_>>,
     verbose: bool,
 ) -> Result<()> {
     if detached.is_none() {

@@ -17,7 +17,7 @@
 use super::state::{is_mapped, Deduper, UNPROCESSED};
 use super::view::{
     self, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
-    shallow_equal_struct, target,
+    same_str, shallow_equal_struct, target,
 };
 use super::{Error, Flavor};
 use crate::types::{Type, TypeId};
@@ -85,7 +85,7 @@ impl Deduper<'_, '_> {
         let canon = types.get(canon_id);
         let cand_kind = types.kind(cand_id);
         let canon_kind = types.kind(canon_id);
-        if view::name(cand) != view::name(canon) {
+        if !same_str(view::name(cand), view::name(canon)) {
             return Ok(false);
         }
         if (cand_kind == kind::FWD || canon_kind == kind::FWD) && cand_kind != canon_kind {
@@ -155,7 +155,10 @@ impl Deduper<'_, '_> {
                 work.push((a.ret.0, b.ret.0));
                 Ok(true)
             }
-            _ => Err(Error::UnexpectedKind { type_id: TypeId(cand_id), kind: cand_kind }),
+            _ => Err(Error::UnexpectedKind {
+                type_id: TypeId(cand_id),
+                kind: cand_kind,
+            }),
         }
     }
 
@@ -194,7 +197,7 @@ impl Deduper<'_, '_> {
                     ),
                     _,
                 ) => {
-                    if info(t1) != info(t2) || view::name(t1) != view::name(t2) {
+                    if info(t1) != info(t2) || !same_str(view::name(t1), view::name(t2)) {
                         return false;
                     }
                     id1 = target(t1);
@@ -202,18 +205,23 @@ impl Deduper<'_, '_> {
                     continue;
                 }
                 (Some(Type::Array(_)), _) => compat_array(t1, t2),
-                (Some(Type::Struct(a) | Type::Union(a)), Some(Type::Struct(b) | Type::Union(b))) => {
+                (
+                    Some(Type::Struct(a) | Type::Union(a)),
+                    Some(Type::Struct(b) | Type::Union(b)),
+                ) => {
                     shallow_equal_struct(t1, t2)
-                        && a.members.iter().zip(&b.members).all(|(m, n)| {
-                            m.ty == n.ty || self.identical(m.ty.0, n.ty.0, depth - 1)
-                        })
+                        && a.members
+                            .iter()
+                            .zip(&b.members)
+                            .all(|(m, n)| m.ty == n.ty || self.identical(m.ty.0, n.ty.0, depth - 1))
                 }
                 (Some(Type::FuncProto(a)), Some(Type::FuncProto(b))) => {
                     compat_fnproto(t1, t2)
                         && (a.ret == b.ret || self.identical(a.ret.0, b.ret.0, depth - 1))
-                        && a.params.iter().zip(&b.params).all(|(p, q)| {
-                            p.ty == q.ty || self.identical(p.ty.0, q.ty.0, depth - 1)
-                        })
+                        && a.params
+                            .iter()
+                            .zip(&b.params)
+                            .all(|(p, q)| p.ty == q.ty || self.identical(p.ty.0, q.ty.0, depth - 1))
                 }
                 _ => false,
             };
@@ -222,16 +230,45 @@ impl Deduper<'_, '_> {
     }
 
     /// libbpf 1.1's `btf_dedup_identical_arrays` and
-    /// `btf_dedup_identical_structs`: equal records with equal ids.
+    /// `btf_dedup_identical_structs`: equal records whose member types
+    /// have equal ids or are themselves identical arrays or structs (as
+    /// in `struct_group()`'s twin anonymous structs, whose array members
+    /// are separate but equal types).
     fn identical_v1_1(&self, id1: u32, id2: u32) -> bool {
+        self.identical_arrays_v1_1(id1, id2)
+            || self.identical_structs_v1_1(id1, id2, IDENTICAL_DEPTH)
+    }
+
+    fn identical_arrays_v1_1(&self, id1: u32, id2: u32) -> bool {
         let (t1, t2) = (self.types.get(id1), self.types.get(id2));
         match (t1, t2) {
             (Some(Type::Array(a)), Some(Type::Array(b))) => {
-                equal_common(t1, t2) && a.elem == b.elem && a.index == b.index && a.nelems == b.nelems
+                equal_common(t1, t2)
+                    && a.elem == b.elem
+                    && a.index == b.index
+                    && a.nelems == b.nelems
             }
+            _ => false,
+        }
+    }
+
+    /// libbpf recurses without a bound (C structs cannot contain
+    /// themselves); `depth` only keeps malformed input from overflowing
+    /// the stack.
+    fn identical_structs_v1_1(&self, id1: u32, id2: u32, depth: u32) -> bool {
+        if depth == 0 {
+            return false;
+        }
+        let (t1, t2) = (self.types.get(id1), self.types.get(id2));
+        match (t1, t2) {
             (Some(Type::Struct(a)), Some(Type::Struct(b)))
             | (Some(Type::Union(a)), Some(Type::Union(b))) => {
-                shallow_equal_struct(t1, t2) && a.members.iter().zip(&b.members).all(|(m, n)| m.ty == n.ty)
+                shallow_equal_struct(t1, t2)
+                    && a.members.iter().zip(&b.members).all(|(m, n)| {
+                        m.ty == n.ty
+                            || self.identical_arrays_v1_1(m.ty.0, n.ty.0)
+                            || self.identical_structs_v1_1(m.ty.0, n.ty.0, depth - 1)
+                    })
             }
             _ => false,
         }

@@ -3,6 +3,8 @@
 //! order and get consecutive ids after the base; every reference is
 //! rewritten to the new id of its canonical type.
 
+use rayon::prelude::*;
+
 use super::state::{Deduper, UNPROCESSED};
 use super::Error;
 use crate::types::{Btf, Type, TypeId};
@@ -32,20 +34,33 @@ impl<'a> Deduper<'_, 'a> {
             let id = self.resolve(old);
             match new_ids.get(id as usize) {
                 Some(&new) if new != UNPROCESSED => Ok(TypeId(new)),
-                _ => Err(Error::Unresolved { type_id: TypeId(old) }),
+                _ => Err(Error::Unresolved {
+                    type_id: TypeId(old),
+                }),
             }
         };
-        let mut types = Vec::new();
-        for (index, t) in input.types.iter().enumerate() {
-            let id = self.start + index as u32;
-            if self.map.get(id as usize) != Some(&id) {
-                continue;
-            }
-            let mut t = t.clone();
-            remap_ids(&mut t, |r| final_id(r.0))?;
-            types.push(t);
-        }
-        let remap = (0..self.types.id_count()).map(final_id).collect::<Result<Vec<_>, _>>()?;
+        // Copying out is independent per type; collecting in order keeps
+        // the first error (and everything else) deterministic.
+        let kept: Vec<Result<Type<'a>, Error>> = input
+            .types
+            .par_iter()
+            .enumerate()
+            .filter(|&(index, _)| {
+                let id = self.start + index as u32;
+                self.map.get(id as usize) == Some(&id)
+            })
+            .map(|(_, t)| {
+                let mut t = t.clone();
+                remap_ids(&mut t, |r| final_id(r.0))?;
+                Ok(t)
+            })
+            .collect();
+        let types = kept.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let remap: Vec<Result<TypeId, Error>> = (0..self.types.id_count())
+            .into_par_iter()
+            .map(final_id)
+            .collect();
+        let remap = remap.into_iter().collect::<Result<Vec<_>, _>>()?;
         let btf = Btf {
             types,
             base_type_count: input.base_type_count,
@@ -56,7 +71,10 @@ impl<'a> Deduper<'_, 'a> {
 }
 
 /// Rewrites every type id in `t` with `f`.
-pub(super) fn remap_ids<E>(t: &mut Type<'_>, mut f: impl FnMut(TypeId) -> Result<TypeId, E>) -> Result<(), E> {
+pub(super) fn remap_ids<E>(
+    t: &mut Type<'_>,
+    mut f: impl FnMut(TypeId) -> Result<TypeId, E>,
+) -> Result<(), E> {
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,

@@ -5,14 +5,32 @@
 //! candidate for later ones.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
 use super::view::{
     self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
-    kind, shallow_equal_struct, size_or_type,
+    kind, same_str, shallow_equal_struct, size_or_type,
 };
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
+
+/// Hashes names for the FWD resolution map, cheaply.
+#[derive(Default)]
+struct NameHasher(keys::Key);
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.0 = self.0.word(u64::from_le_bytes(w));
+        }
+    }
+}
 
 /// Reference chains (pointer to const to function prototype ...) end at a
 /// struct, union, typedef or primitive within a few steps in C; a chain
@@ -102,7 +120,11 @@ impl Deduper<'_, '_> {
             Some(Type::Typedef(_)) if self.flavor == Flavor::Libbpf1_7 => true,
             _ => return Ok(()),
         };
-        let key = if is_typedef { keys::typedef(t) } else { keys::composite(t) };
+        let key = if is_typedef {
+            keys::typedef(t)
+        } else {
+            keys::composite(t)
+        };
         let mut cands = std::mem::take(&mut self.cands);
         self.table.candidates(key, &mut cands);
         let mut new_id = id;
@@ -148,20 +170,27 @@ impl Deduper<'_, '_> {
     fn resolve_fwds(&mut self) {
         let end = self.types.id_count();
         // Name -> the unique canonical STRUCT/UNION, or 0 when ambiguous.
-        let mut unique: HashMap<&str, u32> = HashMap::new();
+        let mut unique: HashMap<&str, u32, BuildHasherDefault<NameHasher>> = HashMap::default();
         for id in 1..end {
             let t = self.types.get(id);
             if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
                 continue;
             }
-            unique.entry(view::name(t)).and_modify(|v| *v = 0).or_insert(id);
+            unique
+                .entry(view::name(t))
+                .and_modify(|v| *v = 0)
+                .or_insert(id);
         }
         for id in self.start..end {
-            let Some(Type::Fwd(fwd)) = self.types.get(id) else { continue };
+            let Some(Type::Fwd(fwd)) = self.types.get(id) else {
+                continue;
+            };
             if self.map[id as usize] != id {
                 continue;
             }
-            let Some(&cand_id) = unique.get(fwd.name) else { continue };
+            let Some(&cand_id) = unique.get(fwd.name) else {
+                continue;
+            };
             if cand_id == 0 {
                 continue;
             }
@@ -179,7 +208,9 @@ impl Deduper<'_, '_> {
     fn dedup_reference(&mut self, id: u32, depth: u32) -> Result<u32, Error> {
         let state = self.map[id as usize];
         if state == IN_PROGRESS || depth > REF_DEPTH_LIMIT {
-            return Err(Error::ReferenceLoop { type_id: TypeId(id) });
+            return Err(Error::ReferenceLoop {
+                type_id: TypeId(id),
+            });
         }
         if is_mapped(state) {
             return Ok(self.resolve(id));
@@ -197,7 +228,12 @@ impl Deduper<'_, '_> {
             | kind::DECL_TAG
             | kind::ARRAY
             | kind::FUNC_PROTO => {}
-            _ => return Err(Error::UnexpectedKind { type_id: TypeId(id), kind }),
+            _ => {
+                return Err(Error::UnexpectedKind {
+                    type_id: TypeId(id),
+                    kind,
+                })
+            }
         }
         self.map[id as usize] = IN_PROGRESS;
         let from = self.slot_start[id as usize] as usize;
@@ -216,7 +252,11 @@ impl Deduper<'_, '_> {
         };
         let mut cands = std::mem::take(&mut self.cands);
         self.table.candidates(key, &mut cands);
-        let new_id = cands.iter().copied().find(|&c| self.equal_resolved(id, c)).unwrap_or(id);
+        let new_id = cands
+            .iter()
+            .copied()
+            .find(|&c| self.equal_resolved(id, c))
+            .unwrap_or(id);
         self.cands = cands;
         self.settle(id, new_id, key);
         Ok(new_id)
@@ -227,7 +267,7 @@ impl Deduper<'_, '_> {
     fn equal_resolved(&self, a_id: u32, b_id: u32) -> bool {
         let a = self.types.get(a_id);
         let b = self.types.get(b_id);
-        if view::name(a) != view::name(b) || info(a) != info(b) {
+        if info(a) != info(b) || !same_str(view::name(a), view::name(b)) {
             return false;
         }
         if self.slots_of(a_id) != self.slots_of(b_id) {
@@ -236,9 +276,11 @@ impl Deduper<'_, '_> {
         match (a, b) {
             (Some(Type::DeclTag(x)), Some(Type::DeclTag(y))) => x.component_idx == y.component_idx,
             (Some(Type::Array(x)), Some(Type::Array(y))) => x.nelems == y.nelems,
-            (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-                x.params.iter().zip(&y.params).all(|(p, q)| p.name == q.name)
-            }
+            (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => x
+                .params
+                .iter()
+                .zip(&y.params)
+                .all(|(p, q)| same_str(p.name, q.name)),
             (Some(_), Some(_)) => true,
             _ => false,
         }

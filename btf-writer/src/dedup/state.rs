@@ -2,6 +2,8 @@
 //! by graph equivalence, the candidate table and the per-type reference
 //! slots that the reference phase rewrites.
 
+use rayon::prelude::*;
+
 use super::table::CandidateTable;
 use super::view::{for_each_ref, kind, kind_of, Types};
 use super::{keys, Error, Flavor};
@@ -17,6 +19,57 @@ const MAX_IDS: u64 = 0x7fff_ffff;
 #[inline]
 pub(super) fn is_mapped(v: u32) -> bool {
     v < IN_PROGRESS
+}
+
+/// Ids set up per parallel task.
+const CHUNK: u32 = 1 << 15;
+
+/// Setup of one range of ids: initial map values and reference slots
+/// (`slot_start` relative to the chunk's first slot).
+struct Chunk {
+    map: Vec<u32>,
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl Chunk {
+    fn build(types: &Types<'_, '_>, ids: std::ops::Range<u32>) -> Result<Chunk, Error> {
+        let count = types.id_count();
+        let mut chunk = Chunk {
+            map: Vec::with_capacity(ids.len()),
+            slot_start: Vec::new(),
+            slots: Vec::new(),
+        };
+        for id in ids {
+            chunk.slot_start.push(chunk.slots.len() as u32);
+            let Some(t) = types.get(id) else {
+                chunk.map.push(id); // void is its own canonical
+                continue;
+            };
+            let mut bad = None;
+            for_each_ref(t, |r| {
+                if r >= count && bad.is_none() {
+                    bad = Some(r);
+                }
+            });
+            if let Some(r) = bad {
+                return Err(Error::DanglingReference {
+                    type_id: TypeId(id),
+                    referenced: TypeId(r),
+                });
+            }
+            // VAR and DATASEC are never deduplicated.
+            chunk.map.push(match t {
+                Type::Var(_) | Type::Datasec(_) => id,
+                _ => UNPROCESSED,
+            });
+            match t {
+                Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_) => {}
+                _ => for_each_ref(t, |r| chunk.slots.push(r)),
+            }
+        }
+        Ok(chunk)
+    }
 }
 
 #[derive(Debug)]
@@ -35,7 +88,7 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) hypot_list: Vec<u32>,
     /// The last check would only hold if a base FWD were resolved.
     pub(super) hypot_adjust_canon: bool,
-    pub(super) table: CandidateTable,
+    pub(super) table: CandidateTable<'t>,
     /// `slots[slot_start[id]..slot_start[id + 1]]` are the ids a reference
     /// kind points to (target; element and index; return and parameters).
     /// The reference phase rewrites them to canonical ids, as libbpf
@@ -48,58 +101,121 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) cands: Vec<u32>,
 }
 
+/// The part of the dedup state that depends on the base alone, computed
+/// once and shared by every split deduplicated on that base (a kernel's
+/// modules): the base's map, reference slots and filed candidates.
+#[derive(Debug)]
+pub(super) struct BaseState {
+    /// `map` for ids `0..start` (identity).
+    map: Vec<u32>,
+    /// `slot_start` for ids `0..start`.
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+    table: CandidateTable<'static>,
+}
+
+impl BaseState {
+    /// Validates and files the types of `base` (a standalone BTF).
+    pub(super) fn new(base: &[Type<'_>], flavor: Flavor) -> Result<BaseState, Error> {
+        let d = Deduper::new(Types::new(base, &[]), flavor)?;
+        let start = d.start as usize;
+        let mut slot_start = d.slot_start;
+        slot_start.truncate(start);
+        Ok(BaseState { map: d.map, slot_start, slots: d.slots, table: d.table.into_frozen() })
+    }
+
+    /// Number of ids it covers, void included (the split's first id).
+    pub(super) fn id_count(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Per-type setup of `ids`, in parallel chunks stitched together in id
+/// order, appended to `map`, `slot_start` and `slots`.
+fn set_up_ids(
+    types: &Types<'_, '_>,
+    ids: std::ops::Range<u32>,
+    map: &mut Vec<u32>,
+    slot_start: &mut Vec<u32>,
+    slots: &mut Vec<u32>,
+) -> Result<(), Error> {
+    let first = ids.start;
+    let chunks: Vec<Result<Chunk, Error>> = (0..ids.len().div_ceil(CHUNK as usize) as u32)
+        .into_par_iter()
+        .map(|c| Chunk::build(types, first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK)))
+        .collect();
+    for chunk in chunks {
+        let chunk = chunk?;
+        let base = slots.len() as u32;
+        map.extend_from_slice(&chunk.map);
+        slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
+        slots.extend_from_slice(&chunk.slots);
+    }
+    slot_start.push(slots.len() as u32);
+    Ok(())
+}
+
 impl<'t, 'a> Deduper<'t, 'a> {
     /// Validates ids and sets up the state for `types`.
     pub(super) fn new(types: Types<'t, 'a>, flavor: Flavor) -> Result<Self, Error> {
         let count = types.id_count();
         if count as u64 > MAX_IDS {
-            return Err(Error::TooManyTypes { count: count as u64 });
+            return Err(Error::TooManyTypes {
+                count: count as u64,
+            });
         }
         let mut map = Vec::with_capacity(count as usize);
         let mut slot_start = Vec::with_capacity(count as usize + 1);
         let mut slots = Vec::new();
-        map.push(0); // void is its own canonical
-        slot_start.push(0);
-        slot_start.push(0);
-        for id in 1..count {
-            let Some(t) = types.get(id) else { break };
-            let mut bad = None;
-            for_each_ref(t, |r| {
-                if r >= count && bad.is_none() {
-                    bad = Some(r);
-                }
-            });
-            if let Some(r) = bad {
-                return Err(Error::DanglingReference { type_id: TypeId(id), referenced: TypeId(r) });
-            }
-            // VAR and DATASEC are never deduplicated.
-            map.push(match t {
-                Type::Var(_) | Type::Datasec(_) => id,
-                _ => UNPROCESSED,
-            });
-            match t {
-                Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_) => {}
-                _ => for_each_ref(t, |r| slots.push(r)),
-            }
-            slot_start.push(slots.len() as u32);
+        set_up_ids(&types, 0..count, &mut map, &mut slot_start, &mut slots)?;
+        let mut d = Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::default());
+        d.prepare_base();
+        Ok(d)
+    }
+
+    /// As [`Deduper::new`] for a split whose base was set up once in
+    /// `base` (which must be the state of `types`' base).
+    pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState) -> Result<Self, Error> {
+        let count = types.id_count();
+        if count as u64 > MAX_IDS {
+            return Err(Error::TooManyTypes { count: count as u64 });
         }
         let start = types.start_id();
-        let mut d = Deduper {
+        if base.id_count() != start as usize {
+            return Err(Error::BaseMismatch { expected: start - 1, found: base.id_count().saturating_sub(1) as u32 });
+        }
+        let mut map = Vec::with_capacity(count as usize);
+        map.extend_from_slice(&base.map);
+        let mut slot_start = Vec::with_capacity(count as usize + 1);
+        slot_start.extend_from_slice(&base.slot_start);
+        let mut slots = base.slots.clone();
+        set_up_ids(&types, start..count, &mut map, &mut slot_start, &mut slots)?;
+        Ok(Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::on_base(&base.table)))
+    }
+
+    fn with_state(
+        types: Types<'t, 'a>,
+        flavor: Flavor,
+        map: Vec<u32>,
+        slot_start: Vec<u32>,
+        slots: Vec<u32>,
+        table: CandidateTable<'t>,
+    ) -> Self {
+        let count = types.id_count();
+        Deduper {
             types,
             flavor,
-            start,
+            start: types.start_id(),
             map,
             hypot: vec![UNPROCESSED; count as usize],
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
-            table: CandidateTable::default(),
+            table,
             slot_start,
             slots,
             work: Vec::new(),
             cands: Vec::new(),
-        };
-        d.prepare_base();
-        Ok(d)
+        }
     }
 
     /// `btf_dedup_prep`: base types are canonical by definition and are

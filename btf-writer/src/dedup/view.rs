@@ -184,18 +184,24 @@ pub(super) fn target(t: Option<&Type<'_>>) -> u32 {
 #[inline]
 pub(super) fn int_tag_extra(t: Option<&Type<'_>>) -> u32 {
     match t {
-        Some(Type::Int(x)) => {
-            (x.encoding.0 as u32) << 24 | (x.offset as u32) << 16 | x.bits as u32
-        }
+        Some(Type::Int(x)) => (x.encoding.0 as u32) << 24 | (x.offset as u32) << 16 | x.bits as u32,
         Some(Type::DeclTag(x)) => x.component_idx as u32,
         _ => 0,
     }
 }
 
+/// String equality with a shortcut: names usually borrow from one string
+/// section (DWARF's `.debug_str`, a BTF string table), so equal names are
+/// mostly the very same bytes.
+#[inline]
+pub(super) fn same_str(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+}
+
 /// `btf_equal_common`: name, info and size/type.
 #[inline]
 pub(super) fn equal_common(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
-    name(a) == name(b) && info(a) == info(b) && size_or_type(a) == size_or_type(b)
+    info(a) == info(b) && size_or_type(a) == size_or_type(b) && same_str(name(a), name(b))
 }
 
 /// `btf_equal_int_tag`.
@@ -236,7 +242,7 @@ pub(super) fn shallow_equal_struct(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -
             .members
             .iter()
             .zip(&y.members)
-            .all(|(m, n)| m.name == n.name && member_offset(m) == member_offset(n)),
+            .all(|(m, n)| member_offset(m) == member_offset(n) && same_str(m.name, n.name)),
         _ => false,
     }
 }
@@ -244,7 +250,7 @@ pub(super) fn shallow_equal_struct(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -
 /// `btf_equal_typedef`: name and info, the referenced type ignored.
 #[inline]
 pub(super) fn equal_typedef(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
-    name(a) == name(b) && info(a) == info(b)
+    info(a) == info(b) && same_str(name(a), name(b))
 }
 
 /// `btf_equal_enum`: same kind, name, size, flags and enumerators. ENUM
@@ -256,8 +262,12 @@ pub(super) fn equal_enum(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
     let wide = matches!(a, Some(Type::Enum64(_)));
     match (any_enum(a), any_enum(b)) {
         (Some(x), Some(y)) => x.values.iter().zip(&y.values).all(|(v, w)| {
-            v.name == w.name
-                && if wide { v.value == w.value } else { v.value as u32 == w.value as u32 }
+            same_str(v.name, w.name)
+                && if wide {
+                    v.value == w.value
+                } else {
+                    v.value as u32 == w.value as u32
+                }
         }),
         _ => false,
     }
@@ -275,7 +285,7 @@ pub(super) fn compat_enum(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
     if !is_enum_fwd(a) && !is_enum_fwd(b) {
         return equal_enum(a, b);
     }
-    name(a) == name(b) && any_enum(a).is_some() && any_enum(b).is_some()
+    same_str(name(a), name(b)) && any_enum(a).is_some() && any_enum(b).is_some()
 }
 
 /// `btf_compat_array`: common fields and element count, ignoring the
@@ -293,13 +303,15 @@ pub(super) fn compat_array(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
 /// `btf_compat_fnproto`: name, info and parameter names, ignoring all
 /// referenced types (the return type included).
 pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
-    if name(a) != name(b) || info(a) != info(b) {
+    if info(a) != info(b) || !same_str(name(a), name(b)) {
         return false;
     }
     match (a, b) {
-        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-            x.params.iter().zip(&y.params).all(|(p, q)| p.name == q.name)
-        }
+        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => x
+            .params
+            .iter()
+            .zip(&y.params)
+            .all(|(p, q)| same_str(p.name, q.name)),
         _ => false,
     }
 }
@@ -336,13 +348,19 @@ mod tests {
             name,
             size,
             signed: false,
-            values: values.iter().map(|&(name, value)| EnumValue { name, value }).collect(),
+            values: values
+                .iter()
+                .map(|&(name, value)| EnumValue { name, value })
+                .collect(),
         })
     }
 
     #[test]
     fn info_packs_kind_vlen_and_flag() {
-        let fwd = Type::Fwd(Fwd { name: "u", union: true });
+        let fwd = Type::Fwd(Fwd {
+            name: "u",
+            union: true,
+        });
         assert_eq!(info(Some(&fwd)), 7 << 24 | 1 << 31);
         let e = enumeration("e", 4, &[("A", 0), ("B", 1)]);
         assert_eq!(info(Some(&e)), 6 << 24 | 2);
@@ -368,7 +386,10 @@ mod tests {
             name: "e",
             size: 8,
             signed: false,
-            values: vec![EnumValue { name: "A", value: 1 << 40 }],
+            values: vec![EnumValue {
+                name: "A",
+                value: 1 << 40,
+            }],
         });
         assert!(compat_enum(Some(&fwd), Some(&full64)));
         assert!(!equal_enum(Some(&fwd), Some(&full64)));
@@ -385,8 +406,14 @@ mod tests {
 
     #[test]
     fn typedef_equality_ignores_target() {
-        let a = Type::Typedef(Named { name: "t", ty: TypeId(1) });
-        let b = Type::Typedef(Named { name: "t", ty: TypeId(2) });
+        let a = Type::Typedef(Named {
+            name: "t",
+            ty: TypeId(1),
+        });
+        let b = Type::Typedef(Named {
+            name: "t",
+            ty: TypeId(2),
+        });
         assert!(equal_typedef(Some(&a), Some(&b)));
         assert!(!equal_common(Some(&a), Some(&b)));
     }

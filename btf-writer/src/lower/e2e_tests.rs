@@ -273,5 +273,163 @@ int prio_of(enum prio p) { return p; }
 
 #[test]
 fn gcc_signed_enum_fixed_forms_match_pahole_1_24() {
-    assert_same_as_pahole("gcc", "signed_enum", SIGNED_ENUM_C, &[], Features::default());
+    assert_same_as_pahole(
+        "gcc",
+        "signed_enum",
+        SIGNED_ENUM_C,
+        &[],
+        Features::default(),
+    );
+}
+
+/// A whole vmlinux against a pahole reference BTF (e.g. the pahole 1.31
+/// one in /work/shared/reference), with the features in
+/// `BTFENC_E2E_FEATURES` (a `--btf_features` list; legacy 1.24 rules when
+/// unset). Heavy: run by hand in release mode with `BTFENC_E2E_VMLINUX`
+/// and `BTFENC_E2E_REFERENCE` set. Prints the difference report.
+#[test]
+#[ignore = "needs BTFENC_E2E_VMLINUX and BTFENC_E2E_REFERENCE"]
+fn e2e_vmlinux_against_reference() {
+    use rayon::prelude::*;
+    let (Some(vmlinux), Some(reference)) = (
+        std::env::var_os("BTFENC_E2E_VMLINUX"),
+        std::env::var_os("BTFENC_E2E_REFERENCE"),
+    ) else {
+        return;
+    };
+    // "legacy-floats" stands for pahole 1.24's `-J --btf_gen_floats`.
+    let features = match std::env::var("BTFENC_E2E_FEATURES").as_deref() {
+        Ok("legacy-floats") => Features::legacy(LegacyFlags {
+            btf_gen_floats: true,
+            ..LegacyFlags::default()
+        }),
+        Ok(list) => Features::parse(list, true).expect("feature list"),
+        Err(_) => Features::default(),
+    };
+    let started = std::time::Instant::now();
+    let elf = ElfFile::open(&vmlinux).expect("open vmlinux");
+    let dwarf = elf.dwarf().expect("DWARF sections");
+    let symbols = elf.symbols().expect("symbols");
+    let mut ctx = Context::new(features, &symbols);
+    ctx.relocatable = elf.kind() == ElfKind::Relocatable;
+    ctx.register_params = register_params_for_machine(elf.machine());
+    ctx.lang_exclude = Context::parse_languages("rust").expect("rust");
+    let lowered: Vec<LoweredCu<'_>> = dwarf
+        .units()
+        .par_iter()
+        .map(|header| {
+            let arena = Bump::new();
+            let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).expect("walk unit");
+            lower_cu(&cu, &ctx).expect("lower unit")
+        })
+        .collect();
+    let lowered_at = started.elapsed();
+    let btf = assemble(lowered, &ctx, None).expect("assemble");
+    let pre_dedup = btf.count();
+    let deduped = crate::dedup::dedup(&btf, None).expect("dedup");
+    let done = started.elapsed();
+    let reference = std::fs::read(reference).expect("read reference");
+    let theirs = crate::read::parse(&reference, None).expect("parse reference");
+    let report = diff_with_examples(&deduped.btf, None, &theirs.btf, None, 100000);
+    eprintln!(
+        "lowered in {lowered_at:?}, deduped in {done:?}: {pre_dedup} types before dedup, {} after; reference {}",
+        deduped.btf.count(),
+        theirs.btf.count()
+    );
+    eprintln!("{report}");
+}
+
+/// Prints what the walker reports for the functions named in
+/// `BTFENC_DEBUG_FUNCS` (comma list) in `BTFENC_E2E_VMLINUX`: a debugging
+/// aid for selection rules, run by hand.
+#[test]
+#[ignore = "debugging aid"]
+fn debug_function_facts() {
+    let (Some(vmlinux), Ok(names)) = (
+        std::env::var_os("BTFENC_E2E_VMLINUX"),
+        std::env::var("BTFENC_DEBUG_FUNCS"),
+    ) else {
+        return;
+    };
+    let names: Vec<&str> = names.split(',').collect();
+    let elf = ElfFile::open(&vmlinux).expect("open");
+    let dwarf = elf.dwarf().expect("dwarf");
+    for header in dwarf.units() {
+        let arena = Bump::new();
+        let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).expect("walk");
+        for function in cu.functions.iter().filter(|f| names.contains(&f.name)) {
+            eprintln!(
+                "{} cu={:?} decl={} inline={} ext={} low_pc={:x?} nocall={} varargs={} ret_void={} params={:?}",
+                function.name,
+                cu.name,
+                function.declaration,
+                function.inline,
+                function.external,
+                function.low_pc,
+                function.nocall,
+                function.varargs,
+                function.ret == dwarf::model::TypeRef::Void,
+                function
+                    .params
+                    .iter()
+                    .map(|p| (p.name, p.location))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// A kernel module as split BTF on `BTFENC_E2E_BASE` (raw vmlinux BTF),
+/// against a reference split (`BTFENC_E2E_REFERENCE`, e.g. pahole 1.31's
+/// `modules/NAME.btf`), with the features in `BTFENC_E2E_FEATURES`. Run by
+/// hand with `BTFENC_E2E_MODULE` set; prints the difference report.
+#[test]
+#[ignore = "needs BTFENC_E2E_MODULE, BTFENC_E2E_BASE and BTFENC_E2E_REFERENCE"]
+fn e2e_module_split_against_reference() {
+    let (Some(module), Some(base), Some(reference)) = (
+        std::env::var_os("BTFENC_E2E_MODULE"),
+        std::env::var_os("BTFENC_E2E_BASE"),
+        std::env::var_os("BTFENC_E2E_REFERENCE"),
+    ) else {
+        return;
+    };
+    let features = match std::env::var("BTFENC_E2E_FEATURES") {
+        Ok(list) => Features::parse(&list, true).expect("feature list"),
+        Err(_) => Features::default(),
+    };
+    let base_bytes = std::fs::read(base).expect("read base");
+    let base = crate::read::parse(&base_bytes, None).expect("parse base");
+    let elf = ElfFile::open(&module).expect("open module");
+    let dwarf = elf.dwarf().expect("DWARF sections");
+    let symbols = elf.symbols().expect("symbols");
+    let mut ctx = Context::new(features, &symbols);
+    ctx.relocatable = elf.kind() == ElfKind::Relocatable;
+    ctx.register_params = register_params_for_machine(elf.machine());
+    let mut lowered = Vec::new();
+    for header in dwarf.units() {
+        let arena = Bump::new();
+        let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).expect("walk unit");
+        lowered.push(lower_cu(&cu, &ctx).expect("lower unit"));
+    }
+    let split_base = SplitBase {
+        type_count: base.total_type_count(),
+        str_len: base.str_end(),
+    };
+    let btf = assemble(lowered, &ctx, Some(split_base)).expect("assemble");
+    let deduped = crate::dedup::dedup(&btf, Some(&base.btf)).expect("dedup");
+    let reference = std::fs::read(reference).expect("read reference");
+    let theirs = crate::read::parse(&reference, Some(&base)).expect("parse reference");
+    let report = diff_with_examples(
+        &deduped.btf,
+        Some(&base.btf),
+        &theirs.btf,
+        Some(&base.btf),
+        100,
+    );
+    eprintln!(
+        "ours {} types, reference {}",
+        deduped.btf.count(),
+        theirs.btf.count()
+    );
+    eprintln!("{report}");
 }

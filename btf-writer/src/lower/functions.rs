@@ -27,12 +27,21 @@ struct ElfFunction {
     /// Symbols of this name sit at more than one address, so a tracer
     /// attaching by name cannot know which one is meant.
     ambiguous_address: bool,
+    /// Every symbol of this name carries an optimization suffix
+    /// (`.isra.0`, `.constprop.0`): only a compiler-made clone exists,
+    /// whose signature may differ from the source's.
+    clone_only: bool,
+    /// A `.cold` piece of it exists: the compiler split its code in two,
+    /// and DWARF describes it with address ranges.
+    has_cold_piece: bool,
 }
 
 /// The ELF function names candidates are matched against.
 #[derive(Debug, Default)]
 pub(crate) struct FunctionTable<'input> {
     names: HashMap<&'input str, ElfFunction>,
+    /// (name as matched, symbol address) of every symbol kept.
+    addresses: HashSet<(&'input str, u64)>,
     /// The file has no function symbols at all: pahole then takes every
     /// external definition.
     empty: bool,
@@ -45,6 +54,9 @@ impl<'input> FunctionTable<'input> {
     pub(crate) fn new(symbols: &SymbolFacts<'input>, rules: Rules) -> Self {
         let mut names: HashMap<&'input str, ElfFunction> = HashMap::new();
         let mut first_address: HashMap<&'input str, u64> = HashMap::new();
+        let mut addresses = HashSet::new();
+        let mut plain_names: HashSet<&'input str> = HashSet::new();
+        let mut cold_names: HashSet<&'input str> = HashSet::new();
         for symbol in &symbols.functions {
             let name = match rules {
                 Rules::V1_24 => symbol.name,
@@ -55,27 +67,46 @@ impl<'input> FunctionTable<'input> {
                             .iter()
                             .any(|skip| suffix.contains(skip))
                         {
+                            if suffix.contains(".cold") {
+                                cold_names.insert(&symbol.name[..dot]);
+                            }
                             continue;
                         }
                         &symbol.name[..dot]
                     }
-                    None => symbol.name,
+                    None => {
+                        plain_names.insert(symbol.name);
+                        symbol.name
+                    }
                 },
             };
+            addresses.insert((name, symbol.address));
             let entry = names.entry(name).or_default();
             let address = *first_address.entry(name).or_insert(symbol.address);
             if address != symbol.address {
                 entry.ambiguous_address = true;
             }
         }
+        if rules == Rules::V1_31 {
+            for (name, function) in names.iter_mut() {
+                function.clone_only = !plain_names.contains(name);
+                function.has_cold_piece = cold_names.contains(name);
+            }
+        }
         FunctionTable {
             empty: symbols.functions.is_empty(),
             names,
+            addresses,
         }
     }
 
     fn lookup(&self, name: &str) -> Option<ElfFunction> {
         self.names.get(name).copied()
+    }
+
+    /// Whether a symbol of this (matched) name sits at `address`.
+    fn has_symbol_at(&self, name: &str, address: Option<u64>) -> bool {
+        address.is_some_and(|address| self.addresses.contains(&(name, address)))
     }
 }
 
@@ -96,6 +127,21 @@ pub struct FunctionCandidate<'input> {
     pub unexpected_register: bool,
     /// The ELF symbols of this name are at several addresses.
     pub ambiguous_address: bool,
+    /// The definition's code starts where an ELF symbol of its name
+    /// points: it is the copy the symbol names (not, say, a weak
+    /// definition the linker overrode).
+    pub at_symbol: bool,
+    /// The definition has code of its own (not only an abstract instance
+    /// whose parameters have no locations).
+    pub has_code: bool,
+    /// Only suffixed clones of the function exist in ELF.
+    pub clone_only: bool,
+    /// Whether pahole 1.31 judges this clone's signature by its parameter
+    /// locations. Measured against its output, it does not for modules
+    /// (relocatable files) nor for functions split into a main and a
+    /// `.cold` piece (described by address ranges): those clones keep
+    /// their FUNC whatever their parameters look like.
+    pub signature_checked: bool,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -105,6 +151,7 @@ pub(crate) fn function_candidates<'input>(
     table: &FunctionTable<'input>,
     register_params: &[u16],
     pointer_size: u32,
+    relocatable: bool,
 ) -> Result<Vec<FunctionCandidate<'input>>, Error> {
     let mut candidates = Vec::new();
     for function in &cu.functions {
@@ -124,13 +171,10 @@ pub(crate) fn function_candidates<'input>(
                 None => continue,
             }
         };
-        candidates.push(candidate(
-            function,
-            map,
-            elf,
-            register_params,
-            pointer_size,
-        )?);
+        let mut found = candidate(function, map, elf, register_params, pointer_size)?;
+        found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
+        found.signature_checked = !relocatable && !elf.has_cold_piece;
+        candidates.push(found);
     }
     Ok(candidates)
 }
@@ -162,6 +206,9 @@ fn candidate<'input>(
                     register_mismatch = true;
                 }
             }
+            // Arguments past the register ones travel on the stack, where a
+            // non-register location is what is expected.
+            ParamLocation::Other if index >= register_params.len() => {}
             ParamLocation::OptimizedOut | ParamLocation::Constant | ParamLocation::Other => {
                 optimized_params = true
             }
@@ -190,6 +237,10 @@ fn candidate<'input>(
         optimized_params,
         unexpected_register: register_mismatch && !misfit_param,
         ambiguous_address: elf.ambiguous_address,
+        at_symbol: false,
+        has_code: function.low_pc.is_some(),
+        clone_only: elf.clone_only,
+        signature_checked: false,
     })
 }
 
@@ -217,9 +268,27 @@ pub(crate) fn emit_functions<'input>(
             for candidate in candidates {
                 by_name.entry(candidate.name).or_default().push(candidate);
             }
-            for (_, group) in by_name {
-                let mut group = group.into_iter();
-                let Some(first) = group.next() else { continue };
+            for (_, mut group) in by_name {
+                // The definition at the symbol's address speaks for the
+                // name; other definitions (weak ones the linker overrode,
+                // inline copies) only take part in the consistency check.
+                let chosen = group.iter().position(|c| c.at_symbol).unwrap_or(0);
+                if chosen >= group.len() {
+                    continue;
+                }
+                // A clone whose parameters were optimized (dropped, made
+                // constant, moved) no longer has the source's signature;
+                // only copies with code say so (abstract instances have no
+                // parameter locations at all).
+                let signature_changed = group[chosen].clone_only
+                    && group[chosen].signature_checked
+                    && group.iter().any(|c| c.has_code && c.optimized_params);
+                let clone_allowed = !group[chosen].clone_only || features.optimized_func;
+                let first = group.remove(chosen);
+                if signature_changed || !clone_allowed {
+                    continue;
+                }
+                let group = group.into_iter();
                 let mut unexpected = first.unexpected_register;
                 let mut inconsistent = false;
                 for other in group {
@@ -228,7 +297,8 @@ pub(crate) fn emit_functions<'input>(
                     // prototypes are not compared any more.
                     if !unexpected
                         && !inconsistent
-                        && !protos_match(btf, &first.proto, &other.proto)
+                        && (!protos_match(btf, &first.proto, &other.proto)
+                            || reordered(&first.proto, &other.proto))
                     {
                         inconsistent = true;
                     }
@@ -276,6 +346,22 @@ fn protos_match(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> bool {
             .iter()
             .zip(&b.params)
             .all(|(pa, pb)| types_match(btf, pa.ty, pb.ty))
+}
+
+/// The same parameters in another order: the compiler reordered them in
+/// an out-of-line copy (its DIE lists them in the new order, the abstract
+/// instance in the source order), so no single prototype is right.
+fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
+    fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
+        proto.params.iter().map(|param| param.name).collect()
+    }
+    let (mut a, mut b) = (names(a), names(b));
+    if a == b {
+        return false;
+    }
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
 }
 
 /// pahole 1.31's `types__match`: follows both chains; `const` on one side
@@ -375,22 +461,9 @@ pub(crate) fn shift_candidate(candidate: &mut FunctionCandidate<'_>, shift: u32)
 
 /// DWARF register numbers of the integer argument registers, in argument
 /// order, for an ELF `e_machine`; empty when unknown (no register check).
+/// The table is the walker's, which resolves parameter locations with it.
 pub fn register_params_for_machine(e_machine: u16) -> &'static [u16] {
-    /// `EM_X86_64`: rdi, rsi, rdx, rcx, r8, r9 in DWARF numbering.
-    const X86_64: [u16; 6] = [5, 4, 1, 2, 8, 9];
-    /// `EM_AARCH64`: x0-x7.
-    const AARCH64: [u16; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
-    /// `EM_S390`: r2-r6.
-    const S390: [u16; 5] = [2, 3, 4, 5, 6];
-    /// `EM_RISCV`: a0-a7 (x10-x17).
-    const RISCV: [u16; 8] = [10, 11, 12, 13, 14, 15, 16, 17];
-    match e_machine {
-        62 => &X86_64,
-        183 => &AARCH64,
-        22 => &S390,
-        243 => &RISCV,
-        _ => &[],
-    }
+    dwarf::walk::register_params(e_machine)
 }
 
 #[cfg(test)]
@@ -461,7 +534,8 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -477,7 +551,7 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, &[], 8).unwrap();
+        let found = function_candidates(&cu, &map, &empty, &[], 8, false).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
     }
 
@@ -502,7 +576,8 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -512,8 +587,32 @@ mod tests {
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
+    }
+
+    #[test]
+    fn stack_arguments_are_not_optimized_out() {
+        // x86-64 passes the 7th argument on the stack: a frame-relative
+        // location there is normal, not an optimization.
+        let arena = bumpalo::Bump::new();
+        let mut params: Vec<_> = [5u16, 4, 1, 2, 8, 9]
+            .iter()
+            .map(|register| param(Some("r"), node(0), ParamLocation::Register(*register)))
+            .collect();
+        params.push(param(Some("stack"), node(0), ParamLocation::Other));
+        let params = arena.alloc_slice_copy(&params);
+        let mut cu = cu_with(vec![base_int()]);
+        cu.functions = vec![function("f", params, false)];
+        let facts = symbols(&[("f.isra.0", 1)]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let found =
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
+        assert!(!found[0].optimized_params && !found[0].unexpected_register);
+        assert!(found[0].clone_only && found[0].has_code);
     }
 
     fn proto_btf() -> Btf<'static> {
@@ -577,6 +676,10 @@ mod tests {
             optimized_params: false,
             unexpected_register: false,
             ambiguous_address: false,
+            at_symbol: false,
+            has_code: true,
+            clone_only: false,
+            signature_checked: true,
         }
     }
 
@@ -617,6 +720,91 @@ mod tests {
                 component_idx: -1
             })
         );
+    }
+
+    #[test]
+    fn v1_31_prefers_the_definition_at_the_symbol_address() {
+        // A weak definition overridden at link time keeps its DWARF; the
+        // FUNC must describe the definition the symbol points to.
+        let strict = Features::parse("default", true).unwrap();
+        let mut weak = cand(1, &[1]);
+        weak.proto.params[0].name = "__unused";
+        let mut strong = cand(1, &[1]);
+        strong.proto.params[0].name = "regs";
+        strong.at_symbol = true;
+        let mut btf = proto_btf();
+        let before = btf.count() as usize;
+        emit_functions(&mut btf, vec![weak, strong], &strict);
+        let Type::FuncProto(proto) = &btf.types[before] else {
+            panic!("{:?}", btf.types[before])
+        };
+        assert_eq!(proto.params[0].name, "regs");
+    }
+
+    #[test]
+    fn v1_31_reordered_parameters_are_inconsistent() {
+        // ext4_es_can_be_merged.isra.0: the abstract instance says
+        // (es1, es2), the out-of-line copy (es2, es1).
+        let strict = Features::parse("default", true).unwrap();
+        let named = |names: &[&'static str]| FunctionCandidate {
+            proto: FuncProto {
+                ret: TypeId(1),
+                params: names
+                    .iter()
+                    .map(|name| Param {
+                        name,
+                        ty: TypeId(5),
+                    })
+                    .collect(),
+            },
+            ..cand(1, &[])
+        };
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(
+            &mut btf,
+            vec![named(&["es1", "es2"]), named(&["es2", "es1"])],
+            &strict,
+        );
+        assert_eq!(btf.count(), before);
+        emit_functions(
+            &mut btf,
+            vec![named(&["es1", "es2"]), named(&["es1", "es2"])],
+            &strict,
+        );
+        assert_eq!(btf.count(), before + 3);
+    }
+
+    #[test]
+    fn v1_31_clones_with_optimized_parameters() {
+        let strict = Features::parse("default", true).unwrap();
+        let clone = |optimized, checked| FunctionCandidate {
+            optimized_params: optimized,
+            clone_only: true,
+            signature_checked: checked,
+            ..cand(1, &[1])
+        };
+        let count = |candidates| {
+            let mut btf = proto_btf();
+            let before = btf.count();
+            emit_functions(&mut btf, candidates, &strict);
+            btf.count() - before
+        };
+        // Only `f.constprop.0` exists and a parameter became a constant:
+        // the source signature is no longer what callers use.
+        assert_eq!(count(vec![clone(true, true)]), 0);
+        assert_eq!(count(vec![clone(false, true)]), 3);
+        // pahole does not judge modules' or split (.cold) functions' clones.
+        assert_eq!(count(vec![clone(true, false)]), 3);
+        // Without optimized_func, clones are not encoded at all.
+        let no_clones = Features {
+            optimized_func: false,
+            ..strict
+        };
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(&mut btf, vec![clone(false, true)], &no_clones);
+        assert_eq!(btf.count(), before);
     }
 
     #[test]

@@ -116,6 +116,19 @@ pub(crate) fn variable_candidates<'input>(
     if !features.var && !features.global_var {
         return Ok(Vec::new());
     }
+    // gcc describes a definition that follows an extern declaration in the
+    // same CU by a nameless DIE pointing (DW_AT_specification) at the
+    // declaration. pahole 1.24 checks names before following that pointer,
+    // so such a definition has no name where it checks one (address 0).
+    let declared: HashSet<&str> = match features.rules {
+        Rules::V1_24 => cu
+            .variables
+            .iter()
+            .filter(|v| v.declaration)
+            .map(|v| v.name)
+            .collect(),
+        Rules::V1_31 => HashSet::new(),
+    };
     let mut candidates = Vec::new();
     for variable in &cu.variables {
         // Declarations have no storage; without a DW_OP_addr location the
@@ -127,7 +140,9 @@ pub(crate) fn variable_candidates<'input>(
             continue;
         };
         let placement = match features.rules {
-            Rules::V1_24 => place_percpu_v1_24(variable, address, rules)?,
+            Rules::V1_24 => {
+                place_percpu_v1_24(variable, address, declared.contains(variable.name), rules)?
+            }
             Rules::V1_31 => place_v1_31(variable, address, rules)?,
         };
         let Some(placement) = placement else { continue };
@@ -185,6 +200,7 @@ struct Placement<'input> {
 fn place_percpu_v1_24<'input>(
     variable: &Variable<'input, '_>,
     address: u64,
+    nameless_definition: bool,
     rules: &VariableRules<'_, '_, 'input>,
 ) -> Result<Option<Placement<'input>>, Error> {
     if !rules.features.var {
@@ -208,6 +224,9 @@ fn place_percpu_v1_24<'input>(
     if (address == 0 || rules.relocatable)
         && !names_agree(variable.name, symbol.name, rules.relocatable)
     {
+        return Ok(None);
+    }
+    if address == 0 && !rules.relocatable && nameless_definition {
         return Ok(None);
     }
     if !btf_name_valid(symbol.name) {
@@ -471,6 +490,47 @@ mod tests {
         let found = run(Features::default(), &cu, true).unwrap();
         let names: Vec<_> = found.iter().map(|c| c.name).collect();
         assert_eq!(names, vec!["loc.0", "a"]);
+    }
+
+    #[test]
+    fn v1_24_skips_address_zero_definitions_of_declared_variables() {
+        // vmlinux's fixed_percpu_data: declared extern, defined at offset 0
+        // of .data..percpu; pahole 1.24 (Debian's .BTF) has no VAR for it,
+        // pahole 1.31 has one.
+        let mut cu = cu_with(vec![base_int()]);
+        let mut declaration = variable("a", None, false);
+        declaration.declaration = true;
+        cu.variables = vec![declaration, variable("a", Some(0x0), false)];
+        let facts = SymbolFacts {
+            percpu: Some(SectionInfo {
+                index: 5,
+                name: PERCPU_SECTION,
+                address: 0,
+                size: 0x80,
+            }),
+            data: vec![DataSymbol {
+                name: "a",
+                address: 0,
+                size: 4,
+                section_index: 5,
+                global: true,
+            }],
+            ..SymbolFacts::default()
+        };
+        let index = DataSymbols::new(&facts);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let legacy = Features::default();
+        let rules = VariableRules {
+            features: &legacy,
+            symbols: &facts,
+            index: &index,
+            relocatable: false,
+        };
+        assert!(variable_candidates(&cu, &map, &rules).unwrap().is_empty());
+        // Without the declaration, the name is on the definition: kept.
+        cu.variables.remove(0);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        assert_eq!(variable_candidates(&cu, &map, &rules).unwrap().len(), 1);
     }
 
     #[test]

@@ -58,20 +58,37 @@ impl<'input> Attrs<'input> {
         abbrev: &gimli::Abbreviation,
     ) -> gimli::Result<()> {
         self.list.clear();
-        for spec in abbrev.attributes() {
-            if is_wanted(spec.name()) {
-                let attr = entries.read_attribute(*spec)?;
-                self.list.push((spec.name(), attr.value()));
-            } else {
-                entries.skip_attributes(std::slice::from_ref(spec))?;
+        let specs = abbrev.attributes();
+        // Unwanted attributes are skipped a run at a time: gimli then adds
+        // up the sizes of fixed-size forms instead of stepping over each.
+        let mut run_start = 0;
+        for (index, spec) in specs.iter().enumerate() {
+            if !is_wanted(spec.name()) {
+                continue;
             }
+            if run_start < index {
+                entries.skip_attributes(specs.get(run_start..index).unwrap_or(&[]))?;
+            }
+            let attr = entries.read_attribute_inline(*spec)?;
+            // gimli turns fixed-size constants into `Udata`, losing the
+            // width that the sign of DW_AT_bit_offset needs.
+            let value = if spec.name() == dw::DW_AT_bit_offset {
+                attr.raw_value()
+            } else {
+                attr.value()
+            };
+            self.list.push((spec.name(), value));
+            run_start = index + 1;
+        }
+        if run_start < specs.len() {
+            entries.skip_attributes(specs.get(run_start..).unwrap_or(&[]))?;
         }
         Ok(())
     }
 
     /// The value of `name`, if the DIE has it.
     pub(crate) fn get(&self, name: dw::DwAt) -> Option<Value<'input>> {
-        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 
     /// Whether a flag attribute is present and true.
@@ -115,13 +132,26 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
         AttributeValue::Data16(v) => u64::try_from(v).ok(),
         AttributeValue::Udata(v) => Some(v),
         AttributeValue::Sdata(v) => u64::try_from(v).ok(),
-        // gimli hands these attributes over already typed by their
-        // attribute name; their numbers are still what callers compare.
-        AttributeValue::Encoding(v) => Some(v.0.into()),
+        // gimli decodes these attributes' constants into their enums.
         AttributeValue::Language(v) => Some(v.0.into()),
+        AttributeValue::Encoding(v) => Some(v.0.into()),
         AttributeValue::Inline(v) => Some(v.0.into()),
         AttributeValue::CallingConvention(v) => Some(v.0.into()),
-        AttributeValue::Endianity(v) => Some(v.0.into()),
+        _ => None,
+    }
+}
+
+/// A constant as a two's complement number of its form's width: for
+/// attributes that are signed by definition (`DW_AT_bit_offset`, which
+/// clang writes as `data8 0xfff...f9` for -7).
+pub(crate) fn signed(value: &Value<'_>) -> Option<i64> {
+    match *value {
+        AttributeValue::Data1(v) => Some((v as i8).into()),
+        AttributeValue::Data2(v) => Some((v as i16).into()),
+        AttributeValue::Data4(v) => Some((v as i32).into()),
+        AttributeValue::Data8(v) => Some(v as i64),
+        AttributeValue::Sdata(v) => Some(v),
+        AttributeValue::Udata(v) => i64::try_from(v).ok(),
         _ => None,
     }
 }
@@ -152,14 +182,34 @@ mod tests {
 
     #[test]
     fn only_sdata_constants_are_negative() {
-        assert_eq!(constant_bits(&AttributeValue::Data1(0x80)), Some((0x80, false)));
-        assert_eq!(constant_bits(&AttributeValue::Data4(0x8000_0000)), Some((0x8000_0000, false)));
-        assert_eq!(constant_bits(&AttributeValue::Sdata(-2)), Some(((-2i64) as u64, true)));
+        assert_eq!(
+            constant_bits(&AttributeValue::Data1(0x80)),
+            Some((0x80, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Data4(0x8000_0000)),
+            Some((0x8000_0000, false))
+        );
+        assert_eq!(
+            constant_bits(&AttributeValue::Sdata(-2)),
+            Some(((-2i64) as u64, true))
+        );
         assert_eq!(constant_bits(&AttributeValue::Udata(7)), Some((7, false)));
         assert_eq!(unsigned(&AttributeValue::Sdata(-1)), None);
         assert_eq!(unsigned(&AttributeValue::Data16(1 << 70)), None);
         assert_eq!(unsigned(&AttributeValue::Data2(300)), Some(300));
-        assert_eq!(unsigned(&AttributeValue::Language(dw::DW_LANG_C11)), Some(0x1d));
-        assert_eq!(unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)), Some(1));
+        assert_eq!(
+            signed(&AttributeValue::Data8(0xffff_ffff_ffff_fff9)),
+            Some(-7)
+        );
+        assert_eq!(signed(&AttributeValue::Data1(0x10)), Some(16));
+        assert_eq!(
+            unsigned(&AttributeValue::Language(dw::DW_LANG_C11)),
+            Some(0x1d)
+        );
+        assert_eq!(
+            unsigned(&AttributeValue::Inline(dw::DW_INL_inlined)),
+            Some(1)
+        );
     }
 }

@@ -12,22 +12,106 @@ const DW_OP_REG0: u8 = 0x50;
 const DW_OP_REG31: u8 = 0x6f;
 const DW_OP_STACK_VALUE: u8 = 0x9f;
 
-/// DWARF numbers of the integer argument registers, in argument order, of
-/// the machines pahole knows (`cu->register_params`). Empty for others.
-pub(crate) fn register_params(machine: u16) -> &'static [u16] {
+/// DWARF numbers of the integer argument registers, in argument order, for
+/// an ELF `e_machine`: the registers pahole expects parameters in
+/// (`arch__set_register_params`). Empty for machines it has no list for.
+pub fn register_params(machine: u16) -> &'static [u16] {
     use object::elf;
     match machine {
         // rdi, rsi, rdx, rcx, r8, r9
         m if m == elf::EM_X86_64.0 => &[5, 4, 1, 2, 8, 9],
-        // eax, edx, ecx (the kernel's regparm(3))
-        m if m == elf::EM_386.0 => &[0, 2, 1],
+        // x0-x7
         m if m == elf::EM_AARCH64.0 => &[0, 1, 2, 3, 4, 5, 6, 7],
-        m if m == elf::EM_ARM.0 => &[0, 1, 2, 3],
+        // r2-r6
         m if m == elf::EM_S390.0 => &[2, 3, 4, 5, 6],
-        m if m == elf::EM_PPC.0 || m == elf::EM_PPC64.0 => &[3, 4, 5, 6, 7, 8, 9, 10],
+        // a0-a7
         m if m == elf::EM_RISCV.0 => &[10, 11, 12, 13, 14, 15, 16, 17],
-        m if m == elf::EM_LOONGARCH.0 => &[4, 5, 6, 7, 8, 9, 10, 11],
         _ => &[],
+    }
+}
+
+/// pahole's per-parameter location flags. They are shared from a concrete
+/// (out-of-line) parameter to its abstract origin, because the abstract
+/// instance is the one whose signature ends up in BTF: an abstract
+/// parameter counts as located (or optimized, or in an unexpected
+/// register) when any concrete copy of it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LocationFacts {
+    has_location: bool,
+    optimized: bool,
+    register: Option<u16>,
+    unexpected_register: Option<u16>,
+}
+
+impl LocationFacts {
+    /// The facts of one parameter's own location; `expected` is the ABI
+    /// register for its index.
+    pub(crate) fn of(location: ParamLocation, expected: Option<u16>) -> LocationFacts {
+        let mut facts = LocationFacts::default();
+        match location {
+            ParamLocation::Register(register) => {
+                facts.has_location = true;
+                facts.register = Some(register);
+                if expected.is_some_and(|expected| expected != register) {
+                    facts.unexpected_register = Some(register);
+                }
+            }
+            ParamLocation::Other => {
+                facts.has_location = true;
+                facts.optimized = true;
+            }
+            ParamLocation::Constant => facts.optimized = true,
+            ParamLocation::OptimizedOut | ParamLocation::Unknown => {}
+        }
+        facts
+    }
+
+    /// Adds what another copy of the parameter says.
+    pub(crate) fn merge(&mut self, other: LocationFacts) {
+        self.has_location |= other.has_location;
+        self.optimized |= other.optimized;
+        self.register = self.register.or(other.register);
+        self.unexpected_register = self.unexpected_register.or(other.unexpected_register);
+    }
+
+    /// Back to the model's single location; the inverse of
+    /// [`LocationFacts::of`] for unmerged facts.
+    pub(crate) fn location(self) -> ParamLocation {
+        if self.optimized {
+            if self.has_location {
+                ParamLocation::Other
+            } else {
+                ParamLocation::Constant
+            }
+        } else if let Some(register) = self.unexpected_register.or(self.register) {
+            ParamLocation::Register(register)
+        } else if self.has_location {
+            ParamLocation::Other
+        } else {
+            ParamLocation::OptimizedOut
+        }
+    }
+}
+
+/// How many leading parameters pahole checks the location of
+/// (`arch__nr_register_params`); it treats later ones as having no
+/// location at all. 0 for machines it does not know.
+pub fn nr_register_params(machine: u16) -> usize {
+    use object::elf;
+    match machine {
+        m if m == elf::EM_S390.0 => 5,
+        m if m == elf::EM_SPARC.0 || m == elf::EM_SPARCV9.0 || m == elf::EM_X86_64.0 => 6,
+        m if m == elf::EM_AARCH64.0
+            || m == elf::EM_ARC.0
+            || m == elf::EM_ARM.0
+            || m == elf::EM_MIPS.0
+            || m == elf::EM_PPC.0
+            || m == elf::EM_PPC64.0
+            || m == elf::EM_RISCV.0 =>
+        {
+            8
+        }
+        _ => 0,
     }
 }
 
@@ -73,15 +157,23 @@ fn location_expressions<'input>(
 /// A `DW_OP_regN` counts only in the first location; an
 /// `DW_OP_entry_value(DW_OP_regN)` counts anywhere. The expected register
 /// wins as soon as it is seen; otherwise the last register seen is it.
-fn parameter_register(exprs: &[Reader<'_>], encoding: gimli::Encoding, expected: Option<u16>) -> Option<u16> {
+fn parameter_register(
+    exprs: &[Reader<'_>],
+    encoding: gimli::Encoding,
+    expected: Option<u16>,
+) -> Option<u16> {
     let mut found = None;
     for (index, expr) in exprs.iter().enumerate() {
-        let Some(mut ops) = parse_ops(*expr, encoding) else { continue };
+        let Some(mut ops) = parse_ops(*expr, encoding) else {
+            continue;
+        };
         // "X, DW_OP_stack_value" says the same as "X" for this purpose.
         if ops.len() > 1 && ops.last().map(|(opcode, _)| *opcode) == Some(DW_OP_STACK_VALUE) {
             ops.pop();
         }
-        let [(opcode, op)] = ops.as_slice() else { continue };
+        let [(opcode, op)] = ops.as_slice() else {
+            continue;
+        };
         let register = match op {
             Operation::Register { register } if (DW_OP_REG0..=DW_OP_REG31).contains(opcode) => {
                 if index != 0 {
@@ -89,14 +181,16 @@ fn parameter_register(exprs: &[Reader<'_>], encoding: gimli::Encoding, expected:
                 }
                 register.0
             }
-            Operation::EntryValue { expression } => match parse_ops(*expression, encoding).as_deref() {
-                Some([(inner, Operation::Register { register })])
-                    if (DW_OP_REG0..=DW_OP_REG31).contains(inner) =>
-                {
-                    register.0
+            Operation::EntryValue { expression } => {
+                match parse_ops(*expression, encoding).as_deref() {
+                    Some([(inner, Operation::Register { register })])
+                        if (DW_OP_REG0..=DW_OP_REG31).contains(inner) =>
+                    {
+                        register.0
+                    }
+                    _ => continue,
                 }
-                _ => continue,
-            },
+            }
             _ => continue,
         };
         found = Some(register);
@@ -118,7 +212,11 @@ pub(crate) fn param_location<'input>(
     index: usize,
 ) -> ParamLocation {
     let Some(location) = location else {
-        return if has_const_value { ParamLocation::Constant } else { ParamLocation::OptimizedOut };
+        return if has_const_value {
+            ParamLocation::Constant
+        } else {
+            ParamLocation::OptimizedOut
+        };
     };
     let Some(exprs) = location_expressions(dwarf, unit, location) else {
         return ParamLocation::Other;
@@ -154,7 +252,11 @@ mod tests {
     use super::*;
 
     fn encoding() -> gimli::Encoding {
-        gimli::Encoding { format: gimli::Format::Dwarf32, version: 5, address_size: 8 }
+        gimli::Encoding {
+            format: gimli::Format::Dwarf32,
+            version: 5,
+            address_size: 8,
+        }
     }
 
     fn reader(bytes: &[u8]) -> Reader<'_> {
@@ -164,21 +266,66 @@ mod tests {
     #[test]
     fn register_rules_follow_pahole() {
         // DW_OP_reg5 first: rdi, as expected for parameter 0 on x86_64.
-        assert_eq!(parameter_register(&[reader(&[0x55])], encoding(), Some(5)), Some(5));
+        assert_eq!(
+            parameter_register(&[reader(&[0x55])], encoding(), Some(5)),
+            Some(5)
+        );
         // DW_OP_reg3 only in a later location does not count.
-        assert_eq!(parameter_register(&[reader(&[0x91, 0x08]), reader(&[0x53])], encoding(), Some(5)), None);
+        assert_eq!(
+            parameter_register(
+                &[reader(&[0x91, 0x08]), reader(&[0x53])],
+                encoding(),
+                Some(5)
+            ),
+            None
+        );
         // DW_OP_entry_value(DW_OP_reg4), DW_OP_stack_value anywhere counts.
         let entry = [0xa3, 0x01, 0x54, 0x9f];
-        assert_eq!(parameter_register(&[reader(&[0x53]), reader(&entry)], encoding(), Some(4)), Some(4));
+        assert_eq!(
+            parameter_register(&[reader(&[0x53]), reader(&entry)], encoding(), Some(4)),
+            Some(4)
+        );
         // An unexpected first register is still reported.
-        assert_eq!(parameter_register(&[reader(&[0x53])], encoding(), Some(5)), Some(3));
+        assert_eq!(
+            parameter_register(&[reader(&[0x53])], encoding(), Some(5)),
+            Some(3)
+        );
         // DW_OP_regx is not a DW_OP_regN for pahole.
-        assert_eq!(parameter_register(&[reader(&[0x90, 0x05])], encoding(), Some(5)), None);
+        assert_eq!(
+            parameter_register(&[reader(&[0x90, 0x05])], encoding(), Some(5)),
+            None
+        );
+    }
+
+    #[test]
+    fn location_facts_round_trip_and_merge() {
+        for location in [
+            ParamLocation::Register(5),
+            ParamLocation::Register(3),
+            ParamLocation::Other,
+            ParamLocation::Constant,
+            ParamLocation::OptimizedOut,
+        ] {
+            assert_eq!(LocationFacts::of(location, Some(5)).location(), location);
+        }
+        // An abstract parameter without location takes its concrete copy's.
+        let mut facts = LocationFacts::of(ParamLocation::OptimizedOut, Some(5));
+        facts.merge(LocationFacts::of(ParamLocation::Register(5), Some(5)));
+        assert_eq!(facts.location(), ParamLocation::Register(5));
+        // An unexpected register anywhere wins over an expected one.
+        facts.merge(LocationFacts::of(ParamLocation::Register(4), Some(5)));
+        assert_eq!(facts.location(), ParamLocation::Register(4));
+        // Optimized anywhere wins over everything.
+        facts.merge(LocationFacts::of(ParamLocation::Other, Some(5)));
+        assert_eq!(facts.location(), ParamLocation::Other);
     }
 
     #[test]
     fn x86_64_argument_registers() {
-        assert_eq!(register_params(object::elf::EM_X86_64.0), &[5, 4, 1, 2, 8, 9]);
+        assert_eq!(
+            register_params(object::elf::EM_X86_64.0),
+            &[5, 4, 1, 2, 8, 9]
+        );
         assert!(register_params(0xffff).is_empty());
     }
 }

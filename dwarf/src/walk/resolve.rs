@@ -34,6 +34,8 @@ pub(super) struct RawFunction<'input, 'arena> {
 /// A subprogram's formal parameter as read.
 #[derive(Clone, Copy)]
 pub(super) struct RawParam<'input, 'arena> {
+    /// Unit offset of the DIE, for the locations its concrete copies share.
+    pub offset: u64,
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
@@ -76,7 +78,7 @@ pub(super) struct PendingBitfield {
     pub composite: NodeId,
     pub member: usize,
     pub location_bits: u64,
-    pub bit_offset: u64,
+    pub bit_offset: i64,
     pub bit_size: u64,
     pub ty: TypeRef,
     pub die: u64,
@@ -92,16 +94,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// Byte size of a type, through typedefs and qualifiers.
     fn type_size(&self, mut ty: TypeRef) -> Option<u64> {
+        // Arrays multiply instead of recursing, so a cyclic type in bad
+        // input ends with the step limit, not with the stack.
+        let mut factor = 1u64;
         for _ in 0..MAX_CHAIN * 4 {
             match *self.node_at(ty)? {
                 Node::Base { byte_size, .. }
                 | Node::Enum { byte_size, .. }
-                | Node::Composite { byte_size, .. } => return Some(byte_size.into()),
-                Node::Pointer { .. } => return Some(self.unit.header.address_size().into()),
+                | Node::Composite { byte_size, .. } => return factor.checked_mul(byte_size.into()),
+                Node::Pointer { .. } => {
+                    return factor.checked_mul(self.unit.header.address_size().into())
+                }
                 Node::Typedef { target, .. } | Node::Qualified { target, .. } => ty = target,
                 Node::Array { elem, dims } => {
-                    let count = dims.iter().try_fold(1u64, |acc, dim| acc.checked_mul(*dim))?;
-                    return self.type_size(elem)?.checked_mul(count);
+                    for dim in dims {
+                        factor = factor.checked_mul(*dim)?;
+                    }
+                    ty = elem;
                 }
                 Node::Subroutine { .. } | Node::Unsupported { .. } => return None,
             }
@@ -115,7 +124,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let underlying_signed = pending.underlying.map(|ty| {
                 matches!(
                     self.node_at(ty),
-                    Some(Node::Base { encoding: BaseEncoding::Signed | BaseEncoding::SignedChar, .. })
+                    Some(Node::Base {
+                        encoding: BaseEncoding::Signed | BaseEncoding::SignedChar,
+                        ..
+                    })
                 )
             });
             let mut enumerators = Vec::with_capacity(pending.enumerators.len());
@@ -126,11 +138,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         pending.die,
                     )
                 })?;
-                enumerators.push(Enumerator { name, value, negative });
+                enumerators.push(Enumerator {
+                    name,
+                    value,
+                    negative,
+                });
             }
             let enumerators = self.arena.alloc_slice_copy(&enumerators);
-            if let Some(Node::Enum { underlying_signed: slot_signed, enumerators: slot, .. }) =
-                self.nodes.get_mut(pending.node.0 as usize)
+            if let Some(Node::Enum {
+                underlying_signed: slot_signed,
+                enumerators: slot,
+                ..
+            }) = self.nodes.get_mut(pending.node.0 as usize)
             {
                 *slot_signed = underlying_signed;
                 *slot = enumerators;
@@ -155,10 +174,15 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 pending.bit_size,
             )
             .ok_or_else(|| {
-                self.error(ErrorKind::InvalidDwarf("bitfield position out of range".into()), pending.die)
+                self.error(
+                    ErrorKind::InvalidDwarf("bitfield position out of range".into()),
+                    pending.die,
+                )
             })?;
             let arena = self.arena;
-            if let Some(Node::Composite { members, .. }) = self.nodes.get_mut(pending.composite.0 as usize) {
+            if let Some(Node::Composite { members, .. }) =
+                self.nodes.get_mut(pending.composite.0 as usize)
+            {
                 let mut copy = members.to_vec();
                 if let Some(member) = copy.get_mut(pending.member) {
                     member.bit_offset = bit_offset;
@@ -174,9 +198,15 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let mut chain = Vec::new();
         let mut current = index;
         for _ in 0..MAX_CHAIN {
-            let Some(function) = self.functions.get(current) else { break };
-            let Some(next) = function.abstract_origin.or(function.specification) else { break };
-            let Some(&next_index) = self.function_by_offset.get(&next) else { break };
+            let Some(function) = self.functions.get(current) else {
+                break;
+            };
+            let Some(next) = function.abstract_origin.or(function.specification) else {
+                break;
+            };
+            let Some(&next_index) = self.function_by_offset.get(&next) else {
+                break;
+            };
             if next_index == index || chain.contains(&next_index) {
                 break;
             }
@@ -203,6 +233,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         (name, ty.unwrap_or(TypeRef::Void))
     }
 
+    /// A parameter's location, with what its concrete copies said (see
+    /// [`super::location::LocationFacts`]).
+    fn shared_location(&self, param: &RawParam<'input, 'arena>, index: usize) -> ParamLocation {
+        let Some(shared) = self.shared_locations.get(&param.offset) else {
+            return param.location;
+        };
+        let expected = self.register_params.get(index).copied();
+        let mut facts = super::location::LocationFacts::of(param.location, expected);
+        facts.merge(*shared);
+        facts.location()
+    }
+
     fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
         let mut functions = Vec::with_capacity(self.functions.len());
         for (index, raw) in self.functions.iter().enumerate() {
@@ -214,9 +256,15 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
                 raw.params
                     .iter()
-                    .map(|param| {
+                    .enumerate()
+                    .map(|(index, param)| {
                         let (name, ty) = self.resolve_param(param);
-                        Param { name, ty, location: param.location, decl_tags: param.decl_tags }
+                        Param {
+                            name,
+                            ty,
+                            location: self.shared_location(param, index),
+                            decl_tags: param.decl_tags,
+                        }
                     })
                     .collect()
             } else {
@@ -242,14 +290,22 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             };
             let varargs = raw.varargs || (raw.params.is_empty() && inherited().any(|f| f.varargs));
             let decl_tags = if raw.decl_tags.is_empty() {
-                inherited().map(|f| f.decl_tags).find(|tags| !tags.is_empty()).unwrap_or(&[])
+                inherited()
+                    .map(|f| f.decl_tags)
+                    .find(|tags| !tags.is_empty())
+                    .unwrap_or(&[])
             } else {
                 raw.decl_tags
             };
             functions.push(Function {
                 name,
-                linkage_name: raw.linkage_name.or_else(|| inherited().find_map(|f| f.linkage_name)),
-                ret: raw.ret.or_else(|| inherited().find_map(|f| f.ret)).unwrap_or(TypeRef::Void),
+                linkage_name: raw
+                    .linkage_name
+                    .or_else(|| inherited().find_map(|f| f.linkage_name)),
+                ret: raw
+                    .ret
+                    .or_else(|| inherited().find_map(|f| f.ret))
+                    .unwrap_or(TypeRef::Void),
                 params: self.arena.alloc_slice_copy(&params),
                 varargs,
                 external: raw.external || inherited().any(|f| f.external),
@@ -268,11 +324,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         for raw in &self.variables {
             let mut chain = Vec::new();
             let mut origin = raw.origin;
-            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(&offset)) {
+            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(&offset))
+            {
                 if chain.len() >= MAX_CHAIN {
                     break;
                 }
-                let Some(found) = self.variables.get(index) else { break };
+                let Some(found) = self.variables.get(index) else {
+                    break;
+                };
                 chain.push(found);
                 origin = found.origin;
             }
@@ -280,13 +339,20 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 continue;
             };
             let decl_tags = if raw.decl_tags.is_empty() {
-                chain.iter().map(|v| v.decl_tags).find(|tags| !tags.is_empty()).unwrap_or(&[])
+                chain
+                    .iter()
+                    .map(|v| v.decl_tags)
+                    .find(|tags| !tags.is_empty())
+                    .unwrap_or(&[])
             } else {
                 raw.decl_tags
             };
             variables.push(Variable {
                 name,
-                ty: raw.ty.or_else(|| chain.iter().find_map(|v| v.ty)).unwrap_or(TypeRef::Void),
+                ty: raw
+                    .ty
+                    .or_else(|| chain.iter().find_map(|v| v.ty))
+                    .unwrap_or(TypeRef::Void),
                 external: raw.external || chain.iter().any(|v| v.external),
                 declaration: raw.declaration,
                 address: raw.address,
@@ -305,7 +371,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let functions = self.finish_functions();
         let variables = self.finish_variables();
         Ok(CuModel {
-            offset: self.unit_offset,
+            offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
             name: self.name,
             language: self.language,
             nodes: self.nodes,

@@ -5,7 +5,9 @@ use gimli::constants as dw;
 
 use super::attrs::{self, Attrs, Value};
 use super::location;
-use super::resolve::{ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable};
+use super::resolve::{
+    ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
+};
 use super::{Walker, DW_TAG_LLVM_ANNOTATION};
 use crate::error::{ErrorKind, Result};
 use crate::model::{
@@ -121,7 +123,10 @@ impl Scope<'_, '_> {
             Scope::Skip | Scope::Leaf => false,
             Scope::Unit => {
                 is_type_tag(tag)
-                    || matches!(tag, dw::DW_TAG_subprogram | dw::DW_TAG_variable | dw::DW_TAG_namespace)
+                    || matches!(
+                        tag,
+                        dw::DW_TAG_subprogram | dw::DW_TAG_variable | dw::DW_TAG_namespace
+                    )
             }
             Scope::Function { .. } => {
                 is_type_tag(tag)
@@ -143,7 +148,10 @@ impl Scope<'_, '_> {
             Scope::Enum(_) => tag == dw::DW_TAG_enumerator,
             Scope::Array { .. } => tag == dw::DW_TAG_subrange_type,
             Scope::Subroutine { .. } => {
-                matches!(tag, dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters)
+                matches!(
+                    tag,
+                    dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters
+                )
             }
             Scope::Pointer { .. } | Scope::Typedef { .. } | Scope::Annotated { .. } => {
                 tag == DW_TAG_LLVM_ANNOTATION
@@ -172,7 +180,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             dw::DW_TAG_enumerator => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
                 let value = attrs.get(dw::DW_AT_const_value).ok_or_else(|| {
-                    self.error(ErrorKind::InvalidDwarf("enumerator without a value".into()), offset)
+                    self.error(
+                        ErrorKind::InvalidDwarf("enumerator without a value".into()),
+                        offset,
+                    )
                 })?;
                 if let Some(Scope::Enum(pending)) = self.stack.last_mut() {
                     pending.enumerators.push((name, value));
@@ -189,9 +200,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             dw::DW_TAG_formal_parameter => self.visit_param(attrs, offset),
             dw::DW_TAG_unspecified_parameters => {
                 match self.stack.last_mut() {
-                    Some(Scope::Function { varargs, .. }) | Some(Scope::Subroutine { varargs, .. }) => {
-                        *varargs = true
-                    }
+                    Some(Scope::Function { varargs, .. })
+                    | Some(Scope::Subroutine { varargs, .. }) => *varargs = true,
                     _ => {}
                 }
                 Ok(Scope::Leaf)
@@ -220,16 +230,38 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let scope = match tag {
             dw::DW_TAG_base_type => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
-                let byte_size = self.size_u32(attrs, dw::DW_AT_byte_size, offset)?.unwrap_or(0);
+                let byte_size = self
+                    .size_u32(attrs, dw::DW_AT_byte_size, offset)?
+                    .unwrap_or(0);
                 let bit_size = self.size_u32(attrs, dw::DW_AT_bit_size, offset)?;
                 let encoding = base_encoding(attrs.udata(dw::DW_AT_encoding).unwrap_or(0));
-                self.set_node(id, Node::Base { name, byte_size, encoding, bit_size });
+                self.set_node(
+                    id,
+                    Node::Base {
+                        name,
+                        byte_size,
+                        encoding,
+                        bit_size,
+                    },
+                );
                 Scope::Leaf
             }
-            dw::DW_TAG_pointer_type | dw::DW_TAG_reference_type | dw::DW_TAG_rvalue_reference_type => {
+            dw::DW_TAG_pointer_type
+            | dw::DW_TAG_reference_type
+            | dw::DW_TAG_rvalue_reference_type => {
                 let target = self.type_ref(attrs, offset)?;
-                self.set_node(id, Node::Pointer { target, type_tags: &[] });
-                Scope::Pointer { node: id, target, type_tags: Vec::new() }
+                self.set_node(
+                    id,
+                    Node::Pointer {
+                        target,
+                        type_tags: &[],
+                    },
+                );
+                Scope::Pointer {
+                    node: id,
+                    target,
+                    type_tags: Vec::new(),
+                }
             }
             dw::DW_TAG_const_type
             | dw::DW_TAG_volatile_type
@@ -248,13 +280,29 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             dw::DW_TAG_typedef => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
                 let target = self.type_ref(attrs, offset)?;
-                self.set_node(id, Node::Typedef { name, target, decl_tags: &[] });
-                Scope::Typedef { node: id, name, target, decl_tags: Vec::new() }
+                self.set_node(
+                    id,
+                    Node::Typedef {
+                        name,
+                        target,
+                        decl_tags: &[],
+                    },
+                );
+                Scope::Typedef {
+                    node: id,
+                    name,
+                    target,
+                    decl_tags: Vec::new(),
+                }
             }
             dw::DW_TAG_array_type => {
                 let elem = self.type_ref(attrs, offset)?;
                 self.set_node(id, Node::Array { elem, dims: &[] });
-                Scope::Array { node: id, elem, dims: Vec::new() }
+                Scope::Array {
+                    node: id,
+                    elem,
+                    dims: Vec::new(),
+                }
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
                 let kind = match tag {
@@ -263,7 +311,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     _ => CompositeKind::Class,
                 };
                 let name = self.string(attrs, dw::DW_AT_name, offset)?;
-                let byte_size = self.size_u32(attrs, dw::DW_AT_byte_size, offset)?.unwrap_or(0);
+                let byte_size = self
+                    .size_u32(attrs, dw::DW_AT_byte_size, offset)?
+                    .unwrap_or(0);
                 let declaration = attrs.flag(dw::DW_AT_declaration);
                 let node = Node::Composite {
                     kind,
@@ -286,7 +336,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_enumeration_type => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?;
-                let byte_size = self.size_u32(attrs, dw::DW_AT_byte_size, offset)?.unwrap_or(0);
+                let byte_size = self
+                    .size_u32(attrs, dw::DW_AT_byte_size, offset)?
+                    .unwrap_or(0);
                 let declaration = attrs.flag(dw::DW_AT_declaration);
                 let underlying = self.optional_type_ref(attrs, offset)?;
                 self.set_node(
@@ -308,8 +360,20 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_subroutine_type => {
                 let ret = self.type_ref(attrs, offset)?;
-                self.set_node(id, Node::Subroutine { ret, params: &[], varargs: false });
-                Scope::Subroutine { node: id, ret, params: Vec::new(), varargs: false }
+                self.set_node(
+                    id,
+                    Node::Subroutine {
+                        ret,
+                        params: &[],
+                        varargs: false,
+                    },
+                );
+                Scope::Subroutine {
+                    node: id,
+                    ret,
+                    params: Vec::new(),
+                    varargs: false,
+                }
             }
             other => {
                 self.set_node(id, Node::Unsupported { tag: other.0 });
@@ -319,7 +383,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Ok(scope)
     }
 
-    fn visit_member(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<Scope<'input, 'arena>> {
+    fn visit_member(
+        &mut self,
+        attrs: &Attrs<'input>,
+        offset: u64,
+    ) -> Result<Scope<'input, 'arena>> {
         // Static data members (C++, DWARF 4) are declarations, not layout.
         if attrs.flag(dw::DW_AT_external) || attrs.flag(dw::DW_AT_declaration) {
             return Ok(Scope::Skip);
@@ -329,18 +397,29 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let location_bits = self
             .member_location(attrs, offset)?
             .checked_mul(8)
-            .ok_or_else(|| self.error(ErrorKind::InvalidDwarf("member offset overflows".into()), offset))?;
+            .ok_or_else(|| {
+                self.error(
+                    ErrorKind::InvalidDwarf("member offset overflows".into()),
+                    offset,
+                )
+            })?;
         let bit_size = attrs.udata(dw::DW_AT_bit_size);
         let bitfield_size = match bit_size {
             None => 0,
             Some(size) => u32::try_from(size).map_err(|_| {
-                self.error(ErrorKind::InvalidDwarf(format!("bit size {size} too large")), offset)
+                self.error(
+                    ErrorKind::InvalidDwarf(format!("bit size {size} too large")),
+                    offset,
+                )
             })?,
         };
         let mut pending = None;
         let bit_offset = if let Some(data_bit_offset) = attrs.udata(dw::DW_AT_data_bit_offset) {
             location_bits.checked_add(data_bit_offset)
-        } else if let Some(old_offset) = attrs.udata(dw::DW_AT_bit_offset) {
+        } else if let Some(old_offset) = attrs
+            .get(dw::DW_AT_bit_offset)
+            .and_then(|v| attrs::signed(&v))
+        {
             // DWARF 2-4: bits counted from the storage unit's most
             // significant end.
             match attrs.udata(dw::DW_AT_byte_size) {
@@ -360,9 +439,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Some(location_bits)
         };
         let bit_offset = bit_offset.ok_or_else(|| {
-            self.error(ErrorKind::InvalidDwarf("bitfield position out of range".into()), offset)
+            self.error(
+                ErrorKind::InvalidDwarf("bitfield position out of range".into()),
+                offset,
+            )
         })?;
-        let member = Member { name, ty, bit_offset, bitfield_size, decl_tags: &[] };
+        let member = Member {
+            name,
+            ty,
+            bit_offset,
+            bitfield_size,
+            decl_tags: &[],
+        };
         if let Some(Scope::Composite { node, members, .. }) = self.stack.last_mut() {
             if let Some((old_offset, bit_size)) = pending {
                 self.bitfields.push(PendingBitfield {
@@ -377,7 +465,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             members.push(member);
         }
-        Ok(Scope::Annotated { target: AnnotationTarget::LastMember, tags: Vec::new() })
+        Ok(Scope::Annotated {
+            target: AnnotationTarget::LastMember,
+            tags: Vec::new(),
+        })
     }
 
     /// `DW_AT_data_member_location` in bytes: a constant, or the old
@@ -417,13 +508,19 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if !in_function {
             let ty = self.type_ref(attrs, offset)?;
             if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
-                params.push(Param { name, ty, location: ParamLocation::Unknown, decl_tags: &[] });
+                params.push(Param {
+                    name,
+                    ty,
+                    location: ParamLocation::Unknown,
+                    decl_tags: &[],
+                });
             }
             return Ok(Scope::Skip);
         }
         let ty = self.optional_type_ref(attrs, offset)?;
         let origin = self.reference(attrs, dw::DW_AT_abstract_origin, offset)?;
-        self.param_by_offset.insert(offset, ParamOrigin { name, ty, origin });
+        self.param_by_offset
+            .insert(offset, ParamOrigin { name, ty, origin });
         let index = match self.stack.last() {
             Some(Scope::Function { params, .. }) => params.len(),
             _ => 0,
@@ -436,10 +533,29 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             self.register_params,
             index,
         );
-        if let Some(Scope::Function { params, .. }) = self.stack.last_mut() {
-            params.push(RawParam { name, ty, origin, location, decl_tags: &[] });
+        // pahole gives parameters past its register count no location at
+        // all, so they have nothing to share.
+        if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
+            let expected = self.register_params.get(index).copied();
+            self.shared_locations
+                .entry(origin)
+                .or_default()
+                .merge(location::LocationFacts::of(location, expected));
         }
-        Ok(Scope::Annotated { target: AnnotationTarget::LastParam, tags: Vec::new() })
+        if let Some(Scope::Function { params, .. }) = self.stack.last_mut() {
+            params.push(RawParam {
+                offset,
+                name,
+                ty,
+                origin,
+                location,
+                decl_tags: &[],
+            });
+        }
+        Ok(Scope::Annotated {
+            target: AnnotationTarget::LastParam,
+            tags: Vec::new(),
+        })
     }
 
     fn visit_annotation(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<()> {
@@ -460,13 +576,22 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             ("btf_decl_tag", Some(Scope::Typedef { decl_tags, .. }))
             | ("btf_decl_tag", Some(Scope::Composite { decl_tags, .. }))
             | ("btf_decl_tag", Some(Scope::Function { decl_tags, .. }))
-            | ("btf_decl_tag", Some(Scope::Annotated { tags: decl_tags, .. })) => decl_tags.push(value),
+            | (
+                "btf_decl_tag",
+                Some(Scope::Annotated {
+                    tags: decl_tags, ..
+                }),
+            ) => decl_tags.push(value),
             _ => {}
         }
         Ok(())
     }
 
-    fn visit_function(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<Scope<'input, 'arena>> {
+    fn visit_function(
+        &mut self,
+        attrs: &Attrs<'input>,
+        offset: u64,
+    ) -> Result<Scope<'input, 'arena>> {
         let name = self.string(attrs, dw::DW_AT_name, offset)?;
         let linkage_name = match self.string(attrs, dw::DW_AT_linkage_name, offset)? {
             Some(name) => Some(name),
@@ -480,9 +605,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             ret,
             external: attrs.flag(dw::DW_AT_external),
             declaration: attrs.flag(dw::DW_AT_declaration),
-            inline: attrs.udata(dw::DW_AT_inline).is_some_and(|inline| inline != 0),
+            inline: attrs
+                .udata(dw::DW_AT_inline)
+                .is_some_and(|inline| inline != 0),
             low_pc,
-            nocall: attrs.udata(dw::DW_AT_calling_convention) == Some(u64::from(dw::DW_CC_nocall.0)),
+            nocall: attrs.udata(dw::DW_AT_calling_convention)
+                == Some(u64::from(dw::DW_CC_nocall.0)),
             abstract_origin: self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
             specification: self.reference(attrs, dw::DW_AT_specification, offset)?,
             params: Vec::new(),
@@ -492,7 +620,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let index = self.functions.len();
         self.functions.push(function);
         self.function_by_offset.insert(offset, index);
-        Ok(Scope::Function { index, params: Vec::new(), varargs: false, decl_tags: Vec::new() })
+        Ok(Scope::Function {
+            index,
+            params: Vec::new(),
+            varargs: false,
+            decl_tags: Vec::new(),
+        })
     }
 
     /// `DW_AT_low_pc`, or the start of the first `DW_AT_ranges` range.
@@ -519,7 +652,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
-    fn visit_variable(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<Scope<'input, 'arena>> {
+    fn visit_variable(
+        &mut self,
+        attrs: &Attrs<'input>,
+        offset: u64,
+    ) -> Result<Scope<'input, 'arena>> {
         let in_function = !matches!(self.stack.last(), Some(Scope::Unit));
         let address = attrs
             .get(dw::DW_AT_location)
@@ -548,14 +685,22 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let index = self.variables.len();
         self.variables.push(variable);
         self.variable_by_offset.insert(offset, index);
-        Ok(Scope::Annotated { target: AnnotationTarget::Variable(index), tags: Vec::new() })
+        Ok(Scope::Annotated {
+            target: AnnotationTarget::Variable(index),
+            tags: Vec::new(),
+        })
     }
 
     /// Finishes a scope whose children have all been read.
-    pub(super) fn close(&mut self, scope: Scope<'input, 'arena>, _offset: u64) -> Result<()> {
+    pub(super) fn close(&mut self, scope: Scope<'input, 'arena>) {
         match scope {
             Scope::Skip | Scope::Leaf | Scope::Unit | Scope::Body => {}
-            Scope::Function { index, params, varargs, decl_tags } => {
+            Scope::Function {
+                index,
+                params,
+                varargs,
+                decl_tags,
+            } => {
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 if let Some(function) = self.functions.get_mut(index) {
                     function.params = params;
@@ -563,35 +708,81 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     function.decl_tags = decl_tags;
                 }
             }
-            Scope::Composite { node, kind, name, byte_size, declaration, members, decl_tags } => {
+            Scope::Composite {
+                node,
+                kind,
+                name,
+                byte_size,
+                declaration,
+                members,
+                decl_tags,
+            } => {
                 let members = self.arena.alloc_slice_copy(&members);
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
-                self.set_node(node, Node::Composite { kind, name, byte_size, declaration, members, decl_tags });
+                self.set_node(
+                    node,
+                    Node::Composite {
+                        kind,
+                        name,
+                        byte_size,
+                        declaration,
+                        members,
+                        decl_tags,
+                    },
+                );
             }
             Scope::Enum(pending) => self.enums.push(pending),
             Scope::Array { node, elem, dims } => {
                 let dims = self.arena.alloc_slice_copy(&dims);
                 self.set_node(node, Node::Array { elem, dims });
             }
-            Scope::Subroutine { node, ret, params, varargs } => {
+            Scope::Subroutine {
+                node,
+                ret,
+                params,
+                varargs,
+            } => {
                 let params = self.arena.alloc_slice_copy(&params);
-                self.set_node(node, Node::Subroutine { ret, params, varargs });
+                self.set_node(
+                    node,
+                    Node::Subroutine {
+                        ret,
+                        params,
+                        varargs,
+                    },
+                );
             }
-            Scope::Pointer { node, target, type_tags } => {
+            Scope::Pointer {
+                node,
+                target,
+                type_tags,
+            } => {
                 if !type_tags.is_empty() {
                     let type_tags = self.arena.alloc_slice_copy(&type_tags);
                     self.set_node(node, Node::Pointer { target, type_tags });
                 }
             }
-            Scope::Typedef { node, name, target, decl_tags } => {
+            Scope::Typedef {
+                node,
+                name,
+                target,
+                decl_tags,
+            } => {
                 if !decl_tags.is_empty() {
                     let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
-                    self.set_node(node, Node::Typedef { name, target, decl_tags });
+                    self.set_node(
+                        node,
+                        Node::Typedef {
+                            name,
+                            target,
+                            decl_tags,
+                        },
+                    );
                 }
             }
             Scope::Annotated { target, tags } => {
                 if tags.is_empty() {
-                    return Ok(());
+                    return;
                 }
                 let tags = self.arena.alloc_slice_copy(&tags);
                 match (target, self.stack.last_mut()) {
@@ -614,7 +805,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
             }
         }
-        Ok(())
     }
 }
 
@@ -647,23 +837,22 @@ fn subrange_count(attrs: &Attrs<'_>) -> u64 {
 }
 
 /// Bit offset of a DWARF 2-4 bitfield (`DW_AT_bit_offset` counts from the
-/// most significant bit of a `storage`-byte unit at `location_bits`).
+/// most significant bit of a `storage`-byte unit at `location_bits`, and is
+/// negative when gcc packs a field across the end of that unit).
 pub(super) fn dwarf4_bit_offset(
     big_endian: bool,
     location_bits: u64,
     storage: u64,
-    bit_offset: u64,
+    bit_offset: i64,
     bit_size: u64,
 ) -> Option<u64> {
-    if big_endian {
-        location_bits.checked_add(bit_offset)
+    let location = i128::from(location_bits);
+    let offset = if big_endian {
+        location + i128::from(bit_offset)
     } else {
-        storage
-            .checked_mul(8)?
-            .checked_sub(bit_offset)?
-            .checked_sub(bit_size)?
-            .checked_add(location_bits)
-    }
+        location + i128::from(storage) * 8 - i128::from(bit_offset) - i128::from(bit_size)
+    };
+    u64::try_from(offset).ok()
 }
 
 fn base_encoding(encoding: u64) -> BaseEncoding {
@@ -691,5 +880,9 @@ mod tests {
         // Big-endian counts from the same end as DW_AT_bit_offset.
         assert_eq!(dwarf4_bit_offset(true, 32, 4, 3, 5), Some(35));
         assert_eq!(dwarf4_bit_offset(false, 0, 1, 9, 3), None);
+        // gcc's packed field across its storage unit: negative bit offset.
+        assert_eq!(dwarf4_bit_offset(false, 0, 4, -7, 31), Some(8));
+        // clang's straddling bitfield in a packed struct: offset -8.
+        assert_eq!(dwarf4_bit_offset(false, 0, 4, -8, 10), Some(30));
     }
 }
