@@ -63,8 +63,9 @@ unpack_source() {
 }
 
 # Writes an executable PAHOLE wrapper at $1 that runs encoder $2 and
-# appends "start end status args" to log $3 for each encoding invocation.
-# The kernel calls `$(PAHOLE) --version` many times; only -J calls count.
+# appends "start end status args" to log $3 (or $BTFENC_KBUILD_TIMING) for
+# each encoding invocation. The kernel calls `$(PAHOLE) --version` many
+# times; only -J calls count.
 write_wrapper() {
 	local wrapper=$1 encoder=$2 timing_log=$3
 	cat > "$wrapper.tmp" <<-EOF
@@ -73,7 +74,7 @@ write_wrapper() {
 	start=\$(date +%s.%N)
 	status=0
 	"$encoder" "\$@" || status=\$?
-	printf '%s %s %s %s\n' "\$start" "\$(date +%s.%N)" "\$status" "\$*" >> "$timing_log"
+	printf '%s %s %s %s\n' "\$start" "\$(date +%s.%N)" "\$status" "\$*" >> "\${BTFENC_KBUILD_TIMING:-$timing_log}"
 	exit \$status
 	EOF
 	chmod +x "$wrapper.tmp"
@@ -316,6 +317,76 @@ compare vmlinux "$P/vmlinux" "$B/vmlinux"
 compare configfs "$P/fs/configfs/configfs.ko" "$B/fs/configfs/configfs.ko" \
 	--base-a "$P/vmlinux" --base-b "$B/vmlinux"
 
+# --- out-of-tree module (make M=... PAHOLE=...) ---
+# A module of our own against each tree: Makefile.modfinal encodes it
+# split on that tree's vmlinux, as for an in-tree module.
+write_oot_module() {
+	local dir=$1
+	mkdir -p "$dir"
+	echo 'obj-m := btfenc_probe.o' > "$dir/Kbuild"
+	cat > "$dir/btfenc_probe.c" <<-'EOF'
+	// SPDX-License-Identifier: GPL-2.0
+	// A module for check-kbuild: one type of its own, one from vmlinux.
+	#include <linux/init.h>
+	#include <linux/list.h>
+	#include <linux/module.h>
+
+	struct btfenc_probe {
+		int id;
+		struct list_head node;
+	};
+
+	static struct btfenc_probe probe;
+
+	static int __init btfenc_probe_init(void)
+	{
+		INIT_LIST_HEAD(&probe.node);
+		return 0;
+	}
+
+	static void __exit btfenc_probe_exit(void)
+	{
+	}
+
+	module_init(btfenc_probe_init);
+	module_exit(btfenc_probe_exit);
+	MODULE_LICENSE("GPL");
+	EOF
+}
+for tree in P B; do
+	dir=${!tree}
+	name=${dir##*/}
+	module_dir=$work/oot-$name
+	rm -rf "$module_dir"
+	write_oot_module "$module_dir"
+	: > "$work/oot-$name.timing"
+	if ! BTFENC_KBUILD_TIMING=$work/oot-$name.timing \
+		make -C "$dir" M="$module_dir" PAHOLE="$work/$name-pahole" modules > "$work/oot-$name.log" 2>&1; then
+		fail "$name: out-of-tree module build failed (log: $work/oot-$name.log)"
+		continue
+	fi
+	if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc: ' "$work/oot-$name.log"; then
+		fail "$name: the out-of-tree module build printed the warnings above"
+	fi
+	# Makefile.modfinal does not stop on the encoder's exit status.
+	if ! grep -q btfenc_probe.ko "$work/oot-$name.timing" || ! awk '$3 != 0 { exit 1 }' "$work/oot-$name.timing"; then
+		fail "$name: the encoder did not run, or failed, on the out-of-tree module: $(cat "$work/oot-$name.timing")"
+	fi
+	if ! "$BPFTOOL" btf dump file "$module_dir/btfenc_probe.ko" -B "$dir/vmlinux" > "$out/$name-oot.dump" 2>&1; then
+		fail "$name: bpftool -B vmlinux cannot read the out-of-tree module's .BTF"
+		continue
+	fi
+	# Its own struct is in the split; list_head is vmlinux's.
+	if grep -q "STRUCT 'btfenc_probe'" "$out/$name-oot.dump" &&
+		! grep -q "STRUCT 'list_head'" "$out/$name-oot.dump"; then
+		pass "$name: out-of-tree module: split .BTF with its own struct btfenc_probe, list_head from vmlinux"
+	else
+		fail "$name: out-of-tree module's .BTF lacks struct btfenc_probe or repeats vmlinux's list_head (see $out/$name-oot.dump)"
+	fi
+done
+compare oot-module "$work/oot-pahole/btfenc_probe.ko" "$work/oot-btfenc/btfenc_probe.ko" \
+	--base-a "$P/vmlinux" --base-b "$B/vmlinux"
+
 # --- reproducible for any -j ---
 for j in 1 2; do
 	if "$btfenc" -J -j"$j" $(PAHOLE="$work/btfenc-pahole" "$source_tree/scripts/pahole-flags.sh" | sed 's/ -j / /; s/ -j$//') \
@@ -334,7 +405,8 @@ printf '  %-8s this run %7s s (%s); full build %s s\n' pahole "$pahole_seconds" 
 printf '  %-8s this run %7s s (%s); full build %s s\n' btfenc "$btfenc_seconds" "$btfenc_kind" "$(full_build btfenc)"
 printf 'encoder alone (wall over every -J invocation of the last build that encoded):\n'
 for name in pahole btfenc; do
-	printf '  %-8s %s; vmlinux alone %s\n' "$name" "$(encoder_time "$work/$name.timing")" "$(vmlinux_encoder_time "$work/$name.timing")"
+	printf '  %-8s %s; vmlinux alone %s; out-of-tree module %s\n' "$name" "$(encoder_time "$work/$name.timing")" \
+		"$(vmlinux_encoder_time "$work/$name.timing")" "$(encoder_time "$work/oot-$name.timing" 2> /dev/null)"
 done
 
 if ((failures > 0)); then
