@@ -258,19 +258,23 @@ for tree in P B; do
 done
 
 # --- kernel load ---
-status=0
-"$kernel_load_bin" "$out/btfenc-vmlinux.btf" || status=$?
-case $status in
-0) pass "the kernel loads btfenc's vmlinux .BTF" ;;
-77)
-	if [[ ${BTFENC_NO_SKIP:-} == 1 ]]; then
-		fail "kernel load skipped (BTFENC_NO_SKIP=1)"
-	else
-		log "SKIPPED: kernel load of vmlinux .BTF"
-	fi
-	;;
-*) fail "the kernel rejects btfenc's vmlinux .BTF" ;;
-esac
+# pahole's BTF too: if the kernel refused that, the loader or the kernel
+# would be at fault, not btfenc.
+for name in pahole btfenc; do
+	status=0
+	"$kernel_load_bin" "$out/$name-vmlinux.btf" || status=$?
+	case $status in
+	0) pass "the kernel loads $name's vmlinux .BTF" ;;
+	77)
+		if [[ ${BTFENC_NO_SKIP:-} == 1 ]]; then
+			fail "kernel load skipped (BTFENC_NO_SKIP=1)"
+		else
+			log "SKIPPED: kernel load of $name's vmlinux .BTF"
+		fi
+		;;
+	*) fail "the kernel rejects $name's vmlinux .BTF" ;;
+	esac
+done
 
 # --- same types as pahole's, outside functions and variables ---
 # FUNC/FUNC_PROTO differ by design (btfenc follows pahole 1.31, so the
