@@ -149,6 +149,9 @@ if [[ ${BTFENC_KBUILD_CLEAN:-} == 1 ]]; then
 	rm -rf "$work/pahole" "$work/btfenc"
 fi
 btfenc=$(btfenc_release)
+# The kernel runs PAHOLE from its build directories: it must be absolute.
+btfenc=$(command -v "$btfenc") || die "no btfenc at $btfenc"
+[[ $btfenc == /* ]] || btfenc=$PWD/$btfenc
 (cd "$repo_root" && cargo build --release -q -p btfenc-tests --bin kernel-load-btf) >&2 ||
 	die "cannot build kernel-load-btf"
 kernel_load_bin=${CARGO_TARGET_DIR:-$repo_root/target}/release/kernel-load-btf
