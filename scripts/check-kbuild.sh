@@ -51,6 +51,7 @@ pahole_bin=$(command -v "$PAHOLE") || die "no reference pahole ($PAHOLE); apt-ge
 
 unpack_source() {
 	[[ -f $source_tree/Makefile ]] && return
+	[[ -e $source_tree ]] && die "$source_tree exists but holds no kernel tree; remove it"
 	[[ -f $tarball ]] || die "$tarball is missing: apt-get install linux-source-6.1"
 	log "unpacking $tarball into $cache"
 	mkdir -p "$cache"
