@@ -294,7 +294,11 @@ fn find_name(table: &[u8], name: &str) -> Option<u32> {
 pub fn check_patchable(elf: &[u8], names: &[&str]) -> Result<()> {
     let table = SectionTable::read(elf)?;
     for name in names {
-        if let Some(h) = table.headers.iter().find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes()) {
+        if let Some(h) = table
+            .headers
+            .iter()
+            .find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes())
+        {
             if h.flags & SHF_ALLOC != 0 {
                 bail!(
                     "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
@@ -335,7 +339,12 @@ impl<'e> SectionTable<'e> {
             .and_then(|h| h.file_range())
             .and_then(|r| elf.get(to_usize(r.start).ok()?..to_usize(r.end).ok()?))
             .context("section name table lies outside the file")?;
-        Ok(SectionTable { header, headers, old_table, names })
+        Ok(SectionTable {
+            header,
+            headers,
+            old_table,
+            names,
+        })
     }
 
     fn name_of(&self, h: &SectionHeader) -> &'e [u8] {
