@@ -130,6 +130,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let file = dwarf::ElfFile::open(&path)?;
         let dwarf = file.dwarf()?;
         let loaded = start.elapsed();
+        if dwarf.has_cross_unit_references()? {
+            let arena = bumpalo::Bump::new();
+            let model = dwarf::walk::walk_units(&dwarf, dwarf.units(), &arena)?;
+            println!(
+                "{path}: cross-unit references: {} units walked as one, {} DIEs, {} nodes, {:.3}s",
+                dwarf.units().len(),
+                model.die_count,
+                model.nodes.len(),
+                start.elapsed().as_secs_f64()
+            );
+            continue;
+        }
         let totals = dwarf
             .units()
             .par_iter()

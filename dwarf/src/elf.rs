@@ -110,10 +110,35 @@ impl<'input> Dwarf<'input> {
     pub fn is_big_endian(&self) -> bool {
         self.big_endian
     }
-}
 
-fn section_name(id: gimli::SectionId) -> &'static str {
-    id.name()
+    /// Whether some DIE may refer into another unit (`DW_FORM_ref_addr`
+    /// in an abbreviation, as LTO output has): such units must be walked
+    /// together with [`crate::walk::walk_units`]. Abbreviation codes are
+    /// scanned from 1 while they are dense, as gcc and clang number them.
+    pub fn has_cross_unit_references(&self) -> Result<bool> {
+        let mut seen = std::collections::HashSet::new();
+        for header in &self.units {
+            if !seen.insert(header.debug_abbrev_offset()) {
+                continue;
+            }
+            let abbreviations = self.gimli.abbreviations(header).map_err(|err| {
+                Error::new(self.path, ErrorKind::Dwarf(err))
+                    .at(".debug_abbrev", header.debug_abbrev_offset().0 as u64)
+            })?;
+            let mut code = 1;
+            while let Some(abbreviation) = abbreviations.get(code) {
+                if abbreviation
+                    .attributes()
+                    .iter()
+                    .any(|spec| spec.form() == gimli::DW_FORM_ref_addr)
+                {
+                    return Ok(true);
+                }
+                code += 1;
+            }
+        }
+        Ok(false)
+    }
 }
 
 /// The debug sections that may need a copy (compressed or relocated).
@@ -261,7 +286,7 @@ impl ElfFile {
         let file = self.object()?;
         let mut owned = OwnedSections::default();
         for id in DWARF_SECTIONS {
-            let name = section_name(id);
+            let name = id.name();
             let Some(section) = file.section_by_name(name) else {
                 continue;
             };
@@ -299,11 +324,31 @@ impl ElfFile {
         if file.section_by_name(".debug_info").is_none() {
             return Err(Error::new(&self.path, ErrorKind::NoDwarf));
         }
+        // gcc's -fdebug-types-section puts DWARF 5 type units in COMDAT
+        // copies of .debug_info; reading only the first copy would lose the
+        // compile unit without a word.
+        let copies = file
+            .sections()
+            .filter(|section| {
+                let name = section.name().unwrap_or("");
+                name == ".debug_info" || name == ".zdebug_info"
+            })
+            .count();
+        if copies > 1 {
+            return Err(Error::new(
+                &self.path,
+                ErrorKind::UnsupportedDwarf(format!(
+                    "{copies} .debug_info sections (type units in COMDAT groups, \
+                     from -fdebug-types-section?)"
+                )),
+            )
+            .in_section(".debug_info"));
+        }
         let load = |id: gimli::SectionId| -> Result<Reader<'_>> {
             if let Some((_, data)) = owned.by_id.iter().find(|(owned_id, _)| *owned_id == id) {
                 return Ok(gimli::EndianSlice::new(data, self.endian));
             }
-            let name = section_name(id);
+            let name = id.name();
             let data: &[u8] = match file.section_by_name(name) {
                 // Not in `owned`, so neither compressed nor relocated:
                 // borrowing from the map is exact.
@@ -391,12 +436,14 @@ impl ElfFile {
                 });
             }
         }
+        // Total orders (every field is a key), so that equal-looking
+        // symbols cannot come out in an order that depends on the sort.
         facts
             .functions
-            .sort_unstable_by(|a, b| (a.name, a.address).cmp(&(b.name, b.address)));
-        facts.data.sort_unstable_by(|a, b| {
-            (a.section_index, a.address, a.name).cmp(&(b.section_index, b.address, b.name))
-        });
+            .sort_unstable_by_key(|f| (f.name, f.address, f.size, f.section_index, f.global));
+        facts
+            .data
+            .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
         Ok(facts)
     }
 }

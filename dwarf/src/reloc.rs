@@ -25,9 +25,11 @@ pub(crate) fn apply_relocations<'data>(
 ) -> Result<(), String> {
     let machine = elf_machine(file);
     for (offset, relocation) in section.relocations() {
-        let width = match classify(&relocation, machine) {
+        let action = classify(&relocation, machine);
+        let width = match action {
             Action::Skip => continue,
-            Action::Store(width) => width,
+            Action::Store(width) | Action::Add(width) | Action::Sub(width) => width,
+            Action::Set6 | Action::Sub6 => 1,
             Action::Reject => {
                 return Err(format!(
                     "relocation {:?} at offset {offset:#x} (machine {machine}) is not supported",
@@ -49,12 +51,21 @@ pub(crate) fn apply_relocations<'data>(
             .checked_add(width)
             .and_then(|end| data.get_mut(start..end))
             .ok_or_else(|| format!("relocation at {offset:#x} lies outside the section"))?;
+        let current = read_place(place, big_endian);
         let addend = if relocation.has_implicit_addend() {
-            read_place(place, big_endian) as i64
+            current as i64
         } else {
             relocation.addend()
         };
-        write_place(place, symbol_value.wrapping_add(addend as u64), big_endian);
+        let value = symbol_value.wrapping_add(addend as u64);
+        let new = match action {
+            Action::Add(_) => current.wrapping_add(value),
+            Action::Sub(_) => current.wrapping_sub(value),
+            Action::Set6 => (current & 0xc0) | (value & 0x3f),
+            Action::Sub6 => (current & 0xc0) | (current.wrapping_sub(value) & 0x3f),
+            _ => value,
+        };
+        write_place(place, new, big_endian);
     }
     Ok(())
 }
@@ -64,6 +75,15 @@ enum Action {
     Skip,
     /// Store `S + A` into this many bytes.
     Store(usize),
+    /// Add `S + A` to the value in this many bytes (RISC-V label
+    /// differences: an ADD and a SUB at the same place).
+    Add(usize),
+    /// Subtract `S + A` from the value in this many bytes.
+    Sub(usize),
+    /// Set, or subtract from, the low 6 bits of one byte (RISC-V
+    /// `DW_CFA_advance_loc`-style fields).
+    Set6,
+    Sub6,
     Reject,
 }
 
@@ -77,6 +97,27 @@ fn classify(relocation: &object::Relocation, machine: u16) -> Action {
         const R_AARCH64_TLS_DTPREL64: u32 = 1028;
         const EM_X86_64: u16 = object::elf::EM_X86_64.0;
         const EM_AARCH64: u16 = object::elf::EM_AARCH64.0;
+        const EM_RISCV: u16 = object::elf::EM_RISCV.0;
+        if machine == EM_RISCV {
+            // Linker relaxation can change code sizes, so clang emits
+            // address differences as ADD/SUB pairs in debug sections.
+            match r_type.0 {
+                33 => return Action::Add(1),
+                34 => return Action::Add(2),
+                35 => return Action::Add(4),
+                36 => return Action::Add(8),
+                37 => return Action::Sub(1),
+                38 => return Action::Sub(2),
+                39 => return Action::Sub(4),
+                40 => return Action::Sub(8),
+                52 => return Action::Sub6,
+                53 => return Action::Set6,
+                54 => return Action::Store(1),
+                55 => return Action::Store(2),
+                56 => return Action::Store(4),
+                _ => {}
+            }
+        }
         match (machine, r_type.0) {
             (EM_X86_64, R_X86_64_DTPOFF64) => return Action::Store(8),
             (EM_X86_64, R_X86_64_DTPOFF32) => return Action::Store(4),

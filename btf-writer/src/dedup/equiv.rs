@@ -16,8 +16,8 @@
 
 use super::state::{is_mapped, Deduper, UNPROCESSED};
 use super::view::{
-    self, same_str, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
-    shallow_equal_struct, target,
+    self, compat_array, compat_enum, compat_fnproto, equal_common, equal_int_tag, info, kind,
+    same_str, shallow_equal_struct, target,
 };
 use super::{Error, Flavor};
 use crate::types::{Type, TypeId};
@@ -155,7 +155,10 @@ impl Deduper<'_, '_> {
                 work.push((a.ret.0, b.ret.0));
                 Ok(true)
             }
-            _ => Err(Error::UnexpectedKind { type_id: TypeId(cand_id), kind: cand_kind }),
+            _ => Err(Error::UnexpectedKind {
+                type_id: TypeId(cand_id),
+                kind: cand_kind,
+            }),
         }
     }
 
@@ -202,18 +205,23 @@ impl Deduper<'_, '_> {
                     continue;
                 }
                 (Some(Type::Array(_)), _) => compat_array(t1, t2),
-                (Some(Type::Struct(a) | Type::Union(a)), Some(Type::Struct(b) | Type::Union(b))) => {
+                (
+                    Some(Type::Struct(a) | Type::Union(a)),
+                    Some(Type::Struct(b) | Type::Union(b)),
+                ) => {
                     shallow_equal_struct(t1, t2)
-                        && a.members.iter().zip(&b.members).all(|(m, n)| {
-                            m.ty == n.ty || self.identical(m.ty.0, n.ty.0, depth - 1)
-                        })
+                        && a.members
+                            .iter()
+                            .zip(&b.members)
+                            .all(|(m, n)| m.ty == n.ty || self.identical(m.ty.0, n.ty.0, depth - 1))
                 }
                 (Some(Type::FuncProto(a)), Some(Type::FuncProto(b))) => {
                     compat_fnproto(t1, t2)
                         && (a.ret == b.ret || self.identical(a.ret.0, b.ret.0, depth - 1))
-                        && a.params.iter().zip(&b.params).all(|(p, q)| {
-                            p.ty == q.ty || self.identical(p.ty.0, q.ty.0, depth - 1)
-                        })
+                        && a.params
+                            .iter()
+                            .zip(&b.params)
+                            .all(|(p, q)| p.ty == q.ty || self.identical(p.ty.0, q.ty.0, depth - 1))
                 }
                 _ => false,
             };
@@ -227,11 +235,15 @@ impl Deduper<'_, '_> {
         let (t1, t2) = (self.types.get(id1), self.types.get(id2));
         match (t1, t2) {
             (Some(Type::Array(a)), Some(Type::Array(b))) => {
-                equal_common(t1, t2) && a.elem == b.elem && a.index == b.index && a.nelems == b.nelems
+                equal_common(t1, t2)
+                    && a.elem == b.elem
+                    && a.index == b.index
+                    && a.nelems == b.nelems
             }
             (Some(Type::Struct(a)), Some(Type::Struct(b)))
             | (Some(Type::Union(a)), Some(Type::Union(b))) => {
-                shallow_equal_struct(t1, t2) && a.members.iter().zip(&b.members).all(|(m, n)| m.ty == n.ty)
+                shallow_equal_struct(t1, t2)
+                    && a.members.iter().zip(&b.members).all(|(m, n)| m.ty == n.ty)
             }
             _ => false,
         }

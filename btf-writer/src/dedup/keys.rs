@@ -21,7 +21,11 @@ const FUNC_PROTO: u64 = 7;
 
 /// `btf_hash_common` with the `size`/`type` word given.
 pub(super) fn common(t: Option<&Type<'_>>, size_or_type: u32) -> u64 {
-    Key::new(COMMON).str(name(t)).word(info(t) as u64).word(size_or_type as u64).finish()
+    Key::new(COMMON)
+        .str(name(t))
+        .word(info(t) as u64)
+        .word(size_or_type as u64)
+        .finish()
 }
 
 /// `btf_hash_int_decl_tag` (INT, or DECL_TAG with its target given).
@@ -43,7 +47,10 @@ pub(super) fn enumeration(t: Option<&Type<'_>>) -> u64 {
 /// `btf_hash_struct`: common fields and member names and offsets, member
 /// types excluded (they are not canonical yet).
 pub(super) fn composite(t: Option<&Type<'_>>) -> u64 {
-    let mut k = Key::new(STRUCT).str(name(t)).word(info(t) as u64).word(size_or_type(t) as u64);
+    let mut k = Key::new(STRUCT)
+        .str(name(t))
+        .word(info(t) as u64)
+        .word(size_or_type(t) as u64);
     if let Some(Type::Struct(c) | Type::Union(c)) = t {
         for m in &c.members {
             k = k.str(m.name).word(member_offset(m));

@@ -34,7 +34,9 @@ impl<'a> Deduper<'_, 'a> {
             let id = self.resolve(old);
             match new_ids.get(id as usize) {
                 Some(&new) if new != UNPROCESSED => Ok(TypeId(new)),
-                _ => Err(Error::Unresolved { type_id: TypeId(old) }),
+                _ => Err(Error::Unresolved {
+                    type_id: TypeId(old),
+                }),
             }
         };
         // Copying out is independent per type; collecting in order keeps
@@ -54,8 +56,10 @@ impl<'a> Deduper<'_, 'a> {
             })
             .collect();
         let types = kept.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let remap: Vec<Result<TypeId, Error>> =
-            (0..self.types.id_count()).into_par_iter().map(final_id).collect();
+        let remap: Vec<Result<TypeId, Error>> = (0..self.types.id_count())
+            .into_par_iter()
+            .map(final_id)
+            .collect();
         let remap = remap.into_iter().collect::<Result<Vec<_>, _>>()?;
         let btf = Btf {
             types,
@@ -67,7 +71,10 @@ impl<'a> Deduper<'_, 'a> {
 }
 
 /// Rewrites every type id in `t` with `f`.
-pub(super) fn remap_ids<E>(t: &mut Type<'_>, mut f: impl FnMut(TypeId) -> Result<TypeId, E>) -> Result<(), E> {
+pub(super) fn remap_ids<E>(
+    t: &mut Type<'_>,
+    mut f: impl FnMut(TypeId) -> Result<TypeId, E>,
+) -> Result<(), E> {
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,

@@ -9,8 +9,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
 use super::view::{
-    self, same_str, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
-    kind, shallow_equal_struct, size_or_type,
+    self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
+    kind, same_str, shallow_equal_struct, size_or_type,
 };
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
@@ -124,7 +124,11 @@ impl<'a> Deduper<'_, 'a> {
             Some(Type::Typedef(_)) if self.flavor == Flavor::Libbpf1_7 => true,
             _ => return Ok(()),
         };
-        let key = if is_typedef { keys::typedef(t) } else { keys::composite(t) };
+        let key = if is_typedef {
+            keys::typedef(t)
+        } else {
+            keys::composite(t)
+        };
         let mut cands = std::mem::take(&mut self.cands);
         self.table.candidates(key, &mut cands);
         let mut new_id = id;
@@ -174,7 +178,9 @@ impl<'a> Deduper<'_, 'a> {
         let first = if self.base_names.is_some() { self.start } else { 1 };
         let unique = self.unique_aggregate_names(first..end);
         for id in self.start..end {
-            let Some(Type::Fwd(fwd)) = self.types.get(id) else { continue };
+            let Some(Type::Fwd(fwd)) = self.types.get(id) else {
+                continue;
+            };
             if self.map[id as usize] != id {
                 continue;
             }
@@ -215,7 +221,9 @@ impl<'a> Deduper<'_, 'a> {
     fn dedup_reference(&mut self, id: u32, depth: u32) -> Result<u32, Error> {
         let state = self.map[id as usize];
         if state == IN_PROGRESS || depth > REF_DEPTH_LIMIT {
-            return Err(Error::ReferenceLoop { type_id: TypeId(id) });
+            return Err(Error::ReferenceLoop {
+                type_id: TypeId(id),
+            });
         }
         if is_mapped(state) {
             return Ok(self.resolve(id));
@@ -233,7 +241,12 @@ impl<'a> Deduper<'_, 'a> {
             | kind::DECL_TAG
             | kind::ARRAY
             | kind::FUNC_PROTO => {}
-            _ => return Err(Error::UnexpectedKind { type_id: TypeId(id), kind }),
+            _ => {
+                return Err(Error::UnexpectedKind {
+                    type_id: TypeId(id),
+                    kind,
+                })
+            }
         }
         self.map[id as usize] = IN_PROGRESS;
         let from = self.slot_start[id as usize] as usize;
@@ -252,7 +265,11 @@ impl<'a> Deduper<'_, 'a> {
         };
         let mut cands = std::mem::take(&mut self.cands);
         self.table.candidates(key, &mut cands);
-        let new_id = cands.iter().copied().find(|&c| self.equal_resolved(id, c)).unwrap_or(id);
+        let new_id = cands
+            .iter()
+            .copied()
+            .find(|&c| self.equal_resolved(id, c))
+            .unwrap_or(id);
         self.cands = cands;
         self.settle(id, new_id, key);
         Ok(new_id)
@@ -272,9 +289,11 @@ impl<'a> Deduper<'_, 'a> {
         match (a, b) {
             (Some(Type::DeclTag(x)), Some(Type::DeclTag(y))) => x.component_idx == y.component_idx,
             (Some(Type::Array(x)), Some(Type::Array(y))) => x.nelems == y.nelems,
-            (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-                x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
-            }
+            (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => x
+                .params
+                .iter()
+                .zip(&y.params)
+                .all(|(p, q)| same_str(p.name, q.name)),
             (Some(_), Some(_)) => true,
             _ => false,
         }

@@ -36,7 +36,11 @@ struct Chunk {
 impl Chunk {
     fn build(types: &Types<'_, '_>, ids: std::ops::Range<u32>) -> Result<Chunk, Error> {
         let count = types.id_count();
-        let mut chunk = Chunk { map: Vec::with_capacity(ids.len()), slot_start: Vec::new(), slots: Vec::new() };
+        let mut chunk = Chunk {
+            map: Vec::with_capacity(ids.len()),
+            slot_start: Vec::new(),
+            slots: Vec::new(),
+        };
         for id in ids {
             chunk.slot_start.push(chunk.slots.len() as u32);
             let Some(t) = types.get(id) else {
@@ -50,7 +54,10 @@ impl Chunk {
                 }
             });
             if let Some(r) = bad {
-                return Err(Error::DanglingReference { type_id: TypeId(id), referenced: TypeId(r) });
+                return Err(Error::DanglingReference {
+                    type_id: TypeId(id),
+                    referenced: TypeId(r),
+                });
             }
             // VAR and DATASEC are never deduplicated.
             chunk.map.push(match t {
@@ -159,7 +166,9 @@ impl<'t, 'a> Deduper<'t, 'a> {
     pub(super) fn new(types: Types<'t, 'a>, flavor: Flavor) -> Result<Self, Error> {
         let count = types.id_count();
         if count as u64 > MAX_IDS {
-            return Err(Error::TooManyTypes { count: count as u64 });
+            return Err(Error::TooManyTypes {
+                count: count as u64,
+            });
         }
         let mut map = Vec::with_capacity(count as usize);
         let mut slot_start = Vec::with_capacity(count as usize + 1);

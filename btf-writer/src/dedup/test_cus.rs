@@ -44,7 +44,13 @@ pub(super) struct Quirks {
 }
 
 /// One CU built from `src` around `roots`.
-fn cut<'a>(src: &Btf<'a>, roots: &[u32], rng: &mut Rng, fwd_percent: u64, quirks: Quirks) -> Vec<Type<'a>> {
+fn cut<'a>(
+    src: &Btf<'a>,
+    roots: &[u32],
+    rng: &mut Rng,
+    fwd_percent: u64,
+    quirks: Quirks,
+) -> Vec<Type<'a>> {
     let get = |id: u32| id.checked_sub(1).and_then(|i| src.types.get(i as usize));
     let mut full: Vec<u32> = Vec::new();
     let mut included: HashMap<u32, ()> = HashMap::new();
@@ -107,15 +113,28 @@ fn cut<'a>(src: &Btf<'a>, roots: &[u32], rng: &mut Rng, fwd_percent: u64, quirks
         .iter()
         .map(|&id| match get(id) {
             Some(Type::Struct(c) | Type::Union(c)) if declared.contains_key(&id) => {
-                Type::Fwd(Fwd { name: c.name, union: matches!(get(id), Some(Type::Union(_))) })
+                Type::Fwd(Fwd {
+                    name: c.name,
+                    union: matches!(get(id), Some(Type::Union(_))),
+                })
             }
             Some(t) => t.clone(),
-            None => Type::Int(Int { name: "?", size: 0, encoding: IntEncoding(0), offset: 0, bits: 0 }),
+            None => Type::Int(Int {
+                name: "?",
+                size: 0,
+                encoding: IntEncoding(0),
+                offset: 0,
+                bits: 0,
+            }),
         })
         .collect();
     for t in &mut types {
         let _ = remap_ids(t, |r| -> Result<TypeId, ()> {
-            Ok(TypeId(if r.0 == 0 { 0 } else { local.get(&r.0).copied().unwrap_or(0) }))
+            Ok(TypeId(if r.0 == 0 {
+                0
+            } else {
+                local.get(&r.0).copied().unwrap_or(0)
+            }))
         });
     }
     // Within-CU duplicate pointers for some struct members.
@@ -166,5 +185,9 @@ pub(super) fn concatenated_cus<'a>(
             all.push(t);
         }
     }
-    Btf { types: all, base_type_count: 0, base_str_len: 0 }
+    Btf {
+        types: all,
+        base_type_count: 0,
+        base_str_len: 0,
+    }
 }

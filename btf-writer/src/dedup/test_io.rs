@@ -10,7 +10,10 @@ fn u32_at(b: &[u8], off: usize) -> u32 {
 
 fn str_at(strs: &[u8], base_str_len: u32, off: u32) -> &str {
     let off = (off - base_str_len) as usize;
-    let end = strs[off..].iter().position(|&c| c == 0).map_or(strs.len(), |p| off + p);
+    let end = strs[off..]
+        .iter()
+        .position(|&c| c == 0)
+        .map_or(strs.len(), |p| off + p);
     std::str::from_utf8(&strs[off..end]).unwrap_or("")
 }
 
@@ -88,7 +91,12 @@ pub(super) fn parse<'a>(data: &'a [u8], base: Option<(&Btf<'a>, &'a [u8])>) -> (
                     });
                     p += 12;
                 }
-                let c = Composite { name: n, size: size_type, members, kind_flag: kflag };
+                let c = Composite {
+                    name: n,
+                    size: size_type,
+                    members,
+                    kind_flag: kflag,
+                };
                 if kind == 4 {
                     Type::Struct(c)
                 } else {
@@ -104,23 +112,39 @@ pub(super) fn parse<'a>(data: &'a [u8], base: Option<(&Btf<'a>, &'a [u8])>) -> (
                         u32_at(types_bytes, p - 4) as u64
                     } else {
                         p += 12;
-                        u32_at(types_bytes, p - 8) as u64 | (u32_at(types_bytes, p - 4) as u64) << 32
+                        u32_at(types_bytes, p - 8) as u64
+                            | (u32_at(types_bytes, p - 4) as u64) << 32
                     };
                     values.push(EnumValue { name: vname, value });
                 }
-                let e = Enum { name: n, size: size_type, signed: kflag, values };
+                let e = Enum {
+                    name: n,
+                    size: size_type,
+                    signed: kflag,
+                    values,
+                };
                 if kind == 6 {
                     Type::Enum(e)
                 } else {
                     Type::Enum64(e)
                 }
             }
-            7 => Type::Fwd(Fwd { name: n, union: kflag }),
-            8 => Type::Typedef(Named { name: n, ty: TypeId(size_type) }),
+            7 => Type::Fwd(Fwd {
+                name: n,
+                union: kflag,
+            }),
+            8 => Type::Typedef(Named {
+                name: n,
+                ty: TypeId(size_type),
+            }),
             9 => Type::Volatile(TypeId(size_type)),
             10 => Type::Const(TypeId(size_type)),
             11 => Type::Restrict(TypeId(size_type)),
-            12 => Type::Func(Object { name: n, ty: TypeId(size_type), linkage: linkage(vlen as u32) }),
+            12 => Type::Func(Object {
+                name: n,
+                ty: TypeId(size_type),
+                linkage: linkage(vlen as u32),
+            }),
             13 => {
                 let mut params = Vec::with_capacity(vlen);
                 for _ in 0..vlen {
@@ -130,12 +154,19 @@ pub(super) fn parse<'a>(data: &'a [u8], base: Option<(&Btf<'a>, &'a [u8])>) -> (
                     });
                     p += 8;
                 }
-                Type::FuncProto(FuncProto { ret: TypeId(size_type), params })
+                Type::FuncProto(FuncProto {
+                    ret: TypeId(size_type),
+                    params,
+                })
             }
             14 => {
                 let l = u32_at(types_bytes, p);
                 p += 4;
-                Type::Var(Object { name: n, ty: TypeId(size_type), linkage: linkage(l) })
+                Type::Var(Object {
+                    name: n,
+                    ty: TypeId(size_type),
+                    linkage: linkage(l),
+                })
             }
             15 => {
                 let mut vars = Vec::with_capacity(vlen);
@@ -147,20 +178,41 @@ pub(super) fn parse<'a>(data: &'a [u8], base: Option<(&Btf<'a>, &'a [u8])>) -> (
                     });
                     p += 12;
                 }
-                Type::Datasec(Datasec { name: n, size: size_type, vars })
+                Type::Datasec(Datasec {
+                    name: n,
+                    size: size_type,
+                    vars,
+                })
             }
-            16 => Type::Float(Float { name: n, size: size_type }),
+            16 => Type::Float(Float {
+                name: n,
+                size: size_type,
+            }),
             17 => {
                 let idx = u32_at(types_bytes, p) as i32;
                 p += 4;
-                Type::DeclTag(DeclTag { name: n, ty: TypeId(size_type), component_idx: idx })
+                Type::DeclTag(DeclTag {
+                    name: n,
+                    ty: TypeId(size_type),
+                    component_idx: idx,
+                })
             }
-            18 => Type::TypeTag(Named { name: n, ty: TypeId(size_type) }),
+            18 => Type::TypeTag(Named {
+                name: n,
+                ty: TypeId(size_type),
+            }),
             k => panic!("unknown BTF kind {k}"),
         };
         types.push(t);
     }
-    (Btf { types, base_type_count, base_str_len }, strs)
+    (
+        Btf {
+            types,
+            base_type_count,
+            base_str_len,
+        },
+        strs,
+    )
 }
 
 /// Serializes `btf` as little-endian raw BTF. For split BTF, string
@@ -261,7 +313,13 @@ fn write_on(btf: &Btf<'_>, base: u32) -> Vec<u8> {
     blob.extend_from_slice(&0xeb9fu16.to_le_bytes());
     blob.push(1);
     blob.push(0);
-    for v in [24u32, 0, out.len() as u32, out.len() as u32, strs.len() as u32] {
+    for v in [
+        24u32,
+        0,
+        out.len() as u32,
+        out.len() as u32,
+        strs.len() as u32,
+    ] {
         blob.extend_from_slice(&v.to_le_bytes());
     }
     blob.extend_from_slice(&out);
@@ -303,7 +361,8 @@ pub(super) fn oracle() -> Option<std::path::PathBuf> {
     static ORACLE: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
     ORACLE
         .get_or_init(|| {
-            let dir = std::env::temp_dir().join(format!("btfenc-dedup-oracle-{}", std::process::id()));
+            let dir =
+                std::env::temp_dir().join(format!("btfenc-dedup-oracle-{}", std::process::id()));
             std::fs::create_dir_all(&dir).ok()?;
             let src = dir.join("oracle.c");
             let exe = dir.join("oracle");
@@ -331,7 +390,10 @@ pub(super) struct OracleOutput {
 
 /// Runs libbpf's dedup on `btf` (split on `base` if given); `None` when
 /// the oracle is unavailable, `Err(exit status)` when libbpf failed.
-pub(super) fn libbpf_dedup(btf: &Btf<'_>, base: Option<&Btf<'_>>) -> Option<Result<OracleOutput, i32>> {
+pub(super) fn libbpf_dedup(
+    btf: &Btf<'_>,
+    base: Option<&Btf<'_>>,
+) -> Option<Result<OracleOutput, i32>> {
     let exe = oracle()?;
     static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -353,7 +415,12 @@ pub(super) fn libbpf_dedup(btf: &Btf<'_>, base: Option<&Btf<'_>>) -> Option<Resu
     std::fs::write(&input, write_on(btf, base_str_len)).ok()?;
     let status = cmd.status().ok()?;
     let result = if status.success() {
-        std::fs::read(&output).map(|deduped| OracleOutput { deduped, base: base_blob }).map_err(|_| -1)
+        std::fs::read(&output)
+            .map(|deduped| OracleOutput {
+                deduped,
+                base: base_blob,
+            })
+            .map_err(|_| -1)
     } else {
         Err(status.code().unwrap_or(-1))
     };

@@ -184,9 +184,7 @@ pub(super) fn target(t: Option<&Type<'_>>) -> u32 {
 #[inline]
 pub(super) fn int_tag_extra(t: Option<&Type<'_>>) -> u32 {
     match t {
-        Some(Type::Int(x)) => {
-            (x.encoding.0 as u32) << 24 | (x.offset as u32) << 16 | x.bits as u32
-        }
+        Some(Type::Int(x)) => (x.encoding.0 as u32) << 24 | (x.offset as u32) << 16 | x.bits as u32,
         Some(Type::DeclTag(x)) => x.component_idx as u32,
         _ => 0,
     }
@@ -265,7 +263,11 @@ pub(super) fn equal_enum(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
     match (any_enum(a), any_enum(b)) {
         (Some(x), Some(y)) => x.values.iter().zip(&y.values).all(|(v, w)| {
             same_str(v.name, w.name)
-                && if wide { v.value == w.value } else { v.value as u32 == w.value as u32 }
+                && if wide {
+                    v.value == w.value
+                } else {
+                    v.value as u32 == w.value as u32
+                }
         }),
         _ => false,
     }
@@ -305,9 +307,11 @@ pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool
         return false;
     }
     match (a, b) {
-        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-            x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
-        }
+        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => x
+            .params
+            .iter()
+            .zip(&y.params)
+            .all(|(p, q)| same_str(p.name, q.name)),
         _ => false,
     }
 }
@@ -344,13 +348,19 @@ mod tests {
             name,
             size,
             signed: false,
-            values: values.iter().map(|&(name, value)| EnumValue { name, value }).collect(),
+            values: values
+                .iter()
+                .map(|&(name, value)| EnumValue { name, value })
+                .collect(),
         })
     }
 
     #[test]
     fn info_packs_kind_vlen_and_flag() {
-        let fwd = Type::Fwd(Fwd { name: "u", union: true });
+        let fwd = Type::Fwd(Fwd {
+            name: "u",
+            union: true,
+        });
         assert_eq!(info(Some(&fwd)), 7 << 24 | 1 << 31);
         let e = enumeration("e", 4, &[("A", 0), ("B", 1)]);
         assert_eq!(info(Some(&e)), 6 << 24 | 2);
@@ -376,7 +386,10 @@ mod tests {
             name: "e",
             size: 8,
             signed: false,
-            values: vec![EnumValue { name: "A", value: 1 << 40 }],
+            values: vec![EnumValue {
+                name: "A",
+                value: 1 << 40,
+            }],
         });
         assert!(compat_enum(Some(&fwd), Some(&full64)));
         assert!(!equal_enum(Some(&fwd), Some(&full64)));
@@ -393,8 +406,14 @@ mod tests {
 
     #[test]
     fn typedef_equality_ignores_target() {
-        let a = Type::Typedef(Named { name: "t", ty: TypeId(1) });
-        let b = Type::Typedef(Named { name: "t", ty: TypeId(2) });
+        let a = Type::Typedef(Named {
+            name: "t",
+            ty: TypeId(1),
+        });
+        let b = Type::Typedef(Named {
+            name: "t",
+            ty: TypeId(2),
+        });
         assert!(equal_typedef(Some(&a), Some(&b)));
         assert!(!equal_common(Some(&a), Some(&b)));
     }

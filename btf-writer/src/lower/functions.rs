@@ -31,6 +31,9 @@ struct ElfFunction {
     /// (`.isra.0`, `.constprop.0`): only a compiler-made clone exists,
     /// whose signature may differ from the source's.
     clone_only: bool,
+    /// A `.cold` piece of it exists: the compiler split its code in two,
+    /// and DWARF describes it with address ranges.
+    has_cold_piece: bool,
 }
 
 /// The ELF function names candidates are matched against.
@@ -53,6 +56,7 @@ impl<'input> FunctionTable<'input> {
         let mut first_address: HashMap<&'input str, u64> = HashMap::new();
         let mut addresses = HashSet::new();
         let mut plain_names: HashSet<&'input str> = HashSet::new();
+        let mut cold_names: HashSet<&'input str> = HashSet::new();
         for symbol in &symbols.functions {
             let name = match rules {
                 Rules::V1_24 => symbol.name,
@@ -63,6 +67,9 @@ impl<'input> FunctionTable<'input> {
                             .iter()
                             .any(|skip| suffix.contains(skip))
                         {
+                            if suffix.contains(".cold") {
+                                cold_names.insert(&symbol.name[..dot]);
+                            }
                             continue;
                         }
                         &symbol.name[..dot]
@@ -83,6 +90,7 @@ impl<'input> FunctionTable<'input> {
         if rules == Rules::V1_31 {
             for (name, function) in names.iter_mut() {
                 function.clone_only = !plain_names.contains(name);
+                function.has_cold_piece = cold_names.contains(name);
             }
         }
         FunctionTable {
@@ -128,6 +136,12 @@ pub struct FunctionCandidate<'input> {
     pub has_code: bool,
     /// Only suffixed clones of the function exist in ELF.
     pub clone_only: bool,
+    /// Whether pahole 1.31 judges this clone's signature by its parameter
+    /// locations. Measured against its output, it does not for modules
+    /// (relocatable files) nor for functions split into a main and a
+    /// `.cold` piece (described by address ranges): those clones keep
+    /// their FUNC whatever their parameters look like.
+    pub signature_checked: bool,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -137,6 +151,7 @@ pub(crate) fn function_candidates<'input>(
     table: &FunctionTable<'input>,
     register_params: &[u16],
     pointer_size: u32,
+    relocatable: bool,
 ) -> Result<Vec<FunctionCandidate<'input>>, Error> {
     let mut candidates = Vec::new();
     for function in &cu.functions {
@@ -158,6 +173,7 @@ pub(crate) fn function_candidates<'input>(
         };
         let mut found = candidate(function, map, elf, register_params, pointer_size)?;
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
+        found.signature_checked = !relocatable && !elf.has_cold_piece;
         candidates.push(found);
     }
     Ok(candidates)
@@ -224,6 +240,7 @@ fn candidate<'input>(
         at_symbol: false,
         has_code: function.low_pc.is_some(),
         clone_only: elf.clone_only,
+        signature_checked: false,
     })
 }
 
@@ -264,6 +281,7 @@ pub(crate) fn emit_functions<'input>(
                 // only copies with code say so (abstract instances have no
                 // parameter locations at all).
                 let signature_changed = group[chosen].clone_only
+                    && group[chosen].signature_checked
                     && group.iter().any(|c| c.has_code && c.optimized_params);
                 let clone_allowed = !group[chosen].clone_only || features.optimized_func;
                 let first = group.remove(chosen);
@@ -499,7 +517,8 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -515,7 +534,7 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, &[], 8).unwrap();
+        let found = function_candidates(&cu, &map, &empty, &[], 8, false).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
     }
 
@@ -540,7 +559,8 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -550,7 +570,8 @@ mod tests {
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
 
@@ -571,7 +592,8 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8).unwrap();
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+                .unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
         assert!(found[0].clone_only && found[0].has_code);
     }
@@ -640,6 +662,7 @@ mod tests {
             at_symbol: false,
             has_code: true,
             clone_only: false,
+            signature_checked: true,
         }
     }
 
@@ -699,6 +722,38 @@ mod tests {
             panic!("{:?}", btf.types[before])
         };
         assert_eq!(proto.params[0].name, "regs");
+    }
+
+    #[test]
+    fn v1_31_clones_with_optimized_parameters() {
+        let strict = Features::parse("default", true).unwrap();
+        let clone = |optimized, checked| FunctionCandidate {
+            optimized_params: optimized,
+            clone_only: true,
+            signature_checked: checked,
+            ..cand(1, &[1])
+        };
+        let count = |candidates| {
+            let mut btf = proto_btf();
+            let before = btf.count();
+            emit_functions(&mut btf, candidates, &strict);
+            btf.count() - before
+        };
+        // Only `f.constprop.0` exists and a parameter became a constant:
+        // the source signature is no longer what callers use.
+        assert_eq!(count(vec![clone(true, true)]), 0);
+        assert_eq!(count(vec![clone(false, true)]), 3);
+        // pahole does not judge modules' or split (.cold) functions' clones.
+        assert_eq!(count(vec![clone(true, false)]), 3);
+        // Without optimized_func, clones are not encoded at all.
+        let no_clones = Features {
+            optimized_func: false,
+            ..strict
+        };
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(&mut btf, vec![clone(false, true)], &no_clones);
+        assert_eq!(btf.count(), before);
     }
 
     #[test]

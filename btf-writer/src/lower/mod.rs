@@ -140,6 +140,7 @@ pub fn lower_cu<'input>(
         &ctx.functions,
         ctx.register_params,
         ctx.pointer_size,
+        ctx.relocatable,
     )?;
     let rules = VariableRules {
         features: &ctx.features,

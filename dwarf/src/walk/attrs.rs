@@ -132,13 +132,11 @@ pub(crate) fn unsigned(value: &Value<'_>) -> Option<u64> {
         AttributeValue::Data16(v) => u64::try_from(v).ok(),
         AttributeValue::Udata(v) => Some(v),
         AttributeValue::Sdata(v) => u64::try_from(v).ok(),
-        // gimli hands these attributes over already typed by their
-        // attribute name; their numbers are still what callers compare.
-        AttributeValue::Encoding(v) => Some(v.0.into()),
+        // gimli decodes these attributes' constants into their enums.
         AttributeValue::Language(v) => Some(v.0.into()),
+        AttributeValue::Encoding(v) => Some(v.0.into()),
         AttributeValue::Inline(v) => Some(v.0.into()),
         AttributeValue::CallingConvention(v) => Some(v.0.into()),
-        AttributeValue::Endianity(v) => Some(v.0.into()),
         _ => None,
     }
 }

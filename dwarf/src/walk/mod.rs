@@ -37,18 +37,52 @@ const DW_TAG_LLVM_ANNOTATION: dw::DwTag = dw::DwTag(0x6000);
 /// Walks one unit of `dwarf` into a model whose slices live in `arena`.
 ///
 /// Errors name the file, `.debug_info` and the DIE offset (section
-/// offset) where reading failed or met something unsupported.
+/// offset) where reading failed or met something unsupported, such as a
+/// `DW_FORM_ref_addr` into another unit (see [`walk_units`]).
 pub fn walk_unit<'input, 'arena>(
     dwarf: &Dwarf<'input>,
     header: &UnitHeader<'input>,
     arena: &'arena Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    let unit_offset = header.offset().0 as u64;
-    let unit = gimli::Unit::new(&dwarf.gimli, *header).map_err(|err| {
-        Error::new(dwarf.path(), ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
-    })?;
-    let mut walker = Walker::new(dwarf, &unit, arena);
-    walker.walk()?;
+    walk_units(dwarf, std::slice::from_ref(header), arena)
+}
+
+/// Walks several units into one model, as if they were one unit: what LTO
+/// output needs, where DIEs refer to other units' DIEs (`DW_FORM_ref_addr`).
+/// References into units that are not in `headers` are still refused.
+/// The model's `offset`, `name` and `language` are the first unit's.
+pub fn walk_units<'input, 'arena>(
+    dwarf: &Dwarf<'input>,
+    headers: &[UnitHeader<'input>],
+    arena: &'arena Bump,
+) -> Result<CuModel<'input, 'arena>> {
+    let mut units = Vec::with_capacity(headers.len());
+    for header in headers {
+        let unit_offset = header.offset().0 as u64;
+        let unit = gimli::Unit::new(&dwarf.gimli, *header).map_err(|err| {
+            Error::new(dwarf.path(), ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
+        })?;
+        units.push(unit);
+    }
+    let Some(first) = units.first() else {
+        return Err(Error::new(
+            dwarf.path(),
+            ErrorKind::InvalidDwarf("no unit to walk".into()),
+        ));
+    };
+    let spans = units
+        .iter()
+        .map(|unit| {
+            let start = unit.header.offset().0 as u64;
+            (start, start + unit.header.length_including_self() as u64)
+        })
+        .collect();
+    let mut walker = Walker::new(dwarf, first, spans, arena);
+    for unit in &units {
+        walker.unit = unit;
+        walker.unit_offset = unit.header.offset().0 as u64;
+        walker.walk()?;
+    }
     walker.finish()
 }
 
@@ -83,9 +117,14 @@ struct Walker<'a, 'input, 'arena> {
     register_params: &'static [u16],
     /// pahole's count of parameters whose location it looks at.
     nr_register_params: usize,
-    /// Offset of the unit in `.debug_info`, to turn unit offsets into
-    /// section offsets for messages.
+    /// Offset of the current unit in `.debug_info`: every offset the
+    /// walker keeps is a section offset, so that several units can share
+    /// one model.
     unit_offset: u64,
+    /// Section offset ranges of the units being walked together.
+    spans: Vec<(u64, u64)>,
+    /// Whether a unit DIE gave the model its name and language yet.
+    root_seen: bool,
 
     name: Option<&'input str>,
     language: Language,
@@ -111,6 +150,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn new(
         dwarf: &'a Dwarf<'input>,
         unit: &'a gimli::Unit<Reader<'input>>,
+        spans: Vec<(u64, u64)>,
         arena: &'arena Bump,
     ) -> Self {
         Walker {
@@ -122,6 +162,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             register_params: location::register_params(dwarf.machine()),
             nr_register_params: location::nr_register_params(dwarf.machine()),
             unit_offset: unit.header.offset().0 as u64,
+            spans,
+            root_seen: false,
             name: None,
             language: Language::Other(0),
             nodes: Vec::new(),
@@ -139,9 +181,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
-    /// An error at a unit offset.
+    /// An error at a section offset.
     fn error(&self, kind: ErrorKind, offset: u64) -> Error {
-        Error::new(self.path, kind).at(".debug_info", self.unit_offset + offset)
+        Error::new(self.path, kind).at(".debug_info", offset)
     }
 
     fn gimli_error(&self, err: gimli::Error, offset: u64) -> Error {
@@ -150,20 +192,21 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     fn walk(&mut self) -> Result<()> {
         let unit = self.unit;
+        let unit_offset = self.unit_offset;
         let mut entries = unit
             .entries_raw(None)
-            .map_err(|err| self.gimli_error(err, 0))?;
+            .map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
         while !entries.is_empty() {
-            let offset = entries.next_offset().0 as u64;
+            let offset = unit_offset + entries.next_offset().0 as u64;
             let abbrev = entries
                 .read_abbreviation()
                 .map_err(|err| self.gimli_error(err, offset))?;
             let Some(abbrev) = abbrev else {
                 // A null entry ends the innermost open list of children.
                 if let Some(scope) = self.stack.pop() {
-                    self.close(scope, offset)?;
+                    self.close(scope);
                 }
                 if self.stack.is_empty() {
                     break;
@@ -191,7 +234,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         .map_err(|err| self.gimli_error(err, offset))?;
                     match sibling {
                         // Only forward jumps: a bad sibling must not loop.
-                        Some(sibling) if sibling.0 as u64 > offset => {
+                        Some(sibling) if unit_offset + sibling.0 as u64 > offset => {
                             entries = unit
                                 .entries_raw(Some(sibling))
                                 .map_err(|err| self.gimli_error(err, offset))?;
@@ -212,18 +255,21 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             if abbrev.has_children() {
                 self.stack.push(scope);
             } else {
-                self.close(scope, offset)?;
+                self.close(scope);
             }
         }
         // A truncated unit leaves scopes open: close them so that what was
         // read is not lost, the caller already got every DIE there was.
         while let Some(scope) = self.stack.pop() {
-            self.close(scope, 0)?;
+            self.close(scope);
         }
         Ok(())
     }
 
     fn visit_root(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<()> {
+        if std::mem::replace(&mut self.root_seen, true) {
+            return Ok(());
+        }
         self.name = self.string(attrs, dw::DW_AT_name, offset)?;
         self.language = match attrs.udata(dw::DW_AT_language) {
             Some(lang) => language(lang),
@@ -273,17 +319,25 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn reference(&self, attrs: &Attrs<'input>, name: dw::DwAt, offset: u64) -> Result<Option<u64>> {
         match attrs.get(name) {
             None => Ok(None),
-            Some(gimli::AttributeValue::UnitRef(target)) => Ok(Some(target.0 as u64)),
+            Some(gimli::AttributeValue::UnitRef(target)) => {
+                Ok(Some(self.unit_offset + target.0 as u64))
+            }
             Some(gimli::AttributeValue::DebugInfoRef(target)) => {
-                match target.to_unit_offset(&self.unit.header) {
-                    Some(local) => Ok(Some(local.0 as u64)),
-                    None => Err(self.error(
+                let target = target.0 as u64;
+                if self
+                    .spans
+                    .iter()
+                    .any(|&(start, end)| (start..end).contains(&target))
+                {
+                    Ok(Some(target))
+                } else {
+                    Err(self.error(
                         ErrorKind::UnsupportedDwarf(format!(
-                            "{name} refers to another unit (DW_FORM_ref_addr to {:#x})",
-                            target.0
+                            "{name} refers to another unit (DW_FORM_ref_addr to {target:#x}); \
+                             walk the units together with walk_units"
                         )),
                         offset,
-                    )),
+                    ))
                 }
             }
             Some(gimli::AttributeValue::DebugTypesRef(signature)) => Err(self.error(

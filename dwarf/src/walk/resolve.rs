@@ -371,7 +371,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let functions = self.finish_functions();
         let variables = self.finish_variables();
         Ok(CuModel {
-            offset: self.unit_offset,
+            offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
             name: self.name,
             language: self.language,
             nodes: self.nodes,

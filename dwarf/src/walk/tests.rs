@@ -475,6 +475,8 @@ fn compressed_debug_sections_read_like_plain_ones() {
         assert_eq!(got, BITFIELD_LAYOUT);
     };
     with_object("gcc", &["-g", "-gz=zlib"], BITFIELDS, plain);
+    // The old GNU form: .zdebug_* sections with a "ZLIB" header.
+    with_object("gcc", &["-g", "-gz=zlib-gnu"], BITFIELDS, plain);
     // zstd needs a toolchain that can write it: try objcopy.
     let Some((dir, object)) = compile("gcc", &["-c", "-g"], BITFIELDS, "t.o") else {
         return;
@@ -636,7 +638,7 @@ fn truncated_debug_info_is_an_error_not_a_panic() {
 }
 
 #[test]
-fn cross_unit_references_are_refused_clearly() {
+fn cross_unit_references_need_walking_units_together() {
     // gcc's LTO output refers across units with DW_FORM_ref_addr.
     let Some((dir, _)) = compile("gcc", &["-c"], "int unused;\n", "unused.o") else {
         return;
@@ -675,6 +677,29 @@ fn cross_unit_references_are_refused_clearly() {
         );
         assert!(err.to_string().contains("another unit"), "{err}");
     }
+    assert!(dwarf.has_cross_unit_references().expect("abbreviations"));
+    // Walked together, the units resolve each other's DIEs.
+    let model = super::walk_units(&dwarf, dwarf.units(), &arena).expect("walk_units");
+    let f = model
+        .functions
+        .iter()
+        .find(|f| f.name == "f" && f.low_pc.is_some())
+        .expect("out-of-line f");
+    assert_eq!(f.params.len(), 1);
+    assert_eq!(f.params[0].name, Some("p"));
+    let Node::Pointer { target, .. } = *type_node(&model, f.params[0].ty) else {
+        panic!("p is a pointer")
+    };
+    let Node::Composite {
+        name: Some("s"),
+        members,
+        ..
+    } = *type_node(&model, target)
+    else {
+        panic!("p points to struct s")
+    };
+    let members: Vec<_> = members.iter().map(|m| (m.name, m.bit_offset)).collect();
+    assert_eq!(members, [(Some("a"), 0), (Some("b"), 64)]);
 }
 
 #[test]
@@ -767,5 +792,156 @@ fn corrupted_debug_sections_never_panic() {
             }
         }
         eprintln!("{flags:?}: {failed} mutations rejected, {survived} read");
+    }
+}
+
+#[test]
+fn other_machines_classes_and_byte_orders() {
+    // Relocatable objects for other ABIs exercise 32-bit ELF, big-endian
+    // data, REL (implicit addend) and RISC-V ADD/SUB relocations. The
+    // layout below holds for every one of them: 4-byte int, 2-byte short,
+    // pointers aligned to at most 8, and bitfields numbered from the
+    // first-declared end in BTF terms; `name` starts at the byte after
+    // the 7 bits of `d`.
+    let source = "struct t { unsigned int a:3; unsigned int b:5; int c; unsigned short d:7; \
+                  char name[5]; struct t *next; } tv;\n\
+                  enum e { EA = -2, EB = 7 } ev;\n\
+                  int tfunc(struct t *p, int x) { return p->c + x; }\n";
+    let layout = [
+        ("a", 0, 3),
+        ("b", 3, 5),
+        ("c", 32, 0),
+        ("d", 64, 7),
+        ("name", 72, 0),
+        ("next", 128, 0),
+    ];
+    for (target, is_64, big_endian) in [
+        ("i386-linux-gnu", false, false),
+        ("arm-linux-gnueabihf", false, false),
+        ("aarch64-linux-gnu", true, false),
+        ("powerpc-linux-gnu", false, true),
+        ("powerpc64-linux-gnu", true, true),
+        ("s390x-linux-gnu", true, true),
+        ("mips-linux-gnu", false, true),
+        ("riscv64-linux-gnu", true, false),
+    ] {
+        for version in ["-gdwarf-4", "-gdwarf-5"] {
+            let flags = [
+                &format!("--target={target}")[..],
+                "-c",
+                "-g",
+                version,
+                "-O1",
+            ];
+            let Some((_dir, object)) = compile("clang", &flags, source, "t.o") else {
+                continue;
+            };
+            let file = ElfFile::open(&object).expect("open");
+            assert_eq!(
+                (file.is_64(), file.is_big_endian()),
+                (is_64, big_endian),
+                "{target}"
+            );
+            assert_eq!(file.kind(), crate::ElfKind::Relocatable);
+            assert!(!file
+                .dwarf()
+                .expect("dwarf")
+                .has_cross_unit_references()
+                .expect("abbrevs"));
+            with_models(&object, |models| {
+                let model = &models[0];
+                assert_eq!(model.name, Some("t.c"), "{target} {version}");
+                let got: Vec<_> = composite(model, "t")
+                    .iter()
+                    .map(|m| (m.name.unwrap_or("?"), m.bit_offset, m.bitfield_size))
+                    .collect();
+                assert_eq!(got, layout, "{target} {version}");
+                let (_, values) = enumerators(model, "e");
+                let values: Vec<_> = values
+                    .iter()
+                    .map(|e| (e.name, e.value as i64, e.negative))
+                    .collect();
+                assert_eq!(
+                    values,
+                    [("EA", -2, true), ("EB", 7, false)],
+                    "{target} {version}"
+                );
+                let f = function(model, "tfunc");
+                let names: Vec<_> = f.params.iter().map(|p| p.name).collect();
+                assert_eq!(names, [Some("p"), Some("x")], "{target} {version}");
+                assert!(f.external && f.low_pc.is_some(), "{target} {version}");
+                for name in ["tv", "ev"] {
+                    let var = model.variables.iter().find(|v| v.name == name).expect(name);
+                    assert!(var.address.is_some(), "{target} {version} {name}");
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn types_declared_inside_function_bodies() {
+    let source = r#"
+int local_types(int n) {
+    struct local_pair { int first, second; } pair = { n, n + 1 };
+    if (n > 3) {
+        typedef struct { long deep; } deep_t;
+        deep_t d = { n };
+        return (int)d.deep + pair.second;
+    }
+    return pair.first;
+}
+"#;
+    for (compiler, flags) in [
+        ("gcc", &["-g", "-O0"][..]),
+        ("gcc", &["-g", "-O2"][..]),
+        ("clang", &["-g"][..]),
+    ] {
+        with_object(compiler, flags, source, |model| {
+            let pair = composite(model, "local_pair");
+            let got: Vec<_> = pair.iter().map(|m| (m.name, m.bit_offset)).collect();
+            assert_eq!(
+                got,
+                [(Some("first"), 0), (Some("second"), 32)],
+                "{compiler} {flags:?}"
+            );
+            let deep = model.nodes.iter().find_map(|node| match node {
+                Node::Typedef {
+                    name: "deep_t",
+                    target,
+                    ..
+                } => Some(*target),
+                _ => None,
+            });
+            let deep = deep.unwrap_or_else(|| panic!("{compiler} {flags:?}: no deep_t"));
+            let Node::Composite { members, .. } = *type_node(model, deep) else {
+                panic!("deep_t")
+            };
+            assert_eq!(members[0].name, Some("deep"));
+        });
+    }
+}
+
+#[test]
+fn type_units_are_refused_clearly() {
+    let source = "struct tu { int a; long b; };\nstruct tu tu_var;\n";
+    for version in ["-gdwarf-4", "-gdwarf-5"] {
+        let flags = ["-c", "-g", version, "-fdebug-types-section"];
+        let Some((_dir, object)) = compile("gcc", &flags, source, "t.o") else {
+            continue;
+        };
+        let outcome = ElfFile::open(&object).and_then(|file| {
+            let dwarf = file.dwarf()?;
+            let arena = bumpalo::Bump::new();
+            for unit in dwarf.units() {
+                super::walk_unit(&dwarf, unit, &arena)?;
+            }
+            Ok(())
+        });
+        let err = outcome.expect_err("type units are not supported");
+        assert!(
+            matches!(err.kind(), ErrorKind::UnsupportedDwarf(_)),
+            "{version}: {err}"
+        );
     }
 }
