@@ -529,6 +529,43 @@ mod tests {
         ));
     }
 
+    /// pahole 1.31's distilled pairs relocated onto the vmlinux BTF they
+    /// were distilled from hold every type of pahole's direct split of the
+    /// same module (the extra ones are the base types distilling copied
+    /// into the split), and a dedup on the base folds them back.
+    #[test]
+    fn pahole_pairs_relocate_back_onto_vmlinux() {
+        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        let Some(vmlinux) = read("vmlinux.btf") else {
+            eprintln!("SKIPPED: no reference BTF in {dir}");
+            return;
+        };
+        let base = crate::read::parse(&vmlinux, None).unwrap();
+        for module in ["tcp_bbr", "xfs"] {
+            let (Some(direct), Some(pair_base), Some(pair_split)) = (
+                read(&format!("modules/{module}.btf")),
+                read(&format!("modules/{module}.distilled.base.btf")),
+                read(&format!("modules/{module}.distilled.btf")),
+            ) else {
+                continue;
+            };
+            let direct = crate::read::parse(&direct, Some(&base)).unwrap();
+            let small = crate::read::parse(&pair_base, None).unwrap();
+            let split = crate::read::parse(&pair_split, Some(&small)).unwrap();
+            let moved = relocate(&split.btf, &small.btf, &base.btf).unwrap();
+            assert_eq!(moved.count(), split.btf.count());
+            let report = crate::diff::diff(&moved, Some(&base.btf), &direct.btf, Some(&base.btf));
+            assert!(
+                report.kinds.iter().all(|k| k.only_b == 0),
+                "{module}: {report}"
+            );
+            let folded = crate::dedup::dedup(&moved, Some(&base.btf)).unwrap().btf;
+            let report = crate::diff::diff(&folded, Some(&base.btf), &direct.btf, Some(&base.btf));
+            assert!(report.is_empty(), "{module}: {report}");
+        }
+    }
+
     #[test]
     fn rejects_what_is_not_a_distilled_base() {
         let mut fake = Btf::default();
