@@ -388,6 +388,53 @@ mod tests {
         assert_eq!(split.btf.base_str_len, d.split.base_str_len);
     }
 
+    /// pahole 1.31 wrote both `modules/NAME.btf` (split on vmlinux.btf)
+    /// and, with `distilled_base`, the pair libbpf's `btf__distill_base`
+    /// made of that same split: distilling the first must give the pair,
+    /// type for type and in the same order.
+    #[test]
+    fn distilling_pahole_splits_gives_libbpfs_pairs() {
+        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        let Some(vmlinux) = read("vmlinux.btf") else {
+            eprintln!("SKIPPED: no reference BTF in {dir}");
+            return;
+        };
+        let base = crate::read::parse(&vmlinux, None).unwrap();
+        for module in [
+            "tcp_bbr",
+            "af_key",
+            "virtio_net",
+            "nf_conntrack",
+            "nf_tables",
+            "xfs",
+        ] {
+            let (Some(split), Some(pair_base), Some(pair_split)) = (
+                read(&format!("modules/{module}.btf")),
+                read(&format!("modules/{module}.distilled.base.btf")),
+                read(&format!("modules/{module}.distilled.btf")),
+            ) else {
+                continue;
+            };
+            let split = crate::read::parse(&split, Some(&base)).unwrap();
+            let libbpf_base = crate::read::parse(&pair_base, None).unwrap();
+            let libbpf_split = crate::read::parse(&pair_split, Some(&libbpf_base)).unwrap();
+            let ours = distill_base(&split.btf, &base.btf).unwrap();
+            assert!(
+                ours.base.types == libbpf_base.btf.types,
+                "{module}: distilled base differs"
+            );
+            assert_eq!(
+                ours.split.base_type_count, libbpf_split.btf.base_type_count,
+                "{module}"
+            );
+            assert!(
+                ours.split.types == libbpf_split.btf.types,
+                "{module}: distilled split differs"
+            );
+        }
+    }
+
     #[test]
     fn refuses_mismatched_base_and_unexpected_kinds() {
         let mut other = base();

@@ -6,7 +6,8 @@
 //! size:
 //! - INT, FLOAT, ENUM/ENUM64 must have the same size (INT also the same
 //!   encoding; a distilled ENUM matches an ENUM or an ENUM64);
-//! - a FWD matches a FWD, STRUCT or UNION of its flavour;
+//! - a FWD matches a FWD of its flavour, or a STRUCT/UNION (libbpf's exact
+//!   test is reproduced in `is_match`);
 //! - a STRUCT or UNION matches by name alone when the full base has only
 //!   one aggregate of that name (it may have grown: the split only points
 //!   at it), by name and size when it has several; and always by size when
@@ -197,18 +198,36 @@ fn match_distilled_types(
 }
 
 /// Whether base type `base` can stand for distilled type `dist` (names are
-/// already equal).
+/// already equal), exactly as `btf_relocate` decides (the kernel runs the
+/// same code when it loads a module): first the size, when the base kind
+/// needs one, then compatibility by the distilled kind.
+///
+/// Two libbpf details are reproduced on purpose: a distilled FWD matches a
+/// base STRUCT only if that struct's kind_flag is clear and a base UNION
+/// only if it is set (libbpf tests the base aggregate's flag, not the
+/// FWD's flavour); and a distilled STRUCT/UNION matches any base STRUCT,
+/// UNION or FWD of its name, checking the size only when embedded.
 fn is_match(dist: &Type<'_>, base: &Type<'_>, embedded: bool, ambiguous_name: bool) -> bool {
-    match (dist, base) {
-        (Type::Int(d), Type::Int(b)) => d.size == b.size && d.encoding == b.encoding,
-        (Type::Float(d), Type::Float(b)) => d.size == b.size,
-        (Type::Enum(d), Type::Enum(b) | Type::Enum64(b)) => d.size == b.size,
-        (Type::Fwd(d), Type::Fwd(b)) => d.union == b.union,
-        (Type::Fwd(d), Type::Struct(_)) => !d.union,
-        (Type::Fwd(d), Type::Union(_)) => d.union,
-        (Type::Struct(d), Type::Struct(b)) | (Type::Union(d), Type::Union(b)) => {
-            !(embedded || ambiguous_name) || d.size == b.size
-        }
+    let needs_size = match base {
+        Type::Int(_) | Type::Float(_) | Type::Enum(_) | Type::Enum64(_) => true,
+        Type::Fwd(_) => false,
+        Type::Struct(_) | Type::Union(_) => ambiguous_name,
+        _ => return false,
+    };
+    if needs_size && size_of(dist) != size_of(base) {
+        return false;
+    }
+    match dist {
+        Type::Fwd(d) => match base {
+            Type::Fwd(b) => d.union == b.union,
+            Type::Struct(b) => !b.kind_flag,
+            Type::Union(b) => b.kind_flag,
+            _ => false,
+        },
+        Type::Int(d) => matches!(base, Type::Int(b) if b.encoding == d.encoding),
+        Type::Float(_) => matches!(base, Type::Float(_)),
+        Type::Enum(_) => matches!(base, Type::Enum(_) | Type::Enum64(_)),
+        Type::Struct(_) | Type::Union(_) => !embedded || size_of(dist) == size_of(base),
         _ => false,
     }
 }
@@ -410,6 +429,141 @@ mod tests {
         newer.add(Type::Struct(aggregate("pointed", 16, vec![])));
         let moved = relocate(&d.split, &d.base, &newer).unwrap();
         assert_eq!(moved.types.get(1), Some(&Type::Ptr(TypeId(7))));
+    }
+
+    #[test]
+    fn fwd_and_aggregate_matching_follows_libbpf() {
+        let fwd = |union| Type::Fwd(Fwd { name: "x", union });
+        let aggregate = |size, kind_flag| Composite {
+            name: "x",
+            size,
+            members: vec![],
+            kind_flag,
+        };
+        // libbpf tests the base aggregate's kind_flag against a FWD.
+        assert!(is_match(
+            &fwd(false),
+            &Type::Struct(aggregate(8, false)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &fwd(false),
+            &Type::Struct(aggregate(8, true)),
+            false,
+            false
+        ));
+        assert!(is_match(
+            &fwd(true),
+            &Type::Union(aggregate(8, true)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &fwd(true),
+            &Type::Fwd(Fwd {
+                name: "x",
+                union: false
+            }),
+            false,
+            false
+        ));
+        // A distilled STRUCT: any aggregate or FWD of its name; the size
+        // only when embedded, or when the base has several of that name.
+        let dist = Type::Struct(aggregate(8, false));
+        assert!(is_match(
+            &dist,
+            &Type::Union(aggregate(16, false)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &dist,
+            &Type::Struct(aggregate(16, false)),
+            true,
+            false
+        ));
+        assert!(!is_match(
+            &dist,
+            &Type::Struct(aggregate(16, false)),
+            false,
+            true
+        ));
+        assert!(is_match(
+            &dist,
+            &Type::Fwd(Fwd {
+                name: "x",
+                union: false
+            }),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &dist,
+            &Type::Fwd(Fwd {
+                name: "x",
+                union: false
+            }),
+            true,
+            false
+        ));
+        // INT: size and encoding; ENUM: an ENUM or ENUM64 of the size.
+        assert!(!is_match(&int("x", 4), &int("x", 8), false, false));
+        let e = |size| Enum {
+            name: "x",
+            size,
+            signed: false,
+            values: vec![],
+        };
+        assert!(is_match(
+            &Type::Enum(e(8)),
+            &Type::Enum64(e(8)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &Type::Enum(e(4)),
+            &Type::Enum64(e(8)),
+            false,
+            false
+        ));
+    }
+
+    /// pahole 1.31's distilled pairs relocated onto the vmlinux BTF they
+    /// were distilled from hold every type of pahole's direct split of the
+    /// same module (the extra ones are the base types distilling copied
+    /// into the split), and a dedup on the base folds them back.
+    #[test]
+    fn pahole_pairs_relocate_back_onto_vmlinux() {
+        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        let Some(vmlinux) = read("vmlinux.btf") else {
+            eprintln!("SKIPPED: no reference BTF in {dir}");
+            return;
+        };
+        let base = crate::read::parse(&vmlinux, None).unwrap();
+        for module in ["tcp_bbr", "xfs"] {
+            let (Some(direct), Some(pair_base), Some(pair_split)) = (
+                read(&format!("modules/{module}.btf")),
+                read(&format!("modules/{module}.distilled.base.btf")),
+                read(&format!("modules/{module}.distilled.btf")),
+            ) else {
+                continue;
+            };
+            let direct = crate::read::parse(&direct, Some(&base)).unwrap();
+            let small = crate::read::parse(&pair_base, None).unwrap();
+            let split = crate::read::parse(&pair_split, Some(&small)).unwrap();
+            let moved = relocate(&split.btf, &small.btf, &base.btf).unwrap();
+            assert_eq!(moved.count(), split.btf.count());
+            let report = crate::diff::diff(&moved, Some(&base.btf), &direct.btf, Some(&base.btf));
+            assert!(
+                report.kinds.iter().all(|k| k.only_b == 0),
+                "{module}: {report}"
+            );
+            let folded = crate::dedup::dedup(&moved, Some(&base.btf)).unwrap().btf;
+            let report = crate::diff::diff(&folded, Some(&base.btf), &direct.btf, Some(&base.btf));
+            assert!(report.is_empty(), "{module}: {report}");
+        }
     }
 
     #[test]

@@ -209,7 +209,8 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
 
     if files.len() == 1 {
         let file = &files[0];
-        let out = detached.map(Path::to_path_buf);
+        // An existing directory gets DIR/NAME.btf, as in a batch.
+        let out = detached.map(|d| if d.is_dir() { d.join(detached_name(file)) } else { d.to_path_buf() });
         pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
         return Ok(ExitCode::SUCCESS);
     }

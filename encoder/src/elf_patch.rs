@@ -53,15 +53,12 @@ impl Format {
         let field = bytes.get(at..at + width).with_context(|| {
             format!("ELF header field at {at:#x} lies past the end of the file")
         })?;
-        let mut value = 0u64;
-        for i in 0..width {
-            let byte = if self.big_endian {
-                field[i]
-            } else {
-                field[width - 1 - i]
-            };
-            value = value << 8 | u64::from(byte);
-        }
+        let fold = |value: u64, byte: &u8| value << 8 | u64::from(*byte);
+        let value = if self.big_endian {
+            field.iter().fold(0, fold)
+        } else {
+            field.iter().rev().fold(0, fold)
+        };
         Ok(value)
     }
 
@@ -72,13 +69,13 @@ impl Format {
         let field = out
             .get_mut(at..at + width)
             .context("ELF field out of range")?;
-        for i in 0..width {
+        for (i, byte) in field.iter_mut().enumerate() {
             let shift = if self.big_endian {
                 (width - 1 - i) * 8
             } else {
                 i * 8
             };
-            field[i] = (value >> shift) as u8;
+            *byte = (value >> shift) as u8;
         }
         Ok(())
     }
@@ -294,7 +291,11 @@ fn find_name(table: &[u8], name: &str) -> Option<u32> {
 pub fn check_patchable(elf: &[u8], names: &[&str]) -> Result<()> {
     let table = SectionTable::read(elf)?;
     for name in names {
-        if let Some(h) = table.headers.iter().find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes()) {
+        if let Some(h) = table
+            .headers
+            .iter()
+            .find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes())
+        {
             if h.flags & SHF_ALLOC != 0 {
                 bail!(
                     "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
@@ -335,7 +336,12 @@ impl<'e> SectionTable<'e> {
             .and_then(|h| h.file_range())
             .and_then(|r| elf.get(to_usize(r.start).ok()?..to_usize(r.end).ok()?))
             .context("section name table lies outside the file")?;
-        Ok(SectionTable { header, headers, old_table, names })
+        Ok(SectionTable {
+            header,
+            headers,
+            old_table,
+            names,
+        })
     }
 
     fn name_of(&self, h: &SectionHeader) -> &'e [u8] {

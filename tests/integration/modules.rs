@@ -707,3 +707,17 @@ fn batch_from_a_list_file_patches_in_place() {
         "temporary files left behind"
     );
 }
+
+#[test]
+fn one_module_into_a_directory_goes_to_dir_name_btf() {
+    let dir = scratch();
+    let base = pahole_base(dir.path());
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap_or_else(|err| panic!("{err}"));
+    let module = copy_fixture("obj/gcc-dwarf5/structs.o", &dir.path().join("structs.ko"));
+    let detached = format!("--btf_encode_detached={}", out.display());
+    btfenc::<&OsStr>(&["-J".as_ref(), base_flag(&base).as_ref(), detached.as_ref(), module.as_os_str()])
+        .assert_success();
+    assert_eq!(files_in(&out), ["structs.btf"]);
+    bpftool_dump(&out.join("structs.btf"), Some(&base));
+}

@@ -189,7 +189,7 @@ pub fn dedup<'a>(btf: &Btf<'a>, base: Option<&Btf<'a>>) -> Result<Dedup<'a>, Err
 pub struct PreparedBase<'t, 'a> {
     types: &'t [crate::types::Type<'a>],
     flavor: Flavor,
-    state: state::BaseState,
+    state: state::BaseState<'a>,
 }
 
 impl<'t, 'a> PreparedBase<'t, 'a> {

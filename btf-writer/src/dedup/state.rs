@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::phases::NameMap;
 use super::table::CandidateTable;
 use super::view::{for_each_ref, kind, kind_of, Types};
 use super::{keys, Error, Flavor};
@@ -99,29 +100,34 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) work: Vec<(u32, u32)>,
     /// Scratch: a snapshot of one key's candidates.
     pub(super) cands: Vec<u32>,
+    /// A prepared base's aggregates by name (see `resolve_fwds`).
+    pub(super) base_names: Option<&'t NameMap<'a>>,
 }
 
 /// The part of the dedup state that depends on the base alone, computed
 /// once and shared by every split deduplicated on that base (a kernel's
 /// modules): the base's map, reference slots and filed candidates.
 #[derive(Debug)]
-pub(super) struct BaseState {
+pub(super) struct BaseState<'a> {
     /// `map` for ids `0..start` (identity).
     map: Vec<u32>,
     /// `slot_start` for ids `0..start`.
     slot_start: Vec<u32>,
     slots: Vec<u32>,
     table: CandidateTable<'static>,
+    /// The base's STRUCT/UNIONs by name, for FWD resolution.
+    names: NameMap<'a>,
 }
 
-impl BaseState {
+impl<'a> BaseState<'a> {
     /// Validates and files the types of `base` (a standalone BTF).
-    pub(super) fn new(base: &[Type<'_>], flavor: Flavor) -> Result<BaseState, Error> {
+    pub(super) fn new(base: &[Type<'a>], flavor: Flavor) -> Result<BaseState<'a>, Error> {
         let d = Deduper::new(Types::new(base, &[]), flavor)?;
         let start = d.start as usize;
+        let names = d.unique_aggregate_names(1..d.start);
         let mut slot_start = d.slot_start;
         slot_start.truncate(start);
-        Ok(BaseState { map: d.map, slot_start, slots: d.slots, table: d.table.into_frozen() })
+        Ok(BaseState { map: d.map, slot_start, slots: d.slots, table: d.table.into_frozen(), names })
     }
 
     /// Number of ids it covers, void included (the split's first id).
@@ -175,7 +181,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
 
     /// As [`Deduper::new`] for a split whose base was set up once in
     /// `base` (which must be the state of `types`' base).
-    pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState) -> Result<Self, Error> {
+    pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState<'a>) -> Result<Self, Error> {
         let count = types.id_count();
         if count as u64 > MAX_IDS {
             return Err(Error::TooManyTypes { count: count as u64 });
@@ -190,7 +196,9 @@ impl<'t, 'a> Deduper<'t, 'a> {
         slot_start.extend_from_slice(&base.slot_start);
         let mut slots = base.slots.clone();
         set_up_ids(&types, start..count, &mut map, &mut slot_start, &mut slots)?;
-        Ok(Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::on_base(&base.table)))
+        let mut d = Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::on_base(&base.table));
+        d.base_names = Some(&base.names);
+        Ok(d)
     }
 
     fn with_state(
@@ -215,6 +223,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
             slots,
             work: Vec::new(),
             cands: Vec::new(),
+            base_names: None,
         }
     }
 

@@ -233,24 +233,15 @@ mod tests {
 
     #[test]
     fn order_matches_chained_map_with_growth_reversals() {
-        let mut model = Model {
-            buckets: Vec::new(),
-            len: 0,
-        };
+        let mut model = Model { buckets: Vec::new(), len: 0 };
         let mut table = CandidateTable::default();
         let mut out = Vec::new();
         // A few hot keys interleaved with many cold ones, so that hot keys
         // see many growths between their insertions.
         let mut state = 12345u64;
         for id in 1..5000u32 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let key = if state >> 60 < 4 {
-                state >> 62
-            } else {
-                state >> 20
-            };
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let key = if state >> 60 < 4 { state >> 62 } else { state >> 20 };
             model.add(key, id);
             table.add(key, id);
             if id % 97 == 0 {
