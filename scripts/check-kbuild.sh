@@ -196,11 +196,12 @@ fi
 # --- build log: BTF steps ran, resolve_btfids silent ---
 # resolve_btfids reports "WARN: resolve_btfids: unresolved symbol X" and
 # "FAILED ..."; link-vmlinux.sh and Makefile.modfinal say when they skip BTF;
-# btfenc's own errors start with "btfenc: ".
-if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|BTF: .*(not available|too old)|^btfenc: ' "$work/btfenc.log"; then
+# btfenc's lines start with "btfenc" (errors, or a version banner that
+# does not belong in a build log).
+if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|BTF: .*(not available|too old)|^btfenc' "$work/btfenc.log"; then
 	fail "the btfenc build printed the warnings above"
 else
-	pass "btfenc build: no resolve_btfids warning, no skipped BTF step"
+	pass "btfenc build: no resolve_btfids warning, no skipped BTF step, nothing from btfenc on stderr"
 fi
 if grep -q 'tmp_vmlinux.btf' "$work/btfenc.timing" && grep -q 'configfs.ko' "$work/btfenc.timing"; then
 	pass "btfenc encoded .tmp_vmlinux.btf and configfs.ko"
@@ -373,7 +374,7 @@ for tree in P B; do
 		fail "$name: out-of-tree module build failed (log: $work/oot-$name.log)"
 		continue
 	fi
-	if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc: ' "$work/oot-$name.log"; then
+	if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc' "$work/oot-$name.log"; then
 		fail "$name: the out-of-tree module build printed the warnings above"
 	fi
 	# Makefile.modfinal does not stop on the encoder's exit status.
@@ -394,6 +395,24 @@ for tree in P B; do
 done
 compare oot-module "$work/oot-pahole/btfenc_probe.ko" "$work/oot-btfenc/btfenc_probe.ko" \
 	--base-a "$P/vmlinux" --base-b "$B/vmlinux"
+
+# --- make install ---
+# What the kernel's own version script makes of the installed binary and of
+# the pahole symlink: btfenc must pass for pahole 1.31.
+prefix=$work/install
+rm -rf "$prefix"
+if make -s -C "$repo_root" install PREFIX="$prefix" > "$work/install.log" 2>&1; then
+	for installed in "$prefix/bin/btfenc" "$prefix/libexec/btfenc/pahole"; do
+		number=$("$source_tree/scripts/pahole-version.sh" "$installed" 2> "$out/install-version.err")
+		if [[ $number == 131 && ! -s $out/install-version.err ]]; then
+			pass "make install: scripts/pahole-version.sh ${installed#"$prefix"/} says 131, quietly"
+		else
+			fail "make install: scripts/pahole-version.sh ${installed#"$prefix"/} says '$number' ($(head -c 200 "$out/install-version.err"))"
+		fi
+	done
+else
+	fail "make install PREFIX=$prefix failed (log: $work/install.log)"
+fi
 
 # --- reproducible for any -j ---
 for j in 1 2; do
