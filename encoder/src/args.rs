@@ -43,7 +43,8 @@ pub enum Command {
         base: Option<PathBuf>,
     },
     /// Compare two BTFs semantically, independent of type-id order.
-    /// Exits 1 when they differ.
+    /// Prints nothing and exits 0 when they hold the same types; otherwise
+    /// prints `KIND: a=N b=N only_a=N only_b=N` per kind and exits 1.
     Diff {
         /// First BTF (raw or ELF).
         a: PathBuf,
@@ -58,6 +59,11 @@ pub enum Command {
         /// How many example descriptions to print per kind and side.
         #[arg(long, default_value_t = 5)]
         examples: usize,
+        /// Compare DATASECs by the variables they hold only, not by where
+        /// they sit (offsets, section size): for the same objects linked
+        /// in another order.
+        #[arg(long = "ignore-datasec-layout")]
+        ignore_datasec_layout: bool,
     },
     /// Move split BTF from its distilled base (`.BTF.base`) onto a full
     /// base, with libbpf's btf_relocate rules (what the kernel does when it

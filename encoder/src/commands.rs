@@ -25,8 +25,11 @@ pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
 pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
-        Some(Command::Diff { a, b, base_a, base_b, examples }) => {
-            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), examples)
+        Some(Command::Diff { a, b, base_a, base_b, examples, ignore_datasec_layout }) => {
+            // The layout is compared by default: the parity checks judge
+            // with this command, and a VAR at the wrong offset is a bug.
+            let options = btf::diff::DiffOptions { max_examples: examples, datasec_layout: !ignore_datasec_layout };
+            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), &options)
         }
         Some(Command::Relocate { split, distilled_base, base, output, dedup }) => {
             relocate(&split, distilled_base.as_deref(), &base, &output, dedup)
@@ -38,9 +41,12 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
         None if cli.encode.version => {
             // stdout must be exactly pahole's shape: the kernel turns it
             // into a number with sed. Our own version goes to stderr where
-            // people see it and scripts don't parse it.
+            // people see it and scripts don't parse it; only when a person
+            // is reading stdout, since a kernel build asks dozens of times
+            // (Kconfig, pahole-flags.sh per make level, link-vmlinux.sh)
+            // and would print it into every build log.
             println!("{PAHOLE_COMPAT_VERSION}");
-            if invoked_as != "pahole" {
+            if invoked_as != "pahole" && io::stdout().is_terminal() {
                 eprintln!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
             }
             Ok(ExitCode::SUCCESS)
@@ -112,7 +118,13 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     }
 }
 
-fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, examples: usize) -> Result<ExitCode> {
+fn diff(
+    a: &Path,
+    base_a: Option<&Path>,
+    b: &Path,
+    base_b: Option<&Path>,
+    options: &btf::diff::DiffOptions,
+) -> Result<ExitCode> {
     let bytes = [a, b].map(read_btf_bytes);
     let [bytes_a, bytes_b] = bytes;
     let (bytes_a, bytes_b) = (bytes_a?, bytes_b?);
@@ -129,13 +141,17 @@ fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, exampl
     let (distilled_a, distilled_b) = (distilled_base_of(a, &bytes_a)?, distilled_base_of(b, &bytes_b)?);
     let (types_a, on_a) = read_on_base(a, &bytes_a, distilled_a.as_ref(), parsed_base_a.as_ref())?;
     let (types_b, on_b) = read_on_base(b, &bytes_b, distilled_b.as_ref(), parsed_base_b.as_ref())?;
-    let report = btf::diff::diff_with_examples(&types_a, on_a, &types_b, on_b, examples);
-    let status = if report.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    let report = btf::diff::diff_with(&types_a, on_a, &types_b, on_b, options);
+    // Like diff(1): silence and status 0 mean "same"; the per-kind lines
+    // (all kinds, so that scripts can also judge totals) only when not.
+    if report.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
     // A reader that stops early (`| head`) is not an error.
     let mut out = io::stdout().lock();
     match write!(out, "{report}").and_then(|()| out.flush()) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(status),
-        other => other.map(|()| status).context("writing to stdout"),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::from(1)),
+        other => other.map(|()| ExitCode::from(1)).context("writing to stdout"),
     }
 }
 
@@ -188,7 +204,9 @@ fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, 
 }
 
 fn encode(args: &EncodeArgs) -> Result<ExitCode> {
-    if !args.btf_encode {
+    // pahole's --btf_encode_detached implies -J; BTFHub-style scripts rely
+    // on that and never pass -J.
+    if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
     let config = config::resolve(args)?;
@@ -212,7 +230,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     };
 
     let base = match (&base, args.btf_base.as_deref()) {
-        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed)?),
+        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
         _ => None,
     };
 

@@ -22,6 +22,9 @@ use btf::read::Parsed;
 use btf::strings::StringIndex;
 use dwarf::ElfFile;
 
+/// `e_machine` of BPF-target objects.
+const EM_BPF: u16 = object::elf::EM_BPF.0;
+
 /// What one encoding needs to know besides the input file.
 #[derive(Debug)]
 pub struct Config {
@@ -92,11 +95,23 @@ pub struct SplitOn<'p, 'a> {
 }
 
 impl<'p, 'a> SplitOn<'p, 'a> {
-    /// Indexes `parsed` (read from `path`).
-    pub fn new(path: &Path, parsed: &'p Parsed<'a>) -> Result<Self> {
-        let dedup = PreparedBase::new(&parsed.btf, btf::dedup::Flavor::default())
+    /// Indexes `parsed` (read from `path`) for splits deduplicated as
+    /// `features` ask (see [`dedup_flavor`]).
+    pub fn new(path: &Path, parsed: &'p Parsed<'a>, features: &Features) -> Result<Self> {
+        let dedup = PreparedBase::new(&parsed.btf, dedup_flavor(features))
             .with_context(|| format!("{}: base BTF", path.display()))?;
         Ok(SplitOn { parsed, strings: parsed.string_index(), dedup })
+    }
+}
+
+/// The libbpf whose `btf__dedup` the emulated pahole links: 1.24 (legacy
+/// flags) has Debian's libbpf 1.1, 1.31 (`--btf_features`) embeds 1.7.
+/// They differ visibly for split BTF: 1.7 never merges a module's TYPEDEF
+/// into the base's.
+pub fn dedup_flavor(features: &Features) -> btf::dedup::Flavor {
+    match features.rules {
+        lower::Rules::V1_24 => btf::dedup::Flavor::Libbpf1_1,
+        lower::Rules::V1_31 => btf::dedup::Flavor::Libbpf1_7,
     }
 }
 
@@ -105,7 +120,18 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let mut stats = Stats::default();
     let started = Instant::now();
     let elf = ElfFile::open(path)?;
-    let symbols = elf.symbols()?;
+    let mut symbols = elf.symbols()?;
+    let legacy = config.features.rules == lower::Rules::V1_24;
+    if legacy && elf.machine() == EM_BPF && matches!(elf.kind(), dwarf::ElfKind::Relocatable) {
+        // pahole 1.24 encodes no per-CPU VAR for relocatable BPF objects
+        // (clang -target bpfel/bpfeb, DWARF 4 or 5): elfutils 0.188, which
+        // it reads DWARF with, cannot apply R_BPF_64_ABS64, so every
+        // variable's address is lost (rewriting those relocations as
+        // R_BPF_64_64 makes pahole find the VAR). We follow it so that the
+        // types are the same (tests: pahole_parity, facts BPF_TAGS); the
+        // kernel's objects are never BPF-target.
+        symbols.percpu = None;
+    }
     let dwarf = elf.dwarf()?;
     let mut ctx = lower::Context::new(config.features, &symbols);
     ctx.lang_exclude = config.lang_exclude.clone();
@@ -141,7 +167,7 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let phase = Instant::now();
     let deduped = match base {
         Some(base) => btf::dedup::dedup_on(&assembled, &base.dedup),
-        None => btf::dedup::dedup(&assembled, None),
+        None => btf::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
     }
     .with_context(|| format!("{}: dedup", path.display()))?;
     drop(assembled);

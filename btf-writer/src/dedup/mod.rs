@@ -888,6 +888,56 @@ mod tests {
         assert_eq!(d.btf.types, vec![typedef("u32", 1)]);
     }
 
+    /// The kernel's `struct_group()`: a union of two anonymous structs
+    /// with the same members. The base (already deduplicated) has one
+    /// anonymous struct for both; a module CU has two, each with its own
+    /// (equal) zero-length array. Checking `s` meets base struct 3 twice,
+    /// with split 9 and 11: libbpf 1.1 forgives that because 9 and 11 are
+    /// identical down to identical arrays, so everything maps to the base
+    /// (Debian's af_key.ko against its vmlinux is this case).
+    #[test]
+    fn struct_group_twins_in_a_split_map_to_the_base_v1_1() {
+        let arr = |elem| Type::Array(Array { elem: TypeId(elem), index: TypeId(elem), nelems: 0 });
+        let un = |members: &[(&'static str, u32)]| {
+            Type::Union(Composite {
+                name: "",
+                size: 4,
+                members: members
+                    .iter()
+                    .map(|&(name, ty)| Member { name, ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                    .collect(),
+                kind_flag: false,
+            })
+        };
+        let base = standalone(vec![
+            int("int"),                                   // 1
+            arr(1),                                       // 2
+            st("", 4, &[("a", 2, 0), ("x", 1, 0)]),       // 3
+            un(&[("", 3), ("h", 3)]),                     // 4
+            st("s", 4, &[("", 4, 0)]),                    // 5
+        ]);
+        let split = Btf {
+            types: vec![
+                int("int"),                               // 6
+                st("s", 4, &[("", 8, 0)]),                // 7
+                un(&[("", 9), ("h", 11)]),                // 8
+                st("", 4, &[("a", 10, 0), ("x", 6, 0)]),  // 9
+                arr(6),                                   // 10
+                st("", 4, &[("a", 12, 0), ("x", 6, 0)]),  // 11
+                arr(6),                                   // 12
+            ],
+            base_type_count: 5,
+            base_str_len: 0,
+        };
+        agrees_with_libbpf(&split, Some(&base));
+        let d = match dedup_as(&split, Some(&base), Flavor::Libbpf1_1) {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(d.btf.types, vec![]);
+        assert_eq!(d.remap, ids(&[0, 1, 2, 3, 4, 5, 1, 5, 4, 3, 2, 3, 2]));
+    }
+
     /// `dedup_on` a prepared base is `dedup` on that base, for the hand
     /// cases above and real modules (pahole's splits re-deduplicated),
     /// with two splits in a row on one prepared base.
