@@ -14,9 +14,7 @@
 #   [x] modules_split          each reference module: split BTF on the reference
 #                              vmlinux.btf, same rules as vmlinux
 #   [x] modules_vs_debian      pahole 1.24 flags vs the .BTF Debian left in each
-#                              reference module (split on the .BTF in vmlinux);
-#                              typedef-derived kinds may have extra types (libbpf
-#                              1.7 vs 1.1 split dedup), nothing may be missing
+#                              reference module (split on the .BTF in vmlinux)
 #   [x] modules_distilled      distilled_base: .BTF/.BTF.base vs the reference pair
 #                              (in place on a copy: exactly one .BTF and .BTF.base,
 #                              non-ALLOC PROGBITS; objcopy --dump-section returns
@@ -64,12 +62,9 @@ tolerance=0.001
 # totals) by $tolerance of b; every other kind must match exactly.
 # With JUDGE_FUNCS=ignore, FUNC and VAR are only reported too: pahole 1.24
 # picks functions by rules 1.31 replaced, so only the type graph must match.
-# Kinds listed in JUDGE_EXTRA_KINDS may have more types in a than in b, but
-# nothing of b may be missing (only_b = 0).
 judge_diff() {
 	local diff_output=$1 different=$2
-	awk -v tol="$tolerance" -v different="$different" -v funcs="${JUDGE_FUNCS:-tolerate}" \
-		-v extra=" ${JUDGE_EXTRA_KINDS:-} " '
+	awk -v tol="$tolerance" -v different="$different" -v funcs="${JUDGE_FUNCS:-tolerate}" '
 		$1 ~ /^[A-Z_0-9]+:$/ && / a=/ && / b=/ {
 			kind = substr($1, 1, length($1) - 1)
 			delete v
@@ -83,8 +78,6 @@ judge_diff() {
 			else if (kind == "FUNC" || kind == "VAR") {
 				limit = v["b"] * tol
 				verdict = (v["only_a"] > limit || v["only_b"] > limit || gap > limit) ? "FAIL" : "ok"
-			} else if (index(extra, " " kind " ")) {
-				verdict = (v["only_b"] > 0 || v["a"] < v["b"]) ? "FAIL" : (v["only_a"] > 0 ? "ok (extra)" : "ok")
 			} else { verdict = (v["only_a"] + v["only_b"] + gap > 0) ? "FAIL" : "ok" }
 			if (verdict == "FAIL") bad++
 			printf "    %-10s a=%d b=%d only_a=%d only_b=%d  %s\n", kind, v["a"], v["b"], v["only_a"], v["only_b"], verdict
@@ -215,14 +208,10 @@ modules_vs_debian() {
 		rm -f "$out/$name.1.24-flags.btf"
 		"$btfenc" "${debian_flags[@]}" --btf_base "$out/debian-vmlinux.btf" \
 			--btf_encode_detached="$out/$name.1.24-flags.btf" "$ko" || { failed=1; continue; }
-		# pahole 1.24 links libbpf 1.1, whose split dedup merges a module's
-		# TYPEDEFs into the base's; btfenc is pahole 1.31 (libbpf 1.7), which
-		# never does, so its split keeps those typedefs and the pointers,
-		# arrays, qualifiers and prototypes built on them. Everything of
-		# Debian's must be there, and every other kind must match exactly.
 		# FUNCs follow 1.31's rules (checked exactly in modules_split), as
-		# for vmlinux_vs_debian.
-		JUDGE_FUNCS=ignore JUDGE_EXTRA_KINDS="TYPEDEF PTR ARRAY CONST VOLATILE RESTRICT TYPE_TAG" \
+		# for vmlinux_vs_debian; the types must be Debian's exactly (pahole
+		# 1.24 flags select libbpf 1.1's dedup).
+		JUDGE_FUNCS=ignore \
 		diff_and_judge "$out/$name.debian.diff" "$out/$name.1.24-flags.btf" "$out/$name.debian.btf" \
 			--base-a "$out/debian-vmlinux.btf" --base-b "$out/debian-vmlinux.btf" || failed=1
 	done
