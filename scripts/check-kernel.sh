@@ -16,13 +16,16 @@
 #   [x] modules_vs_debian      pahole 1.24 flags vs the .BTF Debian left in each
 #                              reference module (split on the .BTF in vmlinux)
 #   [x] modules_distilled      distilled_base: .BTF/.BTF.base vs the reference pair
-#                              (in place on a copy: exactly one .BTF and .BTF.base)
+#                              (in place on a copy: exactly one .BTF and .BTF.base,
+#                              non-ALLOC PROGBITS; objcopy --dump-section returns
+#                              the detached OUT and OUT.base)
 #   [x] vmlinux_in_place_refused  -J in place on (a hard link to) Debian's
 #                              vmlinux, whose .BTF is ALLOC: refused, pointing to
 #                              --btf_encode_detached, file untouched
 #   [x] modules_in_place       each reference module, -J --btf_base in place on a
 #                              copy: exactly one .BTF (non-ALLOC PROGBITS) equal to
-#                              the detached output, every other section's bytes
+#                              the detached output (also via objcopy
+#                              --dump-section), every other section's bytes
 #                              identical, bpftool -B reads the module
 #   [x] modules_relocate       distilled pairs (pahole's and ours) relocated onto
 #                              vmlinux.btf: bpftool reads it; it holds every type
@@ -205,6 +208,10 @@ modules_vs_debian() {
 		rm -f "$out/$name.1.24-flags.btf"
 		"$btfenc" "${debian_flags[@]}" --btf_base "$out/debian-vmlinux.btf" \
 			--btf_encode_detached="$out/$name.1.24-flags.btf" "$ko" || { failed=1; continue; }
+		# FUNCs follow 1.31's rules (checked exactly in modules_split), as
+		# for vmlinux_vs_debian; the types must be Debian's exactly (pahole
+		# 1.24 flags select libbpf 1.1's dedup).
+		JUDGE_FUNCS=ignore \
 		diff_and_judge "$out/$name.debian.diff" "$out/$name.1.24-flags.btf" "$out/$name.debian.btf" \
 			--base-a "$out/debian-vmlinux.btf" --base-b "$out/debian-vmlinux.btf" || failed=1
 	done
@@ -223,6 +230,13 @@ modules_distilled() {
 			--btf_base "$reference/vmlinux.btf" "$copy" || { failed=1; continue; }
 		extract_section "$copy" .BTF "$out/$name.distilled.btf" &&
 		extract_section "$copy" .BTF.base "$out/$name.distilled.base.btf" || { failed=1; continue; }
+		btf_section_is_plain "$copy" .BTF && btf_section_is_plain "$copy" .BTF.base || failed=1
+		# Detached gives OUT and OUT.base; in place must hold exactly those.
+		rm -f "$out/$name.distilled-detached.btf" "$out/$name.distilled-detached.btf.base"
+		"$btfenc" -J -j --btf_features="$modern_features,distilled_base" --lang_exclude=rust \
+			--btf_base "$reference/vmlinux.btf" --btf_encode_detached="$out/$name.distilled-detached.btf" "$ko" &&
+		objcopy_returns "$copy" .BTF "$out/$name.distilled-detached.btf" &&
+		objcopy_returns "$copy" .BTF.base "$out/$name.distilled-detached.btf.base" || failed=1
 		diff_and_judge "$out/$name.distilled.base.diff" "$out/$name.distilled.base.btf" \
 			"$reference/modules/$name.distilled.base.btf" || failed=1
 		diff_and_judge "$out/$name.distilled.diff" "$out/$name.distilled.btf" \
@@ -275,6 +289,15 @@ btf_section_is_plain() {
 	awk '{ exit !($2 == "PROGBITS" && $7 !~ /A/) }' <<< "$rows" || { log "$file: $name is not non-ALLOC PROGBITS: $rows"; return 1; }
 }
 
+# `objcopy --dump-section NAME` of FILE is byte for byte EXPECTED.
+objcopy_returns() {
+	local file=$1 name=$2 expected=$3
+	rm -f "$out/objcopy.dump"
+	objcopy --dump-section "$name=$out/objcopy.dump" "$file" "$out/objcopy.scratch" || { log "objcopy cannot dump $name of $file"; return 1; }
+	rm -f "$out/objcopy.scratch"
+	cmp -s "$out/objcopy.dump" "$expected" || { log "$file: objcopy's $name differs from $expected"; return 1; }
+}
+
 vmlinux_in_place_refused() {
 	local link=$out/vmlinux-link status
 	rm -f "$link"
@@ -308,6 +331,7 @@ modules_in_place() {
 		sections_unchanged "$ko" "$copy" || { failed=1; continue; }
 		extract_section "$copy" .BTF "$out/$name.in-place.btf" || { failed=1; continue; }
 		cmp "$out/$name.in-place.btf" "$out/$name.btf" || { log "$name: in-place .BTF differs from the detached output"; failed=1; }
+		objcopy_returns "$copy" .BTF "$out/$name.btf" || failed=1
 		"$BPFTOOL" -B "$reference/vmlinux.btf" btf dump file "$copy" > /dev/null || { log "$name: bpftool -B cannot read it"; failed=1; }
 		rm -f "$copy"
 	done

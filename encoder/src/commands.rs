@@ -64,6 +64,42 @@ fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Res
     parse_file(bytes, base).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// The `.BTF.base` of an ELF file (a module with a distilled base), parsed.
+fn distilled_base_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<Option<Parsed<'a>>> {
+    if !bytes.starts_with(b"\x7fELF") {
+        return Ok(None);
+    }
+    let section = btf::read::elf_section(bytes, ".BTF.base").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    section
+        .map(|raw| btf::read::parse(raw, None).map_err(|e| anyhow::anyhow!("{}: .BTF.base: {e}", path.display())))
+        .transpose()
+}
+
+/// The types of FILE as libbpf's `btf__parse_elf` sees them, and the base
+/// they sit on: a module with a distilled base (`distilled`, its parsed
+/// `.BTF.base`) is read on that base, or relocated onto `base` when one is
+/// given; anything else is read on `base`.
+fn read_on_base<'p, 'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    distilled: Option<&'p Parsed<'a>>,
+    base: Option<&'p Parsed<'a>>,
+) -> Result<(btf::Btf<'a>, Option<&'p btf::Btf<'a>>)> {
+    let Some(small) = distilled else {
+        let parsed = parse_btf(path, bytes, base)?;
+        return Ok((parsed.btf, base.map(|b| &b.btf)));
+    };
+    let split = parse_btf(path, bytes, Some(small))?;
+    match base {
+        None => Ok((split.btf, Some(&small.btf))),
+        Some(full) => {
+            let moved = btf::relocate::relocate(&split.btf, &small.btf, &full.btf)
+                .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto the base: {e}", path.display()))?;
+            Ok((moved, Some(&full.btf)))
+        }
+    }
+}
+
 fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
@@ -71,11 +107,11 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
         (Some(b), Some(p)) => Some(parse_btf(p, b, None)?),
         _ => None,
     };
-    let parsed = parse_btf(file, &bytes, base_parsed.as_ref())?;
+    let distilled = distilled_base_of(file, &bytes)?;
+    let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let result = btf::dump::dump_raw(&mut out, &parsed.btf, base_parsed.as_ref().map(|b| &b.btf))
-        .and_then(|()| out.flush());
+    let result = btf::dump::dump_raw(&mut out, &types, on).and_then(|()| out.flush());
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         other => other.map(|()| ExitCode::SUCCESS).context("writing to stdout"),
@@ -102,22 +138,21 @@ fn diff(
         (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
         _ => None,
     };
-    let pa = parse_btf(a, &bytes_a, parsed_base_a.as_ref())?;
-    let pb = parse_btf(b, &bytes_b, parsed_base_b.as_ref())?;
-    let report = btf::diff::diff_with(
-        &pa.btf,
-        parsed_base_a.as_ref().map(|p| &p.btf),
-        &pb.btf,
-        parsed_base_b.as_ref().map(|p| &p.btf),
-        options,
-    );
+    let (distilled_a, distilled_b) = (distilled_base_of(a, &bytes_a)?, distilled_base_of(b, &bytes_b)?);
+    let (types_a, on_a) = read_on_base(a, &bytes_a, distilled_a.as_ref(), parsed_base_a.as_ref())?;
+    let (types_b, on_b) = read_on_base(b, &bytes_b, distilled_b.as_ref(), parsed_base_b.as_ref())?;
+    let report = btf::diff::diff_with(&types_a, on_a, &types_b, on_b, options);
     // Like diff(1): silence and status 0 mean "same"; the per-kind lines
     // (all kinds, so that scripts can also judge totals) only when not.
     if report.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{report}");
-    Ok(ExitCode::from(1))
+    // A reader that stops early (`| head`) is not an error.
+    let mut out = io::stdout().lock();
+    match write!(out, "{report}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::from(1)),
+        other => other.map(|()| ExitCode::from(1)).context("writing to stdout"),
+    }
 }
 
 /// The distilled base of `split`: the file given, or SPLIT's own

@@ -500,6 +500,30 @@ fn in_place_distilled_adds_btf_and_btf_base() {
         &base,
     );
 
+    // dump and diff read such a module as libbpf does: the split on its
+    // own .BTF.base.
+    let ours = btfenc::<&OsStr>(&["dump".as_ref(), object.as_os_str()]);
+    ours.assert_success();
+    let theirs = bpftool(&[
+        "-B".as_ref(),
+        dir.path().join("dumped.BTF.base").as_os_str(),
+        "btf".as_ref(),
+        "dump".as_ref(),
+        "file".as_ref(),
+        dir.path().join("dumped.BTF").as_os_str(),
+    ]);
+    theirs.assert_success();
+    assert_eq!(ours.stdout_text(), theirs.stdout_text(), "btfenc dump of the module differs from bpftool's");
+    let base_of_detached = dir.path().join("detached.btf.base");
+    let diff = btfenc::<&OsStr>(&[
+        "diff".as_ref(),
+        object.as_os_str(),
+        detached.as_os_str(),
+        "--base-b".as_ref(),
+        base_of_detached.as_os_str(),
+    ]);
+    assert!(diff.success() && diff.stdout.is_empty(), "{}", diff.describe());
+
     // relocate takes the module itself: .BTF.base comes from the ELF.
     let relocated = dir.path().join("relocated.btf");
     btfenc::<&OsStr>(&[
