@@ -464,17 +464,16 @@ impl ElfFile {
         facts
             .data
             .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
-        if let Some(section) = btf_ids.filter(|_| !btf_ids_symbols.is_empty()) {
-            let data = file
-                .section_by_index(SectionIndex(section.index))
-                .and_then(|found| found.data())
-                .map_err(|err| self.malformed(".BTF_ids", err))?;
-            facts.kfuncs = kfuncs_in_btf_ids(
-                data,
-                section.address,
-                self.is_big_endian(),
-                &btf_ids_symbols,
-            );
+        // Only `decl_tag_kfuncs` needs `.BTF_ids`: an unreadable one means
+        // no kfuncs rather than no BTF at all.
+        let btf_ids_data = btf_ids
+            .filter(|_| !btf_ids_symbols.is_empty())
+            .and_then(|section| {
+                let found = file.section_by_index(SectionIndex(section.index)).ok()?;
+                Some((section.address, found.data().ok()?))
+            });
+        if let Some((address, data)) = btf_ids_data {
+            facts.kfuncs = kfuncs_in_btf_ids(data, address, self.is_big_endian(), &btf_ids_symbols);
         }
         Ok(facts)
     }
