@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::phases::NameMap;
 use super::table::CandidateTable;
 use super::view::{for_each_ref, kind, kind_of, Types};
 use super::{keys, Error, Flavor};
@@ -88,7 +89,7 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) hypot_list: Vec<u32>,
     /// The last check would only hold if a base FWD were resolved.
     pub(super) hypot_adjust_canon: bool,
-    pub(super) table: CandidateTable,
+    pub(super) table: CandidateTable<'t>,
     /// `slots[slot_start[id]..slot_start[id + 1]]` are the ids a reference
     /// kind points to (target; element and index; return and parameters).
     /// The reference phase rewrites them to canonical ids, as libbpf
@@ -99,6 +100,65 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) work: Vec<(u32, u32)>,
     /// Scratch: a snapshot of one key's candidates.
     pub(super) cands: Vec<u32>,
+    /// A prepared base's aggregates by name (see `resolve_fwds`).
+    pub(super) base_names: Option<&'t NameMap<'a>>,
+}
+
+/// The part of the dedup state that depends on the base alone, computed
+/// once and shared by every split deduplicated on that base (a kernel's
+/// modules): the base's map, reference slots and filed candidates.
+#[derive(Debug)]
+pub(super) struct BaseState<'a> {
+    /// `map` for ids `0..start` (identity).
+    map: Vec<u32>,
+    /// `slot_start` for ids `0..start`.
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+    table: CandidateTable<'static>,
+    /// The base's STRUCT/UNIONs by name, for FWD resolution.
+    names: NameMap<'a>,
+}
+
+impl<'a> BaseState<'a> {
+    /// Validates and files the types of `base` (a standalone BTF).
+    pub(super) fn new(base: &[Type<'a>], flavor: Flavor) -> Result<BaseState<'a>, Error> {
+        let d = Deduper::new(Types::new(base, &[]), flavor)?;
+        let start = d.start as usize;
+        let names = d.unique_aggregate_names(1..d.start);
+        let mut slot_start = d.slot_start;
+        slot_start.truncate(start);
+        Ok(BaseState { map: d.map, slot_start, slots: d.slots, table: d.table.into_frozen(), names })
+    }
+
+    /// Number of ids it covers, void included (the split's first id).
+    pub(super) fn id_count(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Per-type setup of `ids`, in parallel chunks stitched together in id
+/// order, appended to `map`, `slot_start` and `slots`.
+fn set_up_ids(
+    types: &Types<'_, '_>,
+    ids: std::ops::Range<u32>,
+    map: &mut Vec<u32>,
+    slot_start: &mut Vec<u32>,
+    slots: &mut Vec<u32>,
+) -> Result<(), Error> {
+    let first = ids.start;
+    let chunks: Vec<Result<Chunk, Error>> = (0..ids.len().div_ceil(CHUNK as usize) as u32)
+        .into_par_iter()
+        .map(|c| Chunk::build(types, first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK)))
+        .collect();
+    for chunk in chunks {
+        let chunk = chunk?;
+        let base = slots.len() as u32;
+        map.extend_from_slice(&chunk.map);
+        slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
+        slots.extend_from_slice(&chunk.slots);
+    }
+    slot_start.push(slots.len() as u32);
+    Ok(())
 }
 
 impl<'t, 'a> Deduper<'t, 'a> {
@@ -110,40 +170,61 @@ impl<'t, 'a> Deduper<'t, 'a> {
                 count: count as u64,
             });
         }
-        // Per-type setup is independent: do it in parallel chunks, then
-        // stitch the chunks together in id order.
-        let chunks: Vec<Result<Chunk, Error>> = (0..count.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| Chunk::build(&types, c * CHUNK..count.min((c + 1) * CHUNK)))
-            .collect();
         let mut map = Vec::with_capacity(count as usize);
         let mut slot_start = Vec::with_capacity(count as usize + 1);
         let mut slots = Vec::new();
-        for chunk in chunks {
-            let chunk = chunk?;
-            let base = slots.len() as u32;
-            map.extend_from_slice(&chunk.map);
-            slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
-            slots.extend_from_slice(&chunk.slots);
+        set_up_ids(&types, 0..count, &mut map, &mut slot_start, &mut slots)?;
+        let mut d = Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::default());
+        d.prepare_base();
+        Ok(d)
+    }
+
+    /// As [`Deduper::new`] for a split whose base was set up once in
+    /// `base` (which must be the state of `types`' base).
+    pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState<'a>) -> Result<Self, Error> {
+        let count = types.id_count();
+        if count as u64 > MAX_IDS {
+            return Err(Error::TooManyTypes { count: count as u64 });
         }
-        slot_start.push(slots.len() as u32);
         let start = types.start_id();
-        let mut d = Deduper {
+        if base.id_count() != start as usize {
+            return Err(Error::BaseMismatch { expected: start - 1, found: base.id_count().saturating_sub(1) as u32 });
+        }
+        let mut map = Vec::with_capacity(count as usize);
+        map.extend_from_slice(&base.map);
+        let mut slot_start = Vec::with_capacity(count as usize + 1);
+        slot_start.extend_from_slice(&base.slot_start);
+        let mut slots = base.slots.clone();
+        set_up_ids(&types, start..count, &mut map, &mut slot_start, &mut slots)?;
+        let mut d = Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::on_base(&base.table));
+        d.base_names = Some(&base.names);
+        Ok(d)
+    }
+
+    fn with_state(
+        types: Types<'t, 'a>,
+        flavor: Flavor,
+        map: Vec<u32>,
+        slot_start: Vec<u32>,
+        slots: Vec<u32>,
+        table: CandidateTable<'t>,
+    ) -> Self {
+        let count = types.id_count();
+        Deduper {
             types,
             flavor,
-            start,
+            start: types.start_id(),
             map,
             hypot: vec![UNPROCESSED; count as usize],
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
-            table: CandidateTable::default(),
+            table,
             slot_start,
             slots,
             work: Vec::new(),
             cands: Vec::new(),
-        };
-        d.prepare_base();
-        Ok(d)
+            base_names: None,
+        }
     }
 
     /// `btf_dedup_prep`: base types are canonical by definition and are
