@@ -34,56 +34,74 @@ pub enum ErrorKind {
 }
 
 /// An error, with the file, section and offset it happened at.
+///
+/// Boxed: the walker returns a `Result` from nearly every step of every
+/// DIE, and a pointer-sized error keeps those results small (errors
+/// themselves are rare).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error(Box<Located>);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+struct Located {
     path: Arc<Path>,
     section: Option<&'static str>,
     offset: Option<u64>,
     kind: ErrorKind,
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("path", &self.0.path)
+            .field("section", &self.0.section)
+            .field("offset", &self.0.offset)
+            .field("kind", &self.0.kind)
+            .finish()
+    }
+}
+
 impl Error {
     /// An error about `path` as a whole.
     pub fn new(path: &Path, kind: ErrorKind) -> Error {
-        Error {
+        Error(Box::new(Located {
             path: Arc::from(path),
             section: None,
             offset: None,
             kind,
-        }
+        }))
     }
 
     /// The same error, located at `offset` in `section`.
     pub fn at(mut self, section: &'static str, offset: u64) -> Error {
-        self.section = Some(section);
-        self.offset = Some(offset);
+        self.0.section = Some(section);
+        self.0.offset = Some(offset);
         self
     }
 
     /// The same error, located in `section` (offset unknown).
     pub fn in_section(mut self, section: &'static str) -> Error {
-        self.section = Some(section);
+        self.0.section = Some(section);
         self
     }
 
     /// The file the error is about.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.0.path
     }
 
     /// The section the error is in, when known.
     pub fn section(&self) -> Option<&'static str> {
-        self.section
+        self.0.section
     }
 
     /// The offset in [`Error::section`] (a DIE offset for `.debug_info`).
     pub fn offset(&self) -> Option<u64> {
-        self.offset
+        self.0.offset
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 }
 
@@ -105,13 +123,13 @@ impl fmt::Display for ErrorKind {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
-        match (self.section, self.offset) {
+        write!(f, "{}", self.0.path.display())?;
+        match (self.0.section, self.0.offset) {
             (Some(section), Some(offset)) => write!(f, ": {section} at {offset:#x}")?,
             (Some(section), None) => write!(f, ": {section}")?,
             _ => {}
         }
-        write!(f, ": {}", self.kind)
+        write!(f, ": {}", self.0.kind)
     }
 }
 
