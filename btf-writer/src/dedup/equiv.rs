@@ -69,13 +69,18 @@ impl Deduper<'_, '_> {
         let canon_id = self.resolve_fwd(canon_id);
         let seen = self.hypot[canon_id as usize];
         if is_mapped(seen) {
+            if seen == cand_id {
+                return Ok(true);
+            }
             // Compilers sometimes emit identical duplicates (arrays,
-            // structs, pointers) within one CU; accept those.
-            let identical = match self.flavor {
+            // structs, pointers) within one CU; accept those. (libbpf
+            // computes this before looking at `seen == cand_id`; it has no
+            // side effects, so skipping it when the pair is already known
+            // changes nothing but the time.)
+            return Ok(match self.flavor {
                 Flavor::Libbpf1_7 => self.identical(seen, cand_id, IDENTICAL_DEPTH),
                 Flavor::Libbpf1_1 => self.identical_v1_1(seen, cand_id),
-            };
-            return Ok(seen == cand_id || identical);
+            });
         }
         self.hypot[canon_id as usize] = cand_id;
         self.hypot_list.push(canon_id);
@@ -83,8 +88,8 @@ impl Deduper<'_, '_> {
         let types = self.types;
         let cand = types.get(cand_id);
         let canon = types.get(canon_id);
-        let cand_kind = types.kind(cand_id);
-        let canon_kind = types.kind(canon_id);
+        let cand_kind = self.kind(cand_id);
+        let canon_kind = self.kind(canon_id);
         if !same_str(view::name(cand), view::name(canon)) {
             return Ok(false);
         }
@@ -177,7 +182,7 @@ impl Deduper<'_, '_> {
             }
             let t1 = self.types.get(id1);
             let t2 = self.types.get(id2);
-            if self.types.kind(id1) != self.types.kind(id2) {
+            if self.kind(id1) != self.kind(id2) {
                 return false;
             }
             return match (t1, t2) {
@@ -258,8 +263,8 @@ impl Deduper<'_, '_> {
             let targ_id = self.hypot[canon_id as usize];
             let t_id = self.resolve(targ_id);
             let c_id = self.resolve(canon_id);
-            let t_kind = self.types.kind(t_id);
-            let c_kind = self.types.kind(c_id);
+            let t_kind = self.kind(t_id);
+            let c_kind = self.kind(c_id);
             // Also in the split case: base FWDs must point at the split
             // STRUCT/UNION so that split FWDs resolving to them follow.
             if t_kind != kind::FWD && c_kind == kind::FWD {

@@ -28,6 +28,7 @@ const CHUNK: u32 = 1 << 15;
 /// (`slot_start` relative to the chunk's first slot).
 struct Chunk {
     map: Vec<u32>,
+    kinds: Vec<u8>,
     slot_start: Vec<u32>,
     slots: Vec<u32>,
 }
@@ -37,6 +38,7 @@ impl Chunk {
         let count = types.id_count();
         let mut chunk = Chunk {
             map: Vec::with_capacity(ids.len()),
+            kinds: Vec::with_capacity(ids.len()),
             slot_start: Vec::new(),
             slots: Vec::new(),
         };
@@ -44,8 +46,10 @@ impl Chunk {
             chunk.slot_start.push(chunk.slots.len() as u32);
             let Some(t) = types.get(id) else {
                 chunk.map.push(id); // void is its own canonical
+                chunk.kinds.push(kind::VOID);
                 continue;
             };
+            chunk.kinds.push(kind_of(t));
             let mut bad = None;
             for_each_ref(t, |r| {
                 if r >= count && bad.is_none() {
@@ -82,6 +86,10 @@ pub(super) struct Deduper<'t, 'a> {
     /// Type id -> canonical (or FWD resolution) id, libbpf's `d->map`.
     /// Invariant: every value that is mapped is a valid id.
     pub(super) map: Vec<u32>,
+    /// Type id -> BTF kind. The equivalence walk asks for kinds far more
+    /// often than it reads whole types; a dense byte per id stays in cache
+    /// where the 56-byte `Type`s of millions of input types do not.
+    kinds: Vec<u8>,
     /// Canonical-graph id -> candidate-graph id during one equivalence check.
     pub(super) hypot: Vec<u32>,
     /// Ids set in `hypot`, in the order they were set.
@@ -117,12 +125,14 @@ impl<'t, 'a> Deduper<'t, 'a> {
             .map(|c| Chunk::build(&types, c * CHUNK..count.min((c + 1) * CHUNK)))
             .collect();
         let mut map = Vec::with_capacity(count as usize);
+        let mut kinds = Vec::with_capacity(count as usize);
         let mut slot_start = Vec::with_capacity(count as usize + 1);
         let mut slots = Vec::new();
         for chunk in chunks {
             let chunk = chunk?;
             let base = slots.len() as u32;
             map.extend_from_slice(&chunk.map);
+            kinds.extend_from_slice(&chunk.kinds);
             slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
             slots.extend_from_slice(&chunk.slots);
         }
@@ -133,6 +143,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
             flavor,
             start,
             map,
+            kinds,
             hypot: vec![UNPROCESSED; count as usize],
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
@@ -176,6 +187,12 @@ impl<'t, 'a> Deduper<'t, 'a> {
         self.slots.get(from..to).unwrap_or(&[])
     }
 
+    /// The BTF kind of `id` ([`kind::VOID`] for void).
+    #[inline]
+    pub(super) fn kind(&self, id: u32) -> u8 {
+        self.kinds.get(id as usize).copied().unwrap_or(kind::VOID)
+    }
+
     /// `resolve_type_id`: follows the canonical map to its end.
     #[inline]
     pub(super) fn resolve(&self, mut id: u32) -> u32 {
@@ -191,11 +208,11 @@ impl<'t, 'a> Deduper<'t, 'a> {
     /// `resolve_fwd_id`: a FWD already resolved to a STRUCT/UNION becomes
     /// that type; anything else stays as is.
     pub(super) fn resolve_fwd(&self, id: u32) -> u32 {
-        if self.types.kind(id) != kind::FWD {
+        if self.kind(id) != kind::FWD {
             return id;
         }
         let end = self.resolve(id);
-        if self.types.kind(end) != kind::FWD {
+        if self.kind(end) != kind::FWD {
             end
         } else {
             id
