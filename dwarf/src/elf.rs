@@ -141,10 +141,6 @@ impl<'input> Dwarf<'input> {
     }
 }
 
-fn section_name(id: gimli::SectionId) -> &'static str {
-    id.name()
-}
-
 /// The debug sections that may need a copy (compressed or relocated).
 /// Split-DWARF `.dwo` sections are not read.
 const DWARF_SECTIONS: [gimli::SectionId; 14] = [
@@ -290,7 +286,7 @@ impl ElfFile {
         let file = self.object()?;
         let mut owned = OwnedSections::default();
         for id in DWARF_SECTIONS {
-            let name = section_name(id);
+            let name = id.name();
             let Some(section) = file.section_by_name(name) else {
                 continue;
             };
@@ -328,11 +324,31 @@ impl ElfFile {
         if file.section_by_name(".debug_info").is_none() {
             return Err(Error::new(&self.path, ErrorKind::NoDwarf));
         }
+        // gcc's -fdebug-types-section puts DWARF 5 type units in COMDAT
+        // copies of .debug_info; reading only the first copy would lose the
+        // compile unit without a word.
+        let copies = file
+            .sections()
+            .filter(|section| {
+                let name = section.name().unwrap_or("");
+                name == ".debug_info" || name == ".zdebug_info"
+            })
+            .count();
+        if copies > 1 {
+            return Err(Error::new(
+                &self.path,
+                ErrorKind::UnsupportedDwarf(format!(
+                    "{copies} .debug_info sections (type units in COMDAT groups, \
+                     from -fdebug-types-section?)"
+                )),
+            )
+            .in_section(".debug_info"));
+        }
         let load = |id: gimli::SectionId| -> Result<Reader<'_>> {
             if let Some((_, data)) = owned.by_id.iter().find(|(owned_id, _)| *owned_id == id) {
                 return Ok(gimli::EndianSlice::new(data, self.endian));
             }
-            let name = section_name(id);
+            let name = id.name();
             let data: &[u8] = match file.section_by_name(name) {
                 // Not in `owned`, so neither compressed nor relocated:
                 // borrowing from the map is exact.
@@ -420,12 +436,14 @@ impl ElfFile {
                 });
             }
         }
+        // Total orders (every field is a key), so that equal-looking
+        // symbols cannot come out in an order that depends on the sort.
         facts
             .functions
-            .sort_unstable_by(|a, b| (a.name, a.address).cmp(&(b.name, b.address)));
-        facts.data.sort_unstable_by(|a, b| {
-            (a.section_index, a.address, a.name).cmp(&(b.section_index, b.address, b.name))
-        });
+            .sort_unstable_by_key(|f| (f.name, f.address, f.size, f.section_index, f.global));
+        facts
+            .data
+            .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
         Ok(facts)
     }
 }

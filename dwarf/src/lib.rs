@@ -2,9 +2,12 @@
 //!
 //! ## API Structure
 //! - [`ElfFile`] maps an ELF file and gives its (decompressed, and for
-//!   ET_REL relocated) DWARF sections and its [`SymbolFacts`].
-//! - [`walk`] turns one compilation unit into a [`model::CuModel`], the
-//!   intermediate type model the BTF lowering consumes.
+//!   ET_REL relocated) DWARF sections as a [`Dwarf`] (`Sync`: units can be
+//!   walked on several threads) and its [`SymbolFacts`].
+//! - [`walk::walk_unit`] turns one compilation unit into a
+//!   [`model::CuModel`], the intermediate type model the BTF lowering
+//!   consumes; [`walk::walk_units`] walks several units as one, for LTO
+//!   output that refers across units ([`Dwarf::has_cross_unit_references`]).
 //! - [`Error`] names the file, the section or DIE offset, and what is wrong.
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]

@@ -206,7 +206,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let Some(abbrev) = abbrev else {
                 // A null entry ends the innermost open list of children.
                 if let Some(scope) = self.stack.pop() {
-                    self.close(scope, offset)?;
+                    self.close(scope);
                 }
                 if self.stack.is_empty() {
                     break;
@@ -255,13 +255,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             if abbrev.has_children() {
                 self.stack.push(scope);
             } else {
-                self.close(scope, offset)?;
+                self.close(scope);
             }
         }
         // A truncated unit leaves scopes open: close them so that what was
         // read is not lost, the caller already got every DIE there was.
         while let Some(scope) = self.stack.pop() {
-            self.close(scope, 0)?;
+            self.close(scope);
         }
         Ok(())
     }

@@ -692,7 +692,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// Finishes a scope whose children have all been read.
-    pub(super) fn close(&mut self, scope: Scope<'input, 'arena>, _offset: u64) -> Result<()> {
+    pub(super) fn close(&mut self, scope: Scope<'input, 'arena>) {
         match scope {
             Scope::Skip | Scope::Leaf | Scope::Unit | Scope::Body => {}
             Scope::Function {
@@ -782,7 +782,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Scope::Annotated { target, tags } => {
                 if tags.is_empty() {
-                    return Ok(());
+                    return;
                 }
                 let tags = self.arena.alloc_slice_copy(&tags);
                 match (target, self.stack.last_mut()) {
@@ -805,7 +805,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
             }
         }
-        Ok(())
     }
 }
 

@@ -475,6 +475,8 @@ fn compressed_debug_sections_read_like_plain_ones() {
         assert_eq!(got, BITFIELD_LAYOUT);
     };
     with_object("gcc", &["-g", "-gz=zlib"], BITFIELDS, plain);
+    // The old GNU form: .zdebug_* sections with a "ZLIB" header.
+    with_object("gcc", &["-g", "-gz=zlib-gnu"], BITFIELDS, plain);
     // zstd needs a toolchain that can write it: try objcopy.
     let Some((dir, object)) = compile("gcc", &["-c", "-g"], BITFIELDS, "t.o") else {
         return;
@@ -874,5 +876,72 @@ fn other_machines_classes_and_byte_orders() {
                 }
             });
         }
+    }
+}
+
+#[test]
+fn types_declared_inside_function_bodies() {
+    let source = r#"
+int local_types(int n) {
+    struct local_pair { int first, second; } pair = { n, n + 1 };
+    if (n > 3) {
+        typedef struct { long deep; } deep_t;
+        deep_t d = { n };
+        return (int)d.deep + pair.second;
+    }
+    return pair.first;
+}
+"#;
+    for (compiler, flags) in [
+        ("gcc", &["-g", "-O0"][..]),
+        ("gcc", &["-g", "-O2"][..]),
+        ("clang", &["-g"][..]),
+    ] {
+        with_object(compiler, flags, source, |model| {
+            let pair = composite(model, "local_pair");
+            let got: Vec<_> = pair.iter().map(|m| (m.name, m.bit_offset)).collect();
+            assert_eq!(
+                got,
+                [(Some("first"), 0), (Some("second"), 32)],
+                "{compiler} {flags:?}"
+            );
+            let deep = model.nodes.iter().find_map(|node| match node {
+                Node::Typedef {
+                    name: "deep_t",
+                    target,
+                    ..
+                } => Some(*target),
+                _ => None,
+            });
+            let deep = deep.unwrap_or_else(|| panic!("{compiler} {flags:?}: no deep_t"));
+            let Node::Composite { members, .. } = *type_node(model, deep) else {
+                panic!("deep_t")
+            };
+            assert_eq!(members[0].name, Some("deep"));
+        });
+    }
+}
+
+#[test]
+fn type_units_are_refused_clearly() {
+    let source = "struct tu { int a; long b; };\nstruct tu tu_var;\n";
+    for version in ["-gdwarf-4", "-gdwarf-5"] {
+        let flags = ["-c", "-g", version, "-fdebug-types-section"];
+        let Some((_dir, object)) = compile("gcc", &flags, source, "t.o") else {
+            continue;
+        };
+        let outcome = ElfFile::open(&object).and_then(|file| {
+            let dwarf = file.dwarf()?;
+            let arena = bumpalo::Bump::new();
+            for unit in dwarf.units() {
+                super::walk_unit(&dwarf, unit, &arena)?;
+            }
+            Ok(())
+        });
+        let err = outcome.expect_err("type units are not supported");
+        assert!(
+            matches!(err.kind(), ErrorKind::UnsupportedDwarf(_)),
+            "{version}: {err}"
+        );
     }
 }
