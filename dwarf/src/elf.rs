@@ -14,6 +14,7 @@ use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, Symb
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::reloc;
+use crate::strings::Strings;
 use crate::symbols::{DataSymbol, FuncSymbol, SectionInfo, SymbolFacts};
 
 /// The reader every DWARF section is read through.
@@ -85,6 +86,7 @@ pub struct Dwarf<'input> {
     /// The gimli view of all DWARF sections.
     pub gimli: gimli::Dwarf<Reader<'input>>,
     units: Vec<UnitHeader<'input>>,
+    pub(crate) strings: Strings<'input>,
     path: &'input Path,
     machine: u16,
     big_endian: bool,
@@ -172,6 +174,22 @@ impl ElfFile {
         // inputs (vmlinux, modules, objects) are build outputs at rest.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error)?;
         ElfFile::from_storage(path.to_path_buf(), Storage::Map(map))
+    }
+
+    /// Lets the kernel take back the mapped file's pages from this process
+    /// (they stay in the page cache and are read back if touched again).
+    /// Call once the bulk of the DWARF has been read: the debug sections
+    /// are most of a vmlinux's 590 MB, and pages walked once would
+    /// otherwise count in the peak memory of everything after the walk.
+    /// Borrowed data stays valid. Does nothing for in-memory inputs.
+    pub fn release_resident_pages(&self) {
+        if let Storage::Map(map) = &self.storage {
+            // SAFETY: the map is a read-only shared file mapping: after
+            // MADV_DONTNEED its pages are filled again from the file on the
+            // next access, so every borrow keeps reading the same bytes. A
+            // failure only means the pages stay resident.
+            let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
     }
 
     /// Reads an ELF image already in memory; `path` is only used in error
@@ -376,6 +394,7 @@ impl ElfFile {
             }
         }
         Ok(Dwarf {
+            strings: Strings::new(&gimli_dwarf),
             gimli: gimli_dwarf,
             units,
             path: &self.path,

@@ -16,6 +16,7 @@ mod elf;
 mod error;
 pub mod model;
 mod reloc;
+mod strings;
 pub mod symbols;
 pub mod walk;
 

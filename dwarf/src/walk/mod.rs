@@ -24,6 +24,7 @@ use gimli::constants as dw;
 
 use crate::elf::{Dwarf, Reader, UnitHeader};
 use crate::error::{Error, ErrorKind, Result};
+use crate::strings::{StringError, Strings};
 use crate::model::{CuModel, Language, Node, NodeId, TypeRef};
 
 use self::attrs::{skip_returning_sibling, Attrs};
@@ -110,6 +111,7 @@ type OffsetMap<V> = HashMap<u64, V, BuildHasherDefault<OffsetHasher>>;
 /// The state of one unit's walk.
 struct Walker<'a, 'input, 'arena> {
     dwarf: &'a gimli::Dwarf<Reader<'input>>,
+    strings: &'a Strings<'input>,
     unit: &'a gimli::Unit<Reader<'input>>,
     arena: &'arena Bump,
     path: &'input std::path::Path,
@@ -155,6 +157,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     ) -> Self {
         Walker {
             dwarf: &dwarf.gimli,
+            strings: &dwarf.strings,
             unit,
             arena,
             path: dwarf.path(),
@@ -288,16 +291,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let Some(value) = attrs.get(name) else {
             return Ok(None);
         };
-        let bytes = self
-            .dwarf
-            .attr_string(self.unit, value)
-            .map_err(|err| self.gimli_error(err, offset))?;
-        std::str::from_utf8(bytes.slice()).map(Some).map_err(|_| {
-            self.error(
+        match self.strings.get(self.dwarf, self.unit, value) {
+            Ok(text) => Ok(Some(text)),
+            Err(StringError::Dwarf(err)) => Err(self.gimli_error(err, offset)),
+            Err(StringError::NotUtf8) => Err(self.error(
                 ErrorKind::InvalidDwarf("string is not UTF-8".into()),
                 offset,
-            )
-        })
+            )),
+        }
     }
 
     /// The node id of the type DIE at unit offset `target`, reserving one

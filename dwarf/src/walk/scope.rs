@@ -564,10 +564,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         };
         // Annotations with a non-string value are not BTF tags.
         let value = match attrs.get(dw::DW_AT_const_value) {
-            Some(value) => match self.dwarf.attr_string(self.unit, value) {
-                Ok(bytes) => std::str::from_utf8(bytes.slice()).ok(),
-                Err(_) => None,
-            },
+            Some(value) => self.strings.get(self.dwarf, self.unit, value).ok(),
             None => None,
         };
         let Some(value) = value else { return Ok(()) };

@@ -1,0 +1,126 @@
+//! String attribute values as `&str`, cheaply.
+//!
+//! Every CU of a kernel names the same header types, so the same few
+//! thousand `.debug_str` strings are looked up millions of times. gimli
+//! finds each string's end one byte at a time and the caller then checks it
+//! is UTF-8; here each string section is checked once when the file is
+//! opened, and a lookup is a char-boundary test plus a `memchr`.
+
+use gimli::{AttributeValue, Section as _};
+
+use crate::elf::Reader;
+
+/// A string section (`.debug_str` or `.debug_line_str`) with its longest
+/// UTF-8 prefix checked once.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct StrSection<'input> {
+    /// The section up to its first invalid UTF-8 byte (all of it, normally).
+    valid: &'input str,
+}
+
+impl<'input> StrSection<'input> {
+    /// Checks `bytes` once for later lookups.
+    pub(crate) fn new(bytes: &'input [u8]) -> Self {
+        let valid = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            // The prefix gimli's error points at is valid by definition.
+            Err(err) => std::str::from_utf8(bytes.get(..err.valid_up_to()).unwrap_or(&[]))
+                .unwrap_or(""),
+        };
+        StrSection { valid }
+    }
+
+    /// The NUL-terminated string at `offset`, if it lies wholly in the
+    /// checked prefix; `None` leaves the case (and its error) to the slow
+    /// path.
+    fn get(&self, offset: usize) -> Option<&'input str> {
+        // A string starting inside a multi-byte character is not UTF-8.
+        if !self.valid.is_char_boundary(offset) {
+            return None;
+        }
+        let rest = self.valid.get(offset..)?;
+        let end = memchr::memchr(0, rest.as_bytes())?;
+        // A NUL is ASCII, so `end` is a char boundary of `rest` too.
+        rest.get(..end)
+    }
+}
+
+/// The string sections of one file, for [`Strings::get`].
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Strings<'input> {
+    debug_str: StrSection<'input>,
+    debug_line_str: StrSection<'input>,
+}
+
+/// Why a string attribute has no `&str` value.
+#[derive(Debug)]
+pub(crate) enum StringError {
+    /// gimli could not read it (bad offset, no terminating NUL, ...).
+    Dwarf(gimli::Error),
+    /// The bytes are not UTF-8.
+    NotUtf8,
+}
+
+impl<'input> Strings<'input> {
+    /// Checks the string sections of `dwarf` once.
+    pub(crate) fn new(dwarf: &gimli::Dwarf<Reader<'input>>) -> Self {
+        Strings {
+            debug_str: StrSection::new(dwarf.debug_str.reader().slice()),
+            debug_line_str: StrSection::new(dwarf.debug_line_str.reader().slice()),
+        }
+    }
+
+    /// The string an attribute value names, with the same results as
+    /// gimli's `Dwarf::attr_string` followed by a UTF-8 check.
+    pub(crate) fn get(
+        &self,
+        dwarf: &gimli::Dwarf<Reader<'input>>,
+        unit: &gimli::Unit<Reader<'input>>,
+        value: AttributeValue<Reader<'input>>,
+    ) -> Result<&'input str, StringError> {
+        let fast = match value {
+            AttributeValue::DebugStrRef(offset) => self.debug_str.get(offset.0),
+            AttributeValue::DebugLineStrRef(offset) => self.debug_line_str.get(offset.0),
+            _ => None,
+        };
+        if let Some(text) = fast {
+            return Ok(text);
+        }
+        let bytes = dwarf.attr_string(unit, value).map_err(StringError::Dwarf)?;
+        std::str::from_utf8(bytes.slice()).map_err(|_| StringError::NotUtf8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_stop_at_the_nul() {
+        let section = StrSection::new(b"int\0long unsigned int\0\0");
+        assert_eq!(section.get(0), Some("int"));
+        assert_eq!(section.get(4), Some("long unsigned int"));
+        // A suffix of another string is a string too (linkers merge them).
+        assert_eq!(section.get(9), Some("unsigned int"));
+        assert_eq!(section.get(22), Some(""));
+        assert_eq!(section.get(23), None);
+        assert_eq!(section.get(1000), None);
+    }
+
+    #[test]
+    fn invalid_utf8_and_unterminated_strings_take_the_slow_path() {
+        // "é" is 0xc3 0xa9: offset 1 is inside it.
+        let section = StrSection::new(b"\xc3\xa9\0ok\0");
+        assert_eq!(section.get(0), Some("é"));
+        assert_eq!(section.get(1), None);
+        assert_eq!(section.get(3), Some("ok"));
+        let bytes = b"ok\0bad\xff\0after\0";
+        let section = StrSection::new(bytes);
+        assert_eq!(section.get(0), Some("ok"));
+        // The invalid string and everything after it are left to gimli.
+        assert_eq!(section.get(3), None);
+        assert_eq!(section.get(8), None);
+        let section = StrSection::new(b"no terminator");
+        assert_eq!(section.get(0), None);
+    }
+}
