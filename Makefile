@@ -9,9 +9,15 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 RUN_INPUT  ?= fixtures/obj/multi-cu/clang.o
 RUN_OUT    ?= $(TARGET_DIR)/run
 SKIP_LOG   := $(TARGET_DIR)/test-skips.txt
+# `make install`: btfenc into $(BINDIR), and a `pahole` symlink to it in
+# $(PAHOLE_LINK_DIR), a directory of its own so that it never shadows the
+# system's pahole on the PATH (see README, "In a kernel build").
+PREFIX          ?= /usr/local
+BINDIR          ?= $(PREFIX)/bin
+PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
 .PHONY: all build release run test fixtures corpus check-kernel check-kbuild \
-        bench bench-modules clean
+        bench bench-modules install uninstall clean
 
 all: build
 
@@ -55,6 +61,15 @@ bench:
 
 bench-modules:
 	scripts/bench-modules.sh
+
+install: release
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PAHOLE_LINK_DIR)
+	install -m 0755 $(TARGET_DIR)/release/btfenc $(DESTDIR)$(BINDIR)/btfenc
+	ln -sfn $(BINDIR)/btfenc $(DESTDIR)$(PAHOLE_LINK_DIR)/pahole
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/btfenc $(DESTDIR)$(PAHOLE_LINK_DIR)/pahole
+	-rmdir $(DESTDIR)$(PAHOLE_LINK_DIR)
 
 clean:
 	$(CARGO) clean

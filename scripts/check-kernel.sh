@@ -16,9 +16,25 @@
 #   [x] modules_vs_debian      pahole 1.24 flags vs the .BTF Debian left in each
 #                              reference module (split on the .BTF in vmlinux)
 #   [x] modules_distilled      distilled_base: .BTF/.BTF.base vs the reference pair
-#                              (in place on a copy: exactly one .BTF and .BTF.base)
-#   [ ] vmlinux_in_place       -J without detached on a copy: ELF intact, .BTF ==
-#                              detached output
+#                              (in place on a copy: exactly one .BTF and .BTF.base,
+#                              non-ALLOC PROGBITS; objcopy --dump-section returns
+#                              the detached OUT and OUT.base)
+#   [x] vmlinux_in_place_refused  -J in place on (a hard link to) Debian's
+#                              vmlinux, whose .BTF is ALLOC: refused, pointing to
+#                              --btf_encode_detached, file untouched
+#   [x] modules_in_place       each reference module, -J --btf_base in place on a
+#                              copy: exactly one .BTF (non-ALLOC PROGBITS) equal to
+#                              the detached output (also via objcopy
+#                              --dump-section), every other section's bytes
+#                              identical, bpftool -B reads the module
+#   [x] modules_relocate       distilled pairs (pahole's and ours) relocated onto
+#                              vmlinux.btf: bpftool reads it; it holds every type
+#                              of the direct split; with --dedup nothing beyond it;
+#                              onto Debian's 1.24 vmlinux .BTF too; onto an
+#                              unrelated base: a clear error
+#   [x] modules_all            every module of the corpus in one batch run on
+#                              btfenc's own vmlinux BTF; each output parses with
+#                              bpftool -B; any failure fails the check
 #   [ ] modules_kernel_load    split BTF loads on top of a base (needs a base the
 #                              kernel knows; today only vmlinux is loaded)
 #   [ ] speed budget           fail if slower than pahole (see bench.sh)
@@ -192,6 +208,10 @@ modules_vs_debian() {
 		rm -f "$out/$name.1.24-flags.btf"
 		"$btfenc" "${debian_flags[@]}" --btf_base "$out/debian-vmlinux.btf" \
 			--btf_encode_detached="$out/$name.1.24-flags.btf" "$ko" || { failed=1; continue; }
+		# FUNCs follow 1.31's rules (checked exactly in modules_split), as
+		# for vmlinux_vs_debian; the types must be Debian's exactly (pahole
+		# 1.24 flags select libbpf 1.1's dedup).
+		JUDGE_FUNCS=ignore \
 		diff_and_judge "$out/$name.debian.diff" "$out/$name.1.24-flags.btf" "$out/$name.debian.btf" \
 			--base-a "$out/debian-vmlinux.btf" --base-b "$out/debian-vmlinux.btf" || failed=1
 	done
@@ -210,6 +230,13 @@ modules_distilled() {
 			--btf_base "$reference/vmlinux.btf" "$copy" || { failed=1; continue; }
 		extract_section "$copy" .BTF "$out/$name.distilled.btf" &&
 		extract_section "$copy" .BTF.base "$out/$name.distilled.base.btf" || { failed=1; continue; }
+		btf_section_is_plain "$copy" .BTF && btf_section_is_plain "$copy" .BTF.base || failed=1
+		# Detached gives OUT and OUT.base; in place must hold exactly those.
+		rm -f "$out/$name.distilled-detached.btf" "$out/$name.distilled-detached.btf.base"
+		"$btfenc" -J -j --btf_features="$modern_features,distilled_base" --lang_exclude=rust \
+			--btf_base "$reference/vmlinux.btf" --btf_encode_detached="$out/$name.distilled-detached.btf" "$ko" &&
+		objcopy_returns "$copy" .BTF "$out/$name.distilled-detached.btf" &&
+		objcopy_returns "$copy" .BTF.base "$out/$name.distilled-detached.btf.base" || failed=1
 		diff_and_judge "$out/$name.distilled.base.diff" "$out/$name.distilled.base.btf" \
 			"$reference/modules/$name.distilled.base.btf" || failed=1
 		diff_and_judge "$out/$name.distilled.diff" "$out/$name.distilled.btf" \
@@ -218,6 +245,190 @@ modules_distilled() {
 			--base-b "$reference/modules/$name.distilled.base.btf" || failed=1
 	done
 	return "$failed"
+}
+
+# Compares every section of ORIGINAL with the same-index section of
+# PATCHED (btfenc never renumbers sections), except .BTF, .BTF.base and the
+# section name table; prints the first difference.
+sections_unchanged() {
+	local original=$1 patched=$2
+	python3 - "$original" "$patched" <<-'PY'
+	import subprocess, sys
+	def table(path):
+	    rows = {}
+	    for line in subprocess.run(["readelf", "-SW", path], capture_output=True, text=True, check=True).stdout.splitlines():
+	        line = line.strip()
+	        if not line.startswith("[") or "]" not in line:
+	            continue
+	        number, rest = line[1:].split("]", 1)
+	        fields = rest.split()
+	        if not number.strip().isdigit() or len(fields) < 9:
+	            continue
+	        rows[int(number)] = (fields[0], fields[1], int(fields[3], 16), int(fields[4], 16), fields[6] if len(fields) == 10 else "")
+	    return rows
+	a_path, b_path = sys.argv[1], sys.argv[2]
+	a, b = table(a_path), table(b_path)
+	da, db = open(a_path, "rb").read(), open(b_path, "rb").read()
+	for index, (name, kind, off, size, flags) in a.items():
+	    if name in (".BTF", ".BTF.base", ".shstrtab"):
+	        continue
+	    other = b.get(index)
+	    if other is None or other[0] != name or other[1] != kind or other[4] != flags:
+	        sys.exit(f"section [{index}] {name} changed header: {other}")
+	    if kind != "NOBITS" and da[off:off + size] != db[other[2]:other[2] + other[3]]:
+	        sys.exit(f"section [{index}] {name}: bytes differ")
+	print(f"    {len(a)} sections, all but .BTF/.BTF.base/.shstrtab byte-identical")
+	PY
+}
+
+# Exactly one section NAME in FILE, PROGBITS and not ALLOC.
+btf_section_is_plain() {
+	local file=$1 name=$2 rows
+	rows=$(readelf -SW "$file" | sed -n 's/^ *\[ *[0-9]*\] //p' | awk -v n="$name" '$1 == n')
+	[[ $(grep -c . <<< "$rows") == 1 ]] || { log "$file: expected one $name section, got: $rows"; return 1; }
+	awk '{ exit !($2 == "PROGBITS" && $7 !~ /A/) }' <<< "$rows" || { log "$file: $name is not non-ALLOC PROGBITS: $rows"; return 1; }
+}
+
+# `objcopy --dump-section NAME` of FILE is byte for byte EXPECTED.
+objcopy_returns() {
+	local file=$1 name=$2 expected=$3
+	rm -f "$out/objcopy.dump"
+	objcopy --dump-section "$name=$out/objcopy.dump" "$file" "$out/objcopy.scratch" || { log "objcopy cannot dump $name of $file"; return 1; }
+	rm -f "$out/objcopy.scratch"
+	cmp -s "$out/objcopy.dump" "$expected" || { log "$file: objcopy's $name differs from $expected"; return 1; }
+}
+
+vmlinux_in_place_refused() {
+	local link=$out/vmlinux-link status
+	rm -f "$link"
+	# A hard link: if btfenc wrongly replaced the file, the rename would
+	# only replace the link, never Debian's file.
+	ln "$VMLINUX" "$link" 2>/dev/null || cp "$VMLINUX" "$link" || return 1
+	local inode_before
+	inode_before=$(stat -c %i "$link")
+	"$btfenc" -J "$link" 2> "$out/vmlinux-in-place.err"
+	status=$?
+	cat "$out/vmlinux-in-place.err"
+	(( status != 0 )) || { log "btfenc patched an ALLOC .BTF"; return 1; }
+	grep -q -- --btf_encode_detached "$out/vmlinux-in-place.err" || { log "message does not point to --btf_encode_detached"; return 1; }
+	[[ $(stat -c %i "$link") == "$inode_before" ]] && cmp -s "$link" "$VMLINUX" || { log "vmlinux was modified"; return 1; }
+	[[ -z $(find "$out" -maxdepth 1 -name '.vmlinux-link.*tmp') ]] || { log "temporary file left behind"; return 1; }
+	rm -f "$link"
+}
+
+modules_in_place() {
+	local name ko copy failed=0
+	for name in $(reference_modules); do
+		ko=$(module_path "$name")
+		[[ -n $ko ]] || { failed=1; continue; }
+		echo "  $name"
+		copy=$out/$name.in-place.ko
+		cp "$ko" "$copy"
+		[[ -f $out/$name.btf ]] || "$btfenc" "${modern_flags[@]}" --btf_base "$reference/vmlinux.btf" \
+			--btf_encode_detached="$out/$name.btf" "$ko" || { failed=1; continue; }
+		"$btfenc" "${modern_flags[@]}" --btf_base "$reference/vmlinux.btf" "$copy" || { failed=1; continue; }
+		btf_section_is_plain "$copy" .BTF || { failed=1; continue; }
+		sections_unchanged "$ko" "$copy" || { failed=1; continue; }
+		extract_section "$copy" .BTF "$out/$name.in-place.btf" || { failed=1; continue; }
+		cmp "$out/$name.in-place.btf" "$out/$name.btf" || { log "$name: in-place .BTF differs from the detached output"; failed=1; }
+		objcopy_returns "$copy" .BTF "$out/$name.btf" || failed=1
+		"$BPFTOOL" -B "$reference/vmlinux.btf" btf dump file "$copy" > /dev/null || { log "$name: bpftool -B cannot read it"; failed=1; }
+		rm -f "$copy"
+	done
+	return "$failed"
+}
+
+# Judges a relocated split against the direct split: RULE "superset" (no
+# type of the direct split missing: only_b == 0) or "subset" (nothing
+# beyond it: only_a == 0). Prints the per-kind lines.
+judge_relocation() {
+	local report=$1 rule=$2
+	awk -v rule="$rule" '
+		$1 ~ /^[A-Z_0-9]+:$/ && / a=/ {
+			delete v
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
+			bad_here = (rule == "superset") ? v["only_b"] > 0 : v["only_a"] > 0
+			if (bad_here) bad++
+			if (bad_here || v["only_a"] + v["only_b"] > 0)
+				printf "      %s a=%d b=%d only_a=%d only_b=%d %s\n", $1, v["a"], v["b"], v["only_a"], v["only_b"], bad_here ? "FAIL" : ""
+		}
+		END { exit bad ? 1 : 0 }' "$report"
+}
+
+modules_relocate() {
+	local name ko failed=0 pair split distilled tag
+	local fixture_base=$out/unrelated-base.btf
+	"$PAHOLE" -J --btf_encode_detached="$fixture_base" "$repo_root/fixtures/obj/gcc-dwarf5/kinds.o" || return 1
+	extract_section "$VMLINUX" .BTF "$out/debian-vmlinux.btf" || return 1
+	for name in $(reference_modules); do
+		ko=$(module_path "$name")
+		[[ -n $ko ]] || { failed=1; continue; }
+		[[ -f $out/$name.btf ]] || "$btfenc" "${modern_flags[@]}" --btf_base "$reference/vmlinux.btf" \
+			--btf_encode_detached="$out/$name.btf" "$ko" || { failed=1; continue; }
+		rm -f "$out/$name.ours-distilled.btf" "$out/$name.ours-distilled.btf.base"
+		"$btfenc" -J -j --btf_features="$modern_features,distilled_base" --lang_exclude=rust \
+			--btf_base "$reference/vmlinux.btf" --btf_encode_detached="$out/$name.ours-distilled.btf" "$ko" || { failed=1; continue; }
+		for pair in reference ours; do
+			if [[ $pair == reference ]]; then
+				split=$reference/modules/$name.distilled.btf distilled=$reference/modules/$name.distilled.base.btf
+			else
+				split=$out/$name.ours-distilled.btf distilled=$out/$name.ours-distilled.btf.base
+			fi
+			echo "  $name ($pair distilled pair)"
+			for tag in plain dedup; do
+				rm -f "$out/$name.$pair.$tag.relocated.btf"
+				"$btfenc" relocate "$split" --distilled-base "$distilled" --base "$reference/vmlinux.btf" \
+					-o "$out/$name.$pair.$tag.relocated.btf" $([[ $tag == dedup ]] && echo --dedup) || { failed=1; continue; }
+				"$BPFTOOL" -B "$reference/vmlinux.btf" btf dump file "$out/$name.$pair.$tag.relocated.btf" > /dev/null ||
+					{ log "bpftool cannot read the relocated $name"; failed=1; continue; }
+				"$btfenc" diff "$out/$name.$pair.$tag.relocated.btf" "$out/$name.btf" \
+					--base-a "$reference/vmlinux.btf" --base-b "$reference/vmlinux.btf" > "$out/$name.$pair.$tag.relocate.diff"
+				(( $? <= 1 )) || { failed=1; continue; }
+				echo "    $tag: $([[ $tag == plain ]] && echo "every direct-split type present" || echo "nothing beyond the direct split")"
+				judge_relocation "$out/$name.$pair.$tag.relocate.diff" "$([[ $tag == plain ]] && echo superset || echo subset)" || failed=1
+			done
+		done
+		# The same module onto another build's BTF of this kernel (pahole
+		# 1.24's, other type ids) works; onto an unrelated base it fails
+		# with a message naming the type.
+		"$btfenc" relocate "$out/$name.ours-distilled.btf" --distilled-base "$out/$name.ours-distilled.btf.base" \
+			--base "$out/debian-vmlinux.btf" -o "$out/$name.onto-debian.btf" &&
+		"$BPFTOOL" -B "$out/debian-vmlinux.btf" btf dump file "$out/$name.onto-debian.btf" > /dev/null &&
+			echo "    onto Debian's pahole 1.24 vmlinux BTF: ok" || { log "$name: relocation onto Debian's vmlinux BTF failed"; failed=1; }
+		if "$btfenc" relocate "$out/$name.ours-distilled.btf" --distilled-base "$out/$name.ours-distilled.btf.base" \
+			--base "$fixture_base" -o "$out/$name.onto-unrelated.btf" 2> "$out/$name.onto-unrelated.err"; then
+			log "$name: relocation onto an unrelated base succeeded"; failed=1
+		else
+			grep -q "has no match in the base BTF" "$out/$name.onto-unrelated.err" &&
+				echo "    onto an unrelated base: $(cat "$out/$name.onto-unrelated.err")" ||
+				{ log "$name: unclear error: $(cat "$out/$name.onto-unrelated.err")"; failed=1; }
+		fi
+	done
+	return "$failed"
+}
+
+modules_all() {
+	encode_vmlinux "$out/vmlinux.btf" "${modern_flags[@]}" || return 1
+	local dir=$out/all-modules total start status
+	rm -rf "$dir"; mkdir -p "$dir"
+	total=$(find "$MODULES_DIR" -name '*.ko' | wc -l)
+	start=$(date +%s.%N)
+	"$btfenc" "${modern_flags[@]}" --btf_base "$out/vmlinux.btf" --btf_encode_detached="$dir" "$MODULES_DIR" \
+		2> "$out/all-modules.err"
+	status=$?
+	echo "    batch of $total modules: exit $status in $(echo "$(date +%s.%N) - $start" | bc) s; $(tail -n1 "$out/all-modules.err")"
+	(( status == 0 )) || { head -n5 "$out/all-modules.err"; return 1; }
+	local written
+	written=$(find "$dir" -name '*.btf' | wc -l)
+	(( written == total )) || { log "$written outputs for $total modules"; return 1; }
+	# Every output must parse on top of the base it was encoded against.
+	find "$dir" -name '*.btf' -print0 | sort -z |
+		xargs -0 -P2 -n1 sh -c '"$0" -B "$1" btf dump file "$2" > /dev/null 2>"$2.bpftool-err" || { echo "bpftool: $2: $(cat "$2.bpftool-err")"; exit 255; }' \
+			"$BPFTOOL" "$out/vmlinux.btf"
+	status=$?
+	find "$dir" -name '*.bpftool-err' -empty -delete
+	(( status == 0 )) || return 1
+	echo "    bpftool -B read all $written outputs"
 }
 
 passed=() failed=() skipped=()
@@ -247,6 +458,10 @@ run_check vmlinux_determinism
 run_check modules_split
 run_check modules_vs_debian
 run_check modules_distilled
+run_check modules_in_place
+run_check modules_relocate
+run_check vmlinux_in_place_refused
+run_check modules_all
 
 echo
 echo "check-kernel: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped (outputs in $out)"

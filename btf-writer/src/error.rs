@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::raw::Kind;
 use crate::types::TypeId;
 
 /// An error from reading, writing or transforming BTF.
@@ -151,6 +152,45 @@ pub enum ErrorKind {
     /// Two parts of this crate disagree: a bug, reported instead of a
     /// panic.
     Internal(&'static str),
+
+    // ----- distilled base and relocation -----
+    /// A split is not on top of the base it was given: its type ids
+    /// continue after `expected` base types, the base has `found`.
+    SplitBaseMismatch {
+        /// The split's `base_type_count`.
+        expected: u32,
+        /// Types in the base given.
+        found: u32,
+    },
+    /// The split refers to a base type of a kind a distilled base cannot
+    /// describe or carry over (FUNC, VAR, DATASEC, DECL_TAG).
+    DistillUnexpectedKind(Kind),
+    /// A distilled base holds a type libbpf's `btf_relocate` refuses: an
+    /// anonymous one, or one of a kind other than named INT, FLOAT, ENUM,
+    /// STRUCT, UNION or FWD.
+    InvalidDistilledBase(Kind),
+    /// No type of the full base matches a distilled base type.
+    RelocateNoMatch {
+        /// Kind of the distilled type.
+        kind: Kind,
+        /// Its name.
+        name: String,
+        /// Its size (0 for FWD).
+        size: u32,
+        /// Whether a split aggregate embeds it, so the size had to match.
+        embedded: bool,
+    },
+    /// Two types of the full base match one distilled base type.
+    RelocateAmbiguous {
+        /// Kind of the distilled type.
+        kind: Kind,
+        /// Its name.
+        name: String,
+        /// Its size.
+        size: u32,
+        /// The two candidates in the full base.
+        candidates: (TypeId, TypeId),
+    },
 }
 
 impl Error {
@@ -260,6 +300,32 @@ impl fmt::Display for ErrorKind {
                 "base strings end at {found} but the split expects them to end at {expected}"
             ),
             Internal(what) => write!(f, "internal error (a bug in btfenc): {what}"),
+            SplitBaseMismatch { expected, found } => write!(
+                f,
+                "the split BTF continues after {expected} base types but the base has {found}"
+            ),
+            DistillUnexpectedKind(kind) => write!(
+                f,
+                "split BTF refers to a base {kind}, which a distilled base cannot describe"
+            ),
+            InvalidDistilledBase(kind) => write!(
+                f,
+                "not a distilled base: it holds an anonymous or unexpected {kind}"
+            ),
+            RelocateNoMatch { kind, name, size, embedded } => {
+                write!(f, "distilled base {kind} '{name}'")?;
+                if *embedded {
+                    write!(f, " (size {size}, embedded in the split, so the size must match)")?;
+                } else if *kind != Kind::FWD {
+                    write!(f, " (size {size})")?;
+                }
+                f.write_str(" has no match in the base BTF")
+            }
+            RelocateAmbiguous { kind, name, size, candidates } => write!(
+                f,
+                "distilled base {kind} '{name}' (size {size}) matches both [{}] and [{}] in the base BTF",
+                candidates.0 .0, candidates.1 .0
+            ),
         }
     }
 }

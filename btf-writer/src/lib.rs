@@ -10,16 +10,21 @@
 //! - [`lower`]: DWARF model → BTF, with pahole's rules.
 //! - [`dedup`]: cross-CU deduplication with `btf__dedup` semantics.
 //! - [`dump`]: bpftool's raw text format, [`diff`]: semantic comparison.
+//! - [`distill`]: a split's distilled base (`.BTF.base`), and
+//!   [`relocate`]: moving such a split onto a full base.
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 
 pub mod dedup;
 mod error;
 pub mod diff;
+pub mod distill;
 pub mod dump;
 pub mod lower;
 pub mod raw;
 pub mod read;
+mod refs;
+pub mod relocate;
 pub mod strings;
 pub mod types;
 pub mod write;

@@ -97,6 +97,14 @@ fn classify(relocation: &object::Relocation, machine: u16) -> Action {
         const R_AARCH64_TLS_DTPREL64: u32 = 1028;
         const EM_X86_64: u16 = object::elf::EM_X86_64.0;
         const EM_AARCH64: u16 = object::elf::EM_AARCH64.0;
+        // BPF objects (clang -target bpf*): object does not classify BPF
+        // relocations. Debug sections use the absolute S + A ones
+        // (Documentation/bpf/llvm_reloc.rst); NODYLD32 is the same
+        // computation, meant for .BTF/.BTF.ext.
+        const R_BPF_64_ABS64: u32 = 2;
+        const R_BPF_64_ABS32: u32 = 3;
+        const R_BPF_64_NODYLD32: u32 = 4;
+        const EM_BPF: u16 = object::elf::EM_BPF.0;
         const EM_RISCV: u16 = object::elf::EM_RISCV.0;
         if machine == EM_RISCV {
             // Linker relaxation can change code sizes, so clang emits
@@ -122,6 +130,8 @@ fn classify(relocation: &object::Relocation, machine: u16) -> Action {
             (EM_X86_64, R_X86_64_DTPOFF64) => return Action::Store(8),
             (EM_X86_64, R_X86_64_DTPOFF32) => return Action::Store(4),
             (EM_AARCH64, R_AARCH64_TLS_DTPREL64) => return Action::Store(8),
+            (EM_BPF, R_BPF_64_ABS64) => return Action::Store(8),
+            (EM_BPF, R_BPF_64_ABS32 | R_BPF_64_NODYLD32) => return Action::Store(4),
             _ => {}
         }
     }

@@ -43,7 +43,8 @@ pub enum Command {
         base: Option<PathBuf>,
     },
     /// Compare two BTFs semantically, independent of type-id order.
-    /// Exits 1 when they differ.
+    /// Prints nothing and exits 0 when they hold the same types; otherwise
+    /// prints `KIND: a=N b=N only_a=N only_b=N` per kind and exits 1.
     Diff {
         /// First BTF (raw or ELF).
         a: PathBuf,
@@ -58,6 +59,34 @@ pub enum Command {
         /// How many example descriptions to print per kind and side.
         #[arg(long, default_value_t = 5)]
         examples: usize,
+        /// Compare DATASECs by the variables they hold only, not by where
+        /// they sit (offsets, section size): for the same objects linked
+        /// in another order.
+        #[arg(long = "ignore-datasec-layout")]
+        ignore_datasec_layout: bool,
+    },
+    /// Move split BTF from its distilled base (`.BTF.base`) onto a full
+    /// base, with libbpf's btf_relocate rules (what the kernel does when it
+    /// loads a module that carries `.BTF.base`). Writes raw split BTF.
+    Relocate {
+        /// The split BTF: raw, or an ELF with `.BTF` (and `.BTF.base`).
+        split: PathBuf,
+        /// The distilled base (raw or ELF `.BTF.base`); default: SPLIT's
+        /// own `.BTF.base` section.
+        #[arg(long = "distilled-base", value_name = "FILE")]
+        distilled_base: Option<PathBuf>,
+        /// The full base to relocate onto (raw, or an ELF with `.BTF`).
+        #[arg(long = "base", short = 'B', value_name = "FILE")]
+        base: PathBuf,
+        /// Where to write the relocated split BTF.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        /// Afterwards, deduplicate against the full base, folding the types
+        /// the distilled split carries (pointers, typedefs, ...) back into
+        /// the base's: the result is what encoding directly on that base
+        /// gives.
+        #[arg(long)]
+        dedup: bool,
     },
     /// Print btfenc's own version and the pahole version it implements.
     Version,

@@ -25,8 +25,14 @@ pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
 pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
-        Some(Command::Diff { a, b, base_a, base_b, examples }) => {
-            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), examples)
+        Some(Command::Diff { a, b, base_a, base_b, examples, ignore_datasec_layout }) => {
+            // The layout is compared by default: the parity checks judge
+            // with this command, and a VAR at the wrong offset is a bug.
+            let options = btf::diff::DiffOptions { max_examples: examples, datasec_layout: !ignore_datasec_layout };
+            diff(&a, base_a.as_deref(), &b, base_b.as_deref(), &options)
+        }
+        Some(Command::Relocate { split, distilled_base, base, output, dedup }) => {
+            relocate(&split, distilled_base.as_deref(), &base, &output, dedup)
         }
         Some(Command::Version) => {
             println!("btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})", env!("CARGO_PKG_VERSION"));
@@ -35,9 +41,12 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
         None if cli.encode.version => {
             // stdout must be exactly pahole's shape: the kernel turns it
             // into a number with sed. Our own version goes to stderr where
-            // people see it and scripts don't parse it.
+            // people see it and scripts don't parse it; only when a person
+            // is reading stdout, since a kernel build asks dozens of times
+            // (Kconfig, pahole-flags.sh per make level, link-vmlinux.sh)
+            // and would print it into every build log.
             println!("{PAHOLE_COMPAT_VERSION}");
-            if invoked_as != "pahole" {
+            if invoked_as != "pahole" && io::stdout().is_terminal() {
                 eprintln!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
             }
             Ok(ExitCode::SUCCESS)
@@ -55,6 +64,42 @@ fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Res
     parse_file(bytes, base).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// The `.BTF.base` of an ELF file (a module with a distilled base), parsed.
+fn distilled_base_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<Option<Parsed<'a>>> {
+    if !bytes.starts_with(b"\x7fELF") {
+        return Ok(None);
+    }
+    let section = btf::read::elf_section(bytes, ".BTF.base").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    section
+        .map(|raw| btf::read::parse(raw, None).map_err(|e| anyhow::anyhow!("{}: .BTF.base: {e}", path.display())))
+        .transpose()
+}
+
+/// The types of FILE as libbpf's `btf__parse_elf` sees them, and the base
+/// they sit on: a module with a distilled base (`distilled`, its parsed
+/// `.BTF.base`) is read on that base, or relocated onto `base` when one is
+/// given; anything else is read on `base`.
+fn read_on_base<'p, 'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    distilled: Option<&'p Parsed<'a>>,
+    base: Option<&'p Parsed<'a>>,
+) -> Result<(btf::Btf<'a>, Option<&'p btf::Btf<'a>>)> {
+    let Some(small) = distilled else {
+        let parsed = parse_btf(path, bytes, base)?;
+        return Ok((parsed.btf, base.map(|b| &b.btf)));
+    };
+    let split = parse_btf(path, bytes, Some(small))?;
+    match base {
+        None => Ok((split.btf, Some(&small.btf))),
+        Some(full) => {
+            let moved = btf::relocate::relocate(&split.btf, &small.btf, &full.btf)
+                .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto the base: {e}", path.display()))?;
+            Ok((moved, Some(&full.btf)))
+        }
+    }
+}
+
 fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
@@ -62,18 +107,24 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
         (Some(b), Some(p)) => Some(parse_btf(p, b, None)?),
         _ => None,
     };
-    let parsed = parse_btf(file, &bytes, base_parsed.as_ref())?;
+    let distilled = distilled_base_of(file, &bytes)?;
+    let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let result = btf::dump::dump_raw(&mut out, &parsed.btf, base_parsed.as_ref().map(|b| &b.btf))
-        .and_then(|()| out.flush());
+    let result = btf::dump::dump_raw(&mut out, &types, on).and_then(|()| out.flush());
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         other => other.map(|()| ExitCode::SUCCESS).context("writing to stdout"),
     }
 }
 
-fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, examples: usize) -> Result<ExitCode> {
+fn diff(
+    a: &Path,
+    base_a: Option<&Path>,
+    b: &Path,
+    base_b: Option<&Path>,
+    options: &btf::diff::DiffOptions,
+) -> Result<ExitCode> {
     let bytes = [a, b].map(read_btf_bytes);
     let [bytes_a, bytes_b] = bytes;
     let (bytes_a, bytes_b) = (bytes_a?, bytes_b?);
@@ -87,21 +138,75 @@ fn diff(a: &Path, base_a: Option<&Path>, b: &Path, base_b: Option<&Path>, exampl
         (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
         _ => None,
     };
-    let pa = parse_btf(a, &bytes_a, parsed_base_a.as_ref())?;
-    let pb = parse_btf(b, &bytes_b, parsed_base_b.as_ref())?;
-    let report = btf::diff::diff_with_examples(
-        &pa.btf,
-        parsed_base_a.as_ref().map(|p| &p.btf),
-        &pb.btf,
-        parsed_base_b.as_ref().map(|p| &p.btf),
-        examples,
-    );
-    print!("{report}");
-    Ok(if report.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let (distilled_a, distilled_b) = (distilled_base_of(a, &bytes_a)?, distilled_base_of(b, &bytes_b)?);
+    let (types_a, on_a) = read_on_base(a, &bytes_a, distilled_a.as_ref(), parsed_base_a.as_ref())?;
+    let (types_b, on_b) = read_on_base(b, &bytes_b, distilled_b.as_ref(), parsed_base_b.as_ref())?;
+    let report = btf::diff::diff_with(&types_a, on_a, &types_b, on_b, options);
+    // Like diff(1): silence and status 0 mean "same"; the per-kind lines
+    // (all kinds, so that scripts can also judge totals) only when not.
+    if report.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // A reader that stops early (`| head`) is not an error.
+    let mut out = io::stdout().lock();
+    match write!(out, "{report}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::from(1)),
+        other => other.map(|()| ExitCode::from(1)).context("writing to stdout"),
+    }
+}
+
+/// The distilled base of `split`: the file given, or SPLIT's own
+/// `.BTF.base` section. A raw file is taken as it is; an ELF file named
+/// explicitly may hold it as `.BTF.base` or `.BTF`.
+fn distilled_base_bytes<'a>(split_path: &Path, split_bytes: &'a [u8], given: Option<(&Path, &'a [u8])>) -> Result<&'a [u8]> {
+    let elf_section = |path: &Path, bytes: &'a [u8], name: &str| {
+        btf::read::elf_section(bytes, name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    };
+    match given {
+        Some((path, bytes)) if bytes.starts_with(b"\x7fELF") => {
+            match elf_section(path, bytes, ".BTF.base")? {
+                Some(section) => Ok(section),
+                None => elf_section(path, bytes, ".BTF")?
+                    .with_context(|| format!("{}: no .BTF.base or .BTF section", path.display())),
+            }
+        }
+        Some((_, bytes)) => Ok(bytes),
+        None if split_bytes.starts_with(b"\x7fELF") => elf_section(split_path, split_bytes, ".BTF.base")?
+            .with_context(|| format!("{}: no .BTF.base section; give the distilled base with --distilled-base", split_path.display())),
+        None => bail!("{}: a raw split needs its distilled base: --distilled-base FILE", split_path.display()),
+    }
+}
+
+fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, dedup: bool) -> Result<ExitCode> {
+    let split_bytes = read_btf_bytes(split)?;
+    let distilled_file = distilled.map(read_btf_bytes).transpose()?;
+    let base_bytes = read_btf_bytes(base)?;
+    let given = distilled.zip(distilled_file.as_deref());
+    let distilled_raw = distilled_base_bytes(split, &split_bytes, given)?;
+    let distilled_path = distilled.unwrap_or(split);
+    let distilled_parsed = btf::read::parse(distilled_raw, None)
+        .map_err(|e| anyhow::anyhow!("{}: distilled base: {e}", distilled_path.display()))?;
+    let split_parsed = parse_btf(split, &split_bytes, Some(&distilled_parsed))?;
+    let base_parsed = parse_btf(base, &base_bytes, None)?;
+
+    let mut relocated = btf::relocate::relocate(&split_parsed.btf, &distilled_parsed.btf, &base_parsed.btf)
+        .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto {}: {e}", split.display(), base.display()))?;
+    if dedup {
+        relocated = btf::dedup::dedup(&relocated, Some(&base_parsed.btf))
+            .with_context(|| format!("{}: dedup after relocation", split.display()))?
+            .btf;
+    }
+    relocated.base_str_len = base_parsed.str_end();
+    let bytes = btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
+        .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
+    output::replace_atomically(output, &bytes)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn encode(args: &EncodeArgs) -> Result<ExitCode> {
-    if !args.btf_encode {
+    // pahole's --btf_encode_detached implies -J; BTFHub-style scripts rely
+    // on that and never pass -J.
+    if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
     let config = config::resolve(args)?;
@@ -124,6 +229,11 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         _ => None,
     };
 
+    let base = match (&base, args.btf_base.as_deref()) {
+        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
+        _ => None,
+    };
+
     let detached = args.btf_encode_detached.as_deref();
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
         bail!(
@@ -134,9 +244,25 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
 
     if files.len() == 1 {
         let file = &files[0];
-        let out = detached.map(Path::to_path_buf);
+        // An existing directory gets DIR/NAME.btf, as in a batch.
+        let out = detached.map(|d| if d.is_dir() { d.join(detached_name(file)) } else { d.to_path_buf() });
         pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
         return Ok(ExitCode::SUCCESS);
+    }
+
+    // Two modules of the same name would silently overwrite one output.
+    if detached.is_some() {
+        let mut seen = std::collections::HashMap::new();
+        for file in &files {
+            if let Some(first) = seen.insert(detached_name(file), file) {
+                bail!(
+                    "{} and {} would both be written to {}",
+                    first.display(),
+                    file.display(),
+                    detached_name(file).display()
+                );
+            }
+        }
     }
 
     // Many modules: each is independent, so a bad one fails alone.
@@ -177,13 +303,37 @@ fn detached_name(file: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// An image whose `.BTF` is ALLOC cannot be patched: say so before
+/// spending the encoding on it (a vmlinux takes seconds).
+fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()> {
+    let Ok(handle) = fs::File::open(file) else {
+        // The encoder reports unreadable files with its own message.
+        return Ok(());
+    };
+    // SAFETY: read-only map of a file this process only reads here; a
+    // concurrent truncation by someone else would fault, as for any mmap
+    // reader (the encoder maps its input the same way).
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&handle) }) else { return Ok(()) };
+    if !map.starts_with(b"\x7fELF") {
+        return Ok(());
+    }
+    let mut names = vec![".BTF"];
+    if config.features.distilled_base {
+        names.push(".BTF.base");
+    }
+    crate::elf_patch::check_patchable(&map, &names).map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+}
+
 fn encode_one(
     file: &Path,
     detached: Option<&Path>,
     config: &pipeline::Config,
-    base: Option<&Parsed<'_>>,
+    base: Option<&pipeline::SplitOn<'_, '_>>,
     verbose: bool,
 ) -> Result<()> {
+    if detached.is_none() {
+        refuse_unpatchable_early(file, config)?;
+    }
     // A bug must fail this file, not the whole batch, and must still be
     // reported as one line naming the file.
     let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipeline::encode(file, config, base)))
@@ -191,7 +341,7 @@ fn encode_one(
     if verbose {
         encoded.stats.report(file);
     }
-    let sections = Sections { btf: &encoded.btf, base: None };
+    let sections = Sections { btf: &encoded.btf, base: encoded.distilled_base.as_deref() };
     match detached {
         Some(out) => output::write_detached(out, &sections),
         None => {

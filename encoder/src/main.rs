@@ -9,6 +9,7 @@ file and the problem).
 mod args;
 mod commands;
 mod config;
+mod elf_patch;
 mod inputs;
 mod output;
 mod pipeline;

@@ -13,9 +13,9 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
-use object::build::elf::{Builder, SectionData};
-use object::elf;
+use anyhow::{Context, Result};
+
+use crate::elf_patch::{self, NewSection};
 
 /// The sections that make up encoded BTF: `.BTF`, and `.BTF.base` when the
 /// base was distilled.
@@ -78,47 +78,120 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 
 /// Returns `elf_bytes` with `.BTF` (and `.BTF.base`) added or replaced as
 /// non-ALLOC PROGBITS sections, as pahole writes them. Every other section
-/// keeps its contents.
+/// keeps its bytes and its offset (see [`crate::elf_patch`]).
 ///
 /// An existing ALLOC `.BTF` belongs to a fully linked image whose loader
 /// maps it (Debian's debug vmlinux): rewriting it would move data the
 /// program headers point at, so it is refused.
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
-    let mut builder = Builder::read(elf_bytes)
-        .map_err(|e| anyhow::anyhow!("{}: cannot parse ELF for patching: {e}", path.display()))?;
-    let mut wanted: Vec<(&[u8], &[u8])> = vec![(b".BTF", sections.btf)];
+    let mut wanted = vec![NewSection { name: ".BTF", data: sections.btf }];
     if let Some(base) = sections.base {
-        wanted.push((b".BTF.base", base));
+        wanted.push(NewSection { name: ".BTF.base", data: base });
     }
-    for (name, data) in wanted {
-        let existing = builder.sections.iter_mut().find(|s| !s.delete && s.name.as_slice() == name);
-        let section = match existing {
-            Some(section) => {
-                if section.is_alloc() {
-                    bail!(
-                        "{}: its {} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached",
-                        path.display(),
-                        String::from_utf8_lossy(name)
-                    );
-                }
-                section
-            }
-            None => {
-                let section = builder.sections.add();
-                section.name = name.to_vec().into();
-                section
-            }
+    // Errors (an ALLOC .BTF included) already say what is wrong; they
+    // only need the file name in front.
+    elf_patch::patch(elf_bytes, &wanted).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::build::elf::{Builder, SectionData};
+    use object::elf;
+    use object::read::elf::{ElfFile64, ProgramHeader as _, SectionHeader as _};
+    use object::{Object, ObjectSection};
+
+    /// A small linked executable: one ALLOC section in one LOAD segment, and
+    /// an empty non-ALLOC section that carries an address, as ld leaves
+    /// some orphan sections in vmlinux.
+    fn executable_with_addressed_empty_section() -> Vec<u8> {
+        const TEXT_OFFSET: u64 = 0x1000;
+        const TEXT_ADDR: u64 = 0xffff_ffff_8100_0000;
+        let mut builder = Builder::new(object::Endianness::Little, true);
+        builder.header.e_type = elf::ET_EXEC;
+        builder.header.e_machine = elf::EM_X86_64;
+        builder.header.e_phoff = 0x40;
+        let text = builder.sections.add();
+        text.name = b".text".to_vec().into();
+        text.sh_type = elf::SHT_PROGBITS;
+        text.sh_flags = elf::SHF_ALLOC | elf::SHF_EXECINSTR;
+        text.sh_addralign = 16;
+        text.sh_offset = TEXT_OFFSET;
+        text.sh_addr = TEXT_ADDR;
+        text.sh_size = 32;
+        text.data = SectionData::Data(vec![0xc3; 32].into());
+        let text_id = text.id();
+        let empty = builder.sections.add();
+        empty.name = b".data_nosave".to_vec().into();
+        empty.sh_type = elf::SHT_PROGBITS;
+        empty.sh_flags = elf::SHF_WRITE;
+        empty.sh_addralign = 1;
+        empty.data = SectionData::Data(Vec::new().into());
+        let shstrtab = builder.sections.add();
+        shstrtab.name = b".shstrtab".to_vec().into();
+        shstrtab.sh_type = elf::SHT_STRTAB;
+        shstrtab.sh_addralign = 1;
+        shstrtab.data = SectionData::SectionString;
+        let segment = builder.segments.add();
+        segment.p_type = elf::PT_LOAD;
+        segment.p_flags = elf::PF_R | elf::PF_X;
+        segment.p_offset = TEXT_OFFSET;
+        segment.p_vaddr = TEXT_ADDR;
+        segment.p_paddr = TEXT_ADDR;
+        segment.p_filesz = 32;
+        segment.p_memsz = 32;
+        segment.p_align = 0x1000;
+        segment.sections.push(text_id);
+        let mut bytes = Vec::new();
+        builder.write(&mut bytes).expect("test ELF writes");
+        // What object's writer cannot produce but ld and the ELF spec allow:
+        // an address on a non-ALLOC section, and alignment 0 ("none").
+        set_section_field(&mut bytes, 2, SH_ADDR, 0xffff_ffff_8180_0000);
+        set_section_field(&mut bytes, 2, SH_ADDRALIGN, 0);
+        bytes
+    }
+
+    const SH_ADDR: usize = 16;
+    const SH_ADDRALIGN: usize = 48;
+
+    /// Overwrites the 8-byte field at `field` of ELF64 LE section header `index`.
+    fn set_section_field(bytes: &mut [u8], index: usize, field: usize, value: u64) {
+        let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().expect("8 bytes")) as usize;
+        let at = shoff + index * 64 + field;
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+
+    #[test]
+    fn patching_an_executable_keeps_segments_addresses_and_contents() {
+        let input = executable_with_addressed_empty_section();
+        let btf = [0x9f, 0xeb, 1, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0];
+        let output = patch_elf(Path::new("t"), &input, &Sections { btf: &btf, base: None }).expect("patches");
+
+        let before = ElfFile64::<object::Endianness>::parse(&*input).expect("input parses");
+        let after = ElfFile64::<object::Endianness>::parse(&*output).expect("output parses");
+        let endian = before.endian();
+        let segments = |f: &ElfFile64<'_, object::Endianness>| -> Vec<(u64, u64, u64, u64)> {
+            f.elf_program_headers()
+                .iter()
+                .map(|p| (p.p_offset(endian), p.p_vaddr(endian), p.p_filesz(endian), p.p_memsz(endian)))
+                .collect()
         };
-        section.sh_type = elf::SHT_PROGBITS;
-        section.sh_flags = elf::SectionFlags(0);
-        section.sh_addr = 0;
-        section.sh_addralign = 4;
-        section.sh_entsize = 0;
-        section.data = SectionData::Data(data.to_vec().into());
+        assert_eq!(segments(&before), segments(&after), "program headers changed");
+        for old in before.sections() {
+            let name = old.name().expect("name");
+            let new = after.section_by_name(name).expect("section kept");
+            assert_eq!(old.address(), new.address(), "{name}: address changed");
+            let (o, n) = (old.elf_section_header(), new.elf_section_header());
+            // The section-name table gains ".BTF"; everything else is as it was.
+            if o.sh_type(endian) != elf::SHT_STRTAB {
+                assert_eq!(old.data().ok(), new.data().ok(), "{name}: contents changed");
+            }
+            if o.sh_flags(endian).contains(elf::SHF_ALLOC) {
+                assert_eq!(o.sh_offset(endian), n.sh_offset(endian), "{name}: ALLOC section moved in the file");
+            }
+        }
+        let btf_section = after.section_by_name(".BTF").expect(".BTF added");
+        assert_eq!(btf_section.data().ok(), Some(&btf[..]));
+        assert!(!btf_section.elf_section_header().sh_flags(endian).contains(elf::SHF_ALLOC), ".BTF must not be ALLOC");
     }
-    let mut out = Vec::with_capacity(elf_bytes.len() + sections.btf.len() + 4096);
-    builder
-        .write(&mut out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write patched ELF: {e}", path.display()))?;
-    Ok(out)
 }

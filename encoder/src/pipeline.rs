@@ -17,8 +17,13 @@ use rayon::prelude::*;
 
 use btf::lower::{self, Features, LoweredCu, SplitBase};
 use btf::raw::Endian;
+use btf::dedup::PreparedBase;
 use btf::read::Parsed;
+use btf::strings::StringIndex;
 use dwarf::ElfFile;
+
+/// `e_machine` of BPF-target objects.
+const EM_BPF: u16 = object::elf::EM_BPF.0;
 
 /// What one encoding needs to know besides the input file.
 #[derive(Debug)]
@@ -126,16 +131,63 @@ impl Stats {
 pub struct Encoded {
     /// `.BTF` contents.
     pub btf: Vec<u8>,
+    /// `.BTF.base` contents: the distilled base the split in `btf` is on,
+    /// with the `distilled_base` feature and a base.
+    pub distilled_base: Option<Vec<u8>>,
     /// Figures for `-V`.
     pub stats: Stats,
 }
 
+/// The base of split encodings, loaded and indexed once for every input
+/// (a batch of modules shares one): its types, its strings by name, and
+/// its types filed for dedup. Per module, only the module's own types
+/// then cost time.
+#[derive(Debug)]
+pub struct SplitOn<'p, 'a> {
+    /// The parsed base.
+    pub parsed: &'p Parsed<'a>,
+    strings: StringIndex<'a>,
+    dedup: PreparedBase<'p, 'a>,
+}
+
+impl<'p, 'a> SplitOn<'p, 'a> {
+    /// Indexes `parsed` (read from `path`) for splits deduplicated as
+    /// `features` ask (see [`dedup_flavor`]).
+    pub fn new(path: &Path, parsed: &'p Parsed<'a>, features: &Features) -> Result<Self> {
+        let dedup = PreparedBase::new(&parsed.btf, dedup_flavor(features))
+            .with_context(|| format!("{}: base BTF", path.display()))?;
+        Ok(SplitOn { parsed, strings: parsed.string_index(), dedup })
+    }
+}
+
+/// The libbpf whose `btf__dedup` the emulated pahole links: 1.24 (legacy
+/// flags) has Debian's libbpf 1.1, 1.31 (`--btf_features`) embeds 1.7.
+/// They differ visibly for split BTF: 1.7 never merges a module's TYPEDEF
+/// into the base's.
+pub fn dedup_flavor(features: &Features) -> btf::dedup::Flavor {
+    match features.rules {
+        lower::Rules::V1_24 => btf::dedup::Flavor::Libbpf1_1,
+        lower::Rules::V1_31 => btf::dedup::Flavor::Libbpf1_7,
+    }
+}
+
 /// Encodes `path`, split on `base` when given.
-pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result<Encoded> {
+pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> Result<Encoded> {
     let mut stats = Stats::default();
     let phase = PhaseTimer::start();
     let elf = ElfFile::open(path)?;
-    let symbols = elf.symbols()?;
+    let mut symbols = elf.symbols()?;
+    let legacy = config.features.rules == lower::Rules::V1_24;
+    if legacy && elf.machine() == EM_BPF && matches!(elf.kind(), dwarf::ElfKind::Relocatable) {
+        // pahole 1.24 encodes no per-CPU VAR for relocatable BPF objects
+        // (clang -target bpfel/bpfeb, DWARF 4 or 5): elfutils 0.188, which
+        // it reads DWARF with, cannot apply R_BPF_64_ABS64, so every
+        // variable's address is lost (rewriting those relocations as
+        // R_BPF_64_64 makes pahole find the VAR). We follow it so that the
+        // types are the same (tests: pahole_parity, facts BPF_TAGS); the
+        // kernel's objects are never BPF-target.
+        symbols.percpu = None;
+    }
     let dwarf = elf.dwarf()?;
     let mut ctx = lower::Context::new(config.features, &symbols);
     ctx.lang_exclude = config.lang_exclude.clone();
@@ -164,7 +216,7 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     stats.walk_and_lower = phase.stop();
 
     let phase = PhaseTimer::start();
-    let split = base.map(|b| SplitBase { type_count: b.total_type_count(), str_len: b.str_end() });
+    let split = base.map(|b| SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() });
     let cus = lowered.into_iter().map(|(_, cu)| cu).collect();
     let assembled = lower::assemble(cus, &ctx, split).with_context(|| format!("{}", path.display()))?;
     stats.types_before = assembled.types.len();
@@ -172,22 +224,42 @@ pub fn encode(path: &Path, config: &Config, base: Option<&Parsed<'_>>) -> Result
     stats.assemble = phase.stop();
 
     let phase = PhaseTimer::start();
-    let deduped = btf::dedup::dedup(&assembled, base.map(|b| &b.btf))
-        .with_context(|| format!("{}: dedup", path.display()))?;
+    let deduped = match base {
+        Some(base) => btf::dedup::dedup_on(&assembled, &base.dedup),
+        None => btf::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
+    }
+    .with_context(|| format!("{}: dedup", path.display()))?;
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.stop();
 
     let phase = PhaseTimer::start();
     // Freeing millions of pre-dedup types takes longer than writing the
     // result; the two are independent, so the freeing overlaps the write.
-    let ((), bytes) = rayon::join(
+    let ((), written) = rayon::join(
         move || drop(assembled),
-        || match base {
-            Some(base) => btf::write::write_split(&deduped.btf, &base.string_index(), endian),
-            None => btf::write::write(&deduped.btf, endian),
+        || -> Result<_> {
+            Ok(match base {
+                Some(base) if config.features.distilled_base => {
+                    let mut distilled = btf::distill::distill_base(&deduped.btf, &base.parsed.btf)
+                        .with_context(|| format!("{}: distilling the base", path.display()))?;
+                    let written = btf::distill::write(&mut distilled, endian)
+                        .with_context(|| format!("{}: writing BTF", path.display()))?;
+                    (written.split, Some(written.base))
+                }
+                Some(base) => (
+                    btf::write::write_split(&deduped.btf, &base.strings, endian)
+                        .with_context(|| format!("{}: writing BTF", path.display()))?,
+                    None,
+                ),
+                None => (
+                    btf::write::write(&deduped.btf, endian)
+                        .with_context(|| format!("{}: writing BTF", path.display()))?,
+                    None,
+                ),
+            })
         },
     );
-    let bytes = bytes.with_context(|| format!("{}: writing BTF", path.display()))?;
+    let (bytes, distilled_base) = written?;
     stats.write = phase.stop();
-    Ok(Encoded { btf: bytes, stats })
+    Ok(Encoded { btf: bytes, distilled_base, stats })
 }

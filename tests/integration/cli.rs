@@ -72,3 +72,68 @@ fn unknown_feature_is_an_error_when_strict() {
         out.display()
     );
 }
+
+/// pahole treats `--btf_encode_detached` as implying `-J` (BTFHub's
+/// scripts never pass `-J`): the same command line must work with btfenc,
+/// and give the bytes it gives with `-J`.
+#[test]
+fn detached_implies_encode() {
+    let dir = scratch();
+    let with_j = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "with-j.btf");
+    let input = fixture(SAMPLE).display().to_string();
+    let args = |out: &std::path::Path| {
+        [
+            format!("--btf_encode_detached={}", out.display()),
+            input.clone(),
+        ]
+    };
+
+    let by_pahole = dir.path().join("pahole-without-j.btf");
+    btfenc_tests::pahole(&args(&by_pahole)).assert_success();
+    assert!(
+        by_pahole.is_file(),
+        "the reference itself wrote nothing without -J"
+    );
+
+    let by_btfenc = dir.path().join("btfenc-without-j.btf");
+    btfenc_tests::btfenc(&args(&by_btfenc)).assert_success();
+    assert!(
+        read(&with_j) == read(&by_btfenc),
+        "btfenc without -J wrote other BTF than with -J"
+    );
+}
+
+/// The kernel reads `$(PAHOLE) --version` through a pipe into
+/// `sed -E 's/v([0-9]+)\.([0-9]+)/\1\2/'` (scripts/pahole-version.sh) and
+/// compares the result as a number, dozens of times per build. btfenc's
+/// stdout must have pahole's exact shape (one line, `vMAJOR.MINOR`) and
+/// name the pahole it implements (1.31), and nothing may go to stderr,
+/// which would land in every kernel build log.
+#[test]
+fn version_for_scripts_is_paholes_shape_and_quiet() {
+    let reference = btfenc_tests::pahole(&["--version"]);
+    reference.assert_success();
+    let ours = btfenc_tests::btfenc(&["--version"]);
+    ours.assert_success();
+    let shape = |text: &str| -> Option<(u32, u32)> {
+        let line = text.strip_suffix('\n')?;
+        let (major, minor) = line.strip_prefix('v')?.split_once('.')?;
+        Some((major.parse().ok()?, minor.parse().ok()?))
+    };
+    assert!(
+        shape(&reference.stdout_text()).is_some(),
+        "the reference pahole's --version is not vMAJOR.MINOR:\n{}",
+        reference.describe()
+    );
+    assert_eq!(
+        shape(&ours.stdout_text()),
+        Some((1, 31)),
+        "{}",
+        ours.describe()
+    );
+    assert!(
+        ours.stderr.is_empty(),
+        "--version wrote to stderr through a pipe:\n{}",
+        ours.describe()
+    );
+}

@@ -131,6 +131,10 @@ fn floats_versus_ints_differ() {
 
 /// Type order is not meaning: the same object encoded from a different
 /// CU order (ld -r of the objects in another order) has the same types.
+/// Relinking in another order also moves the per-CPU variables within
+/// `.data..percpu`, so the DATASEC's offsets (and its padding-dependent
+/// size) really differ: diff must say so, and only there, unless told to
+/// ignore the layout.
 #[test]
 fn same_types_in_another_order_are_same() {
     let dir = scratch();
@@ -158,6 +162,25 @@ fn same_types_in_another_order_are_same() {
     link.assert_success();
     let other = dir.path().join("reordered.btf");
     btfenc_tests::encode_detached(Encoder::Pahole, &reordered, &other, &[]).assert_success();
-    let run = diff(&whole, &other);
+
+    let run = btfenc(&[
+        "diff".as_ref(),
+        "--ignore-datasec-layout".as_ref(),
+        whole.as_os_str(),
+        other.as_os_str(),
+    ]);
     assert!(run.success() && run.stdout.is_empty(), "{}", run.describe());
+
+    let run = diff(&whole, &other);
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let text = run.stdout_text();
+    let differing: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains(": a=") && !line.contains("only_a=0 only_b=0"))
+        .collect();
+    assert!(
+        differing.len() == 1 && differing[0].starts_with("DATASEC: "),
+        "only the DATASEC layout differs\n{}",
+        run.describe()
+    );
 }

@@ -533,8 +533,9 @@ const TAGS_ONLY: Sources = Sources {
     ..NONE
 };
 /// pahole 1.24 encodes no VAR at all for BPF-target objects (observed on
-/// both byte orders, although `.data..percpu` and its symbol are there);
-/// btfenc follows pahole, so the per-CPU facts are left out.
+/// both byte orders, although `.data..percpu` and its symbol are there):
+/// elfutils 0.188 cannot apply R_BPF_64_ABS64, so the variables' addresses
+/// are lost. btfenc follows pahole, so the per-CPU facts are left out.
 const BPF_TAGS: Sources = Sources { tags: true, ..NONE };
 const STRUCTS_ONLY: Sources = Sources {
     structs: true,

@@ -54,5 +54,6 @@ mod facts;
 mod fixtures;
 mod in_place;
 mod kernel_load;
+mod modules;
 mod pahole_parity;
 mod split;

@@ -182,6 +182,47 @@ pub fn dedup<'a>(btf: &Btf<'a>, base: Option<&Btf<'a>>) -> Result<Dedup<'a>, Err
     dedup_as(btf, base, Flavor::default())
 }
 
+/// A base BTF set up once for deduplicating many splits on it (a kernel's
+/// modules on vmlinux): its types validated, canonical and filed as
+/// candidates. [`dedup_on`] then costs time in the split's size only.
+#[derive(Debug)]
+pub struct PreparedBase<'t, 'a> {
+    types: &'t [crate::types::Type<'a>],
+    flavor: Flavor,
+    state: state::BaseState<'a>,
+}
+
+impl<'t, 'a> PreparedBase<'t, 'a> {
+    /// Prepares the standalone `base` for splits deduplicated as libbpf
+    /// `flavor` does.
+    pub fn new(base: &'t Btf<'a>, flavor: Flavor) -> Result<Self, Error> {
+        if base.base_type_count != 0 {
+            return Err(Error::BaseMismatch { expected: 0, found: base.base_type_count });
+        }
+        let state = state::BaseState::new(&base.types, flavor)?;
+        Ok(PreparedBase { types: &base.types, flavor, state })
+    }
+
+    /// Number of types in the base.
+    pub fn type_count(&self) -> u32 {
+        self.types.len() as u32
+    }
+}
+
+/// [`dedup`] of a split on a [`PreparedBase`]: the same result as
+/// `dedup_as(btf, Some(base), flavor)` with the flavor the base was
+/// prepared for.
+pub fn dedup_on<'a>(btf: &Btf<'a>, base: &PreparedBase<'_, 'a>) -> Result<Dedup<'a>, Error> {
+    if btf.base_type_count as usize != base.types.len() {
+        return Err(Error::BaseMismatch { expected: btf.base_type_count, found: base.types.len() as u32 });
+    }
+    let types = view::Types::new(base.types, &btf.types);
+    let mut deduper = state::Deduper::on_base(types, base.flavor, &base.state)?;
+    deduper.run()?;
+    let (btf, remap) = deduper.finish(btf)?;
+    Ok(Dedup { btf, remap })
+}
+
 /// [`dedup`] reproducing the given libbpf version.
 pub fn dedup_as<'a>(
     btf: &Btf<'a>,
@@ -845,6 +886,96 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         assert_eq!(d.btf.types, vec![typedef("u32", 1)]);
+    }
+
+    /// The kernel's `struct_group()`: a union of two anonymous structs
+    /// with the same members. The base (already deduplicated) has one
+    /// anonymous struct for both; a module CU has two, each with its own
+    /// (equal) zero-length array. Checking `s` meets base struct 3 twice,
+    /// with split 9 and 11: libbpf 1.1 forgives that because 9 and 11 are
+    /// identical down to identical arrays, so everything maps to the base
+    /// (Debian's af_key.ko against its vmlinux is this case).
+    #[test]
+    fn struct_group_twins_in_a_split_map_to_the_base_v1_1() {
+        let arr = |elem| Type::Array(Array { elem: TypeId(elem), index: TypeId(elem), nelems: 0 });
+        let un = |members: &[(&'static str, u32)]| {
+            Type::Union(Composite {
+                name: "",
+                size: 4,
+                members: members
+                    .iter()
+                    .map(|&(name, ty)| Member { name, ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                    .collect(),
+                kind_flag: false,
+            })
+        };
+        let base = standalone(vec![
+            int("int"),                                   // 1
+            arr(1),                                       // 2
+            st("", 4, &[("a", 2, 0), ("x", 1, 0)]),       // 3
+            un(&[("", 3), ("h", 3)]),                     // 4
+            st("s", 4, &[("", 4, 0)]),                    // 5
+        ]);
+        let split = Btf {
+            types: vec![
+                int("int"),                               // 6
+                st("s", 4, &[("", 8, 0)]),                // 7
+                un(&[("", 9), ("h", 11)]),                // 8
+                st("", 4, &[("a", 10, 0), ("x", 6, 0)]),  // 9
+                arr(6),                                   // 10
+                st("", 4, &[("a", 12, 0), ("x", 6, 0)]),  // 11
+                arr(6),                                   // 12
+            ],
+            base_type_count: 5,
+            base_str_len: 0,
+        };
+        agrees_with_libbpf(&split, Some(&base));
+        let d = match dedup_as(&split, Some(&base), Flavor::Libbpf1_1) {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(d.btf.types, vec![]);
+        assert_eq!(d.remap, ids(&[0, 1, 2, 3, 4, 5, 1, 5, 4, 3, 2, 3, 2]));
+    }
+
+    /// `dedup_on` a prepared base is `dedup` on that base, for the hand
+    /// cases above and real modules (pahole's splits re-deduplicated),
+    /// with two splits in a row on one prepared base.
+    #[test]
+    fn prepared_base_gives_the_same_result() {
+        fn same(split: &Btf<'_>, base: &Btf<'_>, prepared: &PreparedBase<'_, '_>, flavor: Flavor) {
+            let direct = dedup_as(split, Some(base), flavor).map(|d| (d.btf.types, d.remap));
+            let on = dedup_on(split, prepared).map(|d| (d.btf.types, d.remap));
+            assert!(direct == on, "{flavor:?}: prepared-base dedup differs");
+        }
+        let cases = [
+            (
+                standalone(vec![int("int"), st("foo", 4, &[("x", 1, 0)]), ptr(2)]),
+                vec![int("int"), st("foo", 4, &[("x", 4, 0)]), ptr(5), st("bar", 8, &[("f", 6, 0)])],
+            ),
+            (
+                standalone(vec![fwd("foo"), ptr(1), st("bar", 8, &[("p", 2, 0)])]),
+                vec![int("int"), st("foo", 4, &[("x", 4, 0)]), ptr(5), st("bar", 8, &[("p", 6, 0)])],
+            ),
+        ];
+        for flavor in [Flavor::Libbpf1_1, Flavor::Libbpf1_7] {
+            for (base, split_types) in &cases {
+                let split = Btf { types: split_types.clone(), base_type_count: 3, base_str_len: 0 };
+                let prepared = PreparedBase::new(base, flavor).unwrap_or_else(|e| panic!("{e}"));
+                same(&split, base, &prepared, flavor);
+                same(&split, base, &prepared, flavor);
+            }
+        }
+        let Some(base_data) = reference("vmlinux.btf") else { return };
+        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
+        let prepared = PreparedBase::new(&vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
+        for module in ["tcp_bbr", "nf_conntrack", "af_key"] {
+            let Some(data) = reference(&format!("modules/{module}.btf")) else { continue };
+            let (split, _) = test_io::parse(&data, Some((&vmlinux, base_strs)));
+            same(&split, &vmlinux, &prepared, Flavor::Libbpf1_7);
+        }
+        let short = Btf { types: vec![], base_type_count: 2, base_str_len: 0 };
+        assert!(matches!(dedup_on(&short, &prepared), Err(Error::BaseMismatch { .. })));
     }
 
     /// pahole's reference BTF for Debian's 6.1 kernel, when present.

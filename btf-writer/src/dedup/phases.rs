@@ -17,7 +17,11 @@ use crate::types::{Type, TypeId};
 
 /// Hashes names for the FWD resolution map, cheaply.
 #[derive(Default)]
-struct NameHasher(keys::Key);
+pub(super) struct NameHasher(keys::Key);
+
+/// Name -> the unique canonical STRUCT/UNION of that name, or 0 when
+/// several carry it.
+pub(super) type NameMap<'n> = HashMap<&'n str, u32, BuildHasherDefault<NameHasher>>;
 
 impl Hasher for NameHasher {
     fn finish(&self) -> u64 {
@@ -37,7 +41,7 @@ impl Hasher for NameHasher {
 /// this long means a malformed loop, and stops before the stack does.
 const REF_DEPTH_LIMIT: u32 = 1000;
 
-impl Deduper<'_, '_> {
+impl<'a> Deduper<'_, 'a> {
     /// Runs all passes.
     pub(super) fn run(&mut self) -> Result<(), Error> {
         let end = self.types.id_count();
@@ -169,18 +173,10 @@ impl Deduper<'_, '_> {
     /// included) carries that name.
     fn resolve_fwds(&mut self) {
         let end = self.types.id_count();
-        // Name -> the unique canonical STRUCT/UNION, or 0 when ambiguous.
-        let mut unique: HashMap<&str, u32, BuildHasherDefault<NameHasher>> = HashMap::default();
-        for id in 1..end {
-            let t = self.types.get(id);
-            if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
-                continue;
-            }
-            unique
-                .entry(view::name(t))
-                .and_modify(|v| *v = 0)
-                .or_insert(id);
-        }
+        // A prepared base brings its own names (all its aggregates are
+        // canonical); only the split's are collected here.
+        let first = if self.base_names.is_some() { self.start } else { 1 };
+        let unique = self.unique_aggregate_names(first..end);
         for id in self.start..end {
             let Some(Type::Fwd(fwd)) = self.types.get(id) else {
                 continue;
@@ -188,8 +184,11 @@ impl Deduper<'_, '_> {
             if self.map[id as usize] != id {
                 continue;
             }
-            let Some(&cand_id) = unique.get(fwd.name) else {
-                continue;
+            let in_base = self.base_names.and_then(|names| names.get(fwd.name));
+            let cand_id = match (unique.get(fwd.name), in_base) {
+                (Some(_), Some(_)) => 0,
+                (Some(&only), None) | (None, Some(&only)) => only,
+                (None, None) => continue,
             };
             if cand_id == 0 {
                 continue;
@@ -199,6 +198,20 @@ impl Deduper<'_, '_> {
                 self.map[id as usize] = cand_id;
             }
         }
+    }
+
+    /// The canonical STRUCT/UNIONs among `ids`, by name (0 when a name is
+    /// carried by several).
+    pub(super) fn unique_aggregate_names(&self, ids: std::ops::Range<u32>) -> NameMap<'a> {
+        let mut unique = NameMap::default();
+        for id in ids {
+            let t = self.types.get(id);
+            if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
+                continue;
+            }
+            unique.entry(view::name(t)).and_modify(|v| *v = 0).or_insert(id);
+        }
+        unique
     }
 
     /// `btf_dedup_ref_type`: resolves the referenced ids to canonical ones

@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::phases::NameMap;
 use super::table::CandidateTable;
 use super::view::{for_each_ref, kind, kind_of, Types};
 use super::{keys, Error, Flavor};
@@ -96,7 +97,7 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) hypot_list: Vec<u32>,
     /// The last check would only hold if a base FWD were resolved.
     pub(super) hypot_adjust_canon: bool,
-    pub(super) table: CandidateTable,
+    pub(super) table: CandidateTable<'t>,
     /// `slots[slot_start[id]..slot_start[id + 1]]` are the ids a reference
     /// kind points to (target; element and index; return and parameters).
     /// The reference phase rewrites them to canonical ids, as libbpf
@@ -107,6 +108,83 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) work: Vec<(u32, u32)>,
     /// Scratch: a snapshot of one key's candidates.
     pub(super) cands: Vec<u32>,
+    /// A prepared base's aggregates by name (see `resolve_fwds`).
+    pub(super) base_names: Option<&'t NameMap<'a>>,
+}
+
+/// The part of the dedup state that depends on the base alone, computed
+/// once and shared by every split deduplicated on that base (a kernel's
+/// modules): the base's map, reference slots and filed candidates.
+#[derive(Debug)]
+pub(super) struct BaseState<'a> {
+    /// `map` for ids `0..start` (identity).
+    map: Vec<u32>,
+    /// `kinds` for ids `0..start`.
+    kinds: Vec<u8>,
+    /// `slot_start` for ids `0..start`.
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+    table: CandidateTable<'static>,
+    /// The base's STRUCT/UNIONs by name, for FWD resolution.
+    names: NameMap<'a>,
+}
+
+impl<'a> BaseState<'a> {
+    /// Validates and files the types of `base` (a standalone BTF).
+    pub(super) fn new(base: &[Type<'a>], flavor: Flavor) -> Result<BaseState<'a>, Error> {
+        let d = Deduper::new(Types::new(base, &[]), flavor)?;
+        let start = d.start as usize;
+        let names = d.unique_aggregate_names(1..d.start);
+        let mut slot_start = d.slot_start;
+        slot_start.truncate(start);
+        Ok(BaseState { map: d.map, kinds: d.kinds, slot_start, slots: d.slots, table: d.table.into_frozen(), names })
+    }
+
+    /// Number of ids it covers, void included (the split's first id).
+    pub(super) fn id_count(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Per-type setup of `ids`, in parallel chunks stitched together in id
+/// order, appended to the vectors of `ids`.
+fn set_up_ids(types: &Types<'_, '_>, ids: std::ops::Range<u32>, into: &mut IdVectors) -> Result<(), Error> {
+    let IdVectors { map, kinds, slot_start, slots } = into;
+    let first = ids.start;
+    let chunks: Vec<Result<Chunk, Error>> = (0..ids.len().div_ceil(CHUNK as usize) as u32)
+        .into_par_iter()
+        .map(|c| Chunk::build(types, first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK)))
+        .collect();
+    for chunk in chunks {
+        let chunk = chunk?;
+        let base = slots.len() as u32;
+        map.extend_from_slice(&chunk.map);
+        kinds.extend_from_slice(&chunk.kinds);
+        slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
+        slots.extend_from_slice(&chunk.slots);
+    }
+    slot_start.push(slots.len() as u32);
+    Ok(())
+}
+
+/// The per-id vectors of the state that [`set_up_ids`] fills.
+#[derive(Default)]
+struct IdVectors {
+    map: Vec<u32>,
+    kinds: Vec<u8>,
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl IdVectors {
+    fn with_capacity(count: u32) -> IdVectors {
+        IdVectors {
+            map: Vec::with_capacity(count as usize),
+            kinds: Vec::with_capacity(count as usize),
+            slot_start: Vec::with_capacity(count as usize + 1),
+            slots: Vec::new(),
+        }
+    }
 }
 
 impl<'t, 'a> Deduper<'t, 'a> {
@@ -118,43 +196,54 @@ impl<'t, 'a> Deduper<'t, 'a> {
                 count: count as u64,
             });
         }
-        // Per-type setup is independent: do it in parallel chunks, then
-        // stitch the chunks together in id order.
-        let chunks: Vec<Result<Chunk, Error>> = (0..count.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| Chunk::build(&types, c * CHUNK..count.min((c + 1) * CHUNK)))
-            .collect();
-        let mut map = Vec::with_capacity(count as usize);
-        let mut kinds = Vec::with_capacity(count as usize);
-        let mut slot_start = Vec::with_capacity(count as usize + 1);
-        let mut slots = Vec::new();
-        for chunk in chunks {
-            let chunk = chunk?;
-            let base = slots.len() as u32;
-            map.extend_from_slice(&chunk.map);
-            kinds.extend_from_slice(&chunk.kinds);
-            slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
-            slots.extend_from_slice(&chunk.slots);
+        let mut ids = IdVectors::with_capacity(count);
+        set_up_ids(&types, 0..count, &mut ids)?;
+        let mut d = Self::with_state(types, flavor, ids, CandidateTable::default());
+        d.prepare_base();
+        Ok(d)
+    }
+
+    /// As [`Deduper::new`] for a split whose base was set up once in
+    /// `base` (which must be the state of `types`' base).
+    pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState<'a>) -> Result<Self, Error> {
+        let count = types.id_count();
+        if count as u64 > MAX_IDS {
+            return Err(Error::TooManyTypes { count: count as u64 });
         }
-        slot_start.push(slots.len() as u32);
         let start = types.start_id();
-        let mut d = Deduper {
+        if base.id_count() != start as usize {
+            return Err(Error::BaseMismatch { expected: start - 1, found: base.id_count().saturating_sub(1) as u32 });
+        }
+        let mut ids = IdVectors::with_capacity(count);
+        ids.map.extend_from_slice(&base.map);
+        ids.kinds.extend_from_slice(&base.kinds);
+        ids.slot_start.extend_from_slice(&base.slot_start);
+        ids.slots = base.slots.clone();
+        set_up_ids(&types, start..count, &mut ids)?;
+        let mut d = Self::with_state(types, flavor, ids, CandidateTable::on_base(&base.table));
+        d.base_names = Some(&base.names);
+        Ok(d)
+    }
+
+    fn with_state(types: Types<'t, 'a>, flavor: Flavor, ids: IdVectors, table: CandidateTable<'t>) -> Self {
+        let count = types.id_count();
+        let IdVectors { map, kinds, slot_start, slots } = ids;
+        Deduper {
             types,
             flavor,
-            start,
+            start: types.start_id(),
             map,
             kinds,
             hypot: vec![UNPROCESSED; count as usize],
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
-            table: CandidateTable::default(),
+            table,
             slot_start,
             slots,
             work: Vec::new(),
             cands: Vec::new(),
-        };
-        d.prepare_base();
-        Ok(d)
+            base_names: None,
+        }
     }
 
     /// `btf_dedup_prep`: base types are canonical by definition and are

@@ -18,7 +18,7 @@
 //! grouping of candidates that can pass an equality check matters, and any
 //! two such candidates have equal hashed fields in both schemes.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// An FxHash-style mixer over words and strings: cheap and good enough for
@@ -83,16 +83,27 @@ impl Hasher for PassThrough {
 
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
-#[derive(Debug)]
+/// One key's entries as a deque, `front` stored reversed (pushed in
+/// order) so that a layer can sit between a frozen base chain and the
+/// entries added on top of it: the deque is `front.rev() ++ back`.
+#[derive(Clone, Debug)]
 struct Chain {
-    ids: VecDeque<u32>,
-    /// Growth parity at which `ids.front()` is the chain head.
+    front: Vec<u32>,
+    back: Vec<u32>,
+    /// Growth parity at which the deque's front is the chain head.
     front_parity: bool,
 }
 
 /// Multimap from signature to canonical type ids, iterated in libbpf order.
+///
+/// With a `base` (a table frozen after filing a base BTF's types, shared by
+/// every split deduplicated on it), new entries are layered on top of the
+/// base chains: the base table is never copied or modified, and the
+/// growth counters continue from the base's, so iteration order is exactly
+/// that of one table holding both.
 #[derive(Debug, Default)]
-pub(super) struct CandidateTable {
+pub(super) struct CandidateTable<'b> {
+    base: Option<&'b CandidateTable<'static>>,
     chains: KeyMap<Chain>,
     len: u64,
     capacity: u64,
@@ -100,7 +111,36 @@ pub(super) struct CandidateTable {
     parity: bool,
 }
 
-impl CandidateTable {
+impl<'b> CandidateTable<'b> {
+    /// An empty layer on top of `base`.
+    pub(super) fn on_base(base: &'b CandidateTable<'static>) -> Self {
+        CandidateTable {
+            base: Some(base),
+            chains: KeyMap::default(),
+            len: base.len,
+            capacity: base.capacity,
+            capacity_bits: base.capacity_bits,
+            parity: base.parity,
+        }
+    }
+
+    /// This table as a base for layers (it must have no base itself).
+    pub(super) fn into_frozen(self) -> CandidateTable<'static> {
+        debug_assert!(self.base.is_none(), "a layered table cannot be a base");
+        CandidateTable {
+            base: None,
+            chains: self.chains,
+            len: self.len,
+            capacity: self.capacity,
+            capacity_bits: self.capacity_bits,
+            parity: self.parity,
+        }
+    }
+
+    fn base_chain(&self, key: u64) -> Option<&Chain> {
+        self.base.and_then(|b| b.chains.get(&key))
+    }
+
     pub(super) fn add(&mut self, key: u64, id: u32) {
         // hashmap_needs_to_grow(): empty, or more than 75% full after adding.
         if self.capacity == 0 || (self.len + 1) * 4 / 3 > self.capacity {
@@ -110,26 +150,42 @@ impl CandidateTable {
         }
         self.len += 1;
         let parity = self.parity;
-        let chain = self.chains.entry(key).or_insert_with(|| Chain {
-            ids: VecDeque::with_capacity(1),
-            front_parity: parity,
-        });
+        // A layer over a base chain keeps the base's orientation.
+        let front_parity = self.base_chain(key).map_or(parity, |c| c.front_parity);
+        let chain = self
+            .chains
+            .entry(key)
+            .or_insert_with(|| Chain { front: Vec::new(), back: Vec::new(), front_parity });
         if chain.front_parity == parity {
-            chain.ids.push_front(id);
+            chain.front.push(id);
         } else {
-            chain.ids.push_back(id);
+            chain.back.push(id);
         }
     }
 
     /// Replaces `out` with the candidates for `key`, head of chain first.
     pub(super) fn candidates(&self, key: u64, out: &mut Vec<u32>) {
         out.clear();
-        if let Some(chain) = self.chains.get(&key) {
-            if chain.front_parity == self.parity {
-                out.extend(chain.ids.iter().copied());
-            } else {
-                out.extend(chain.ids.iter().rev().copied());
-            }
+        let own = self.chains.get(&key);
+        let base = self.base_chain(key);
+        let Some(front_parity) = own.or(base).map(|c| c.front_parity) else { return };
+        let empty: &[u32] = &[];
+        let (own_front, own_back) = own.map_or((empty, empty), |c| (&c.front[..], &c.back[..]));
+        let (base_front, base_back) = base.map_or((empty, empty), |c| (&c.front[..], &c.back[..]));
+        // The deque, front to back.
+        let deque = own_front
+            .iter()
+            .rev()
+            .chain(base_front.iter().rev())
+            .chain(base_back)
+            .chain(own_back)
+            .copied();
+        if front_parity == self.parity {
+            out.extend(deque);
+        } else {
+            let start = out.len();
+            out.extend(deque);
+            out[start..].reverse();
         }
     }
 }
@@ -177,24 +233,15 @@ mod tests {
 
     #[test]
     fn order_matches_chained_map_with_growth_reversals() {
-        let mut model = Model {
-            buckets: Vec::new(),
-            len: 0,
-        };
+        let mut model = Model { buckets: Vec::new(), len: 0 };
         let mut table = CandidateTable::default();
         let mut out = Vec::new();
         // A few hot keys interleaved with many cold ones, so that hot keys
         // see many growths between their insertions.
         let mut state = 12345u64;
         for id in 1..5000u32 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let key = if state >> 60 < 4 {
-                state >> 62
-            } else {
-                state >> 20
-            };
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let key = if state >> 60 < 4 { state >> 62 } else { state >> 20 };
             model.add(key, id);
             table.add(key, id);
             if id % 97 == 0 {
@@ -202,6 +249,35 @@ mod tests {
                     table.candidates(hot, &mut out);
                     assert_eq!(out, model.candidates(hot), "key {hot} after {id} inserts");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_layer_on_a_frozen_base_iterates_as_one_table() {
+        let mut keys = Vec::new();
+        let mut state = 987u64;
+        for _ in 1..6000u32 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            keys.push(if state >> 60 < 4 { state >> 62 } else { state >> 20 });
+        }
+        let (base_keys, split_keys) = keys.split_at(4000);
+        let mut one = CandidateTable::default();
+        let mut base = CandidateTable::default();
+        for (id, &key) in base_keys.iter().enumerate() {
+            one.add(key, id as u32);
+            base.add(key, id as u32);
+        }
+        let mut layer = CandidateTable::on_base(&base);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (id, &key) in split_keys.iter().enumerate() {
+            let id = 4000 + id as u32;
+            one.add(key, id);
+            layer.add(key, id);
+            for probe in [0, 1, 2, 3, key, base_keys[id as usize % 4000]] {
+                one.candidates(probe, &mut a);
+                layer.candidates(probe, &mut b);
+                assert_eq!(a, b, "key {probe} after {id} inserts");
             }
         }
     }

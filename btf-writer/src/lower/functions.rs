@@ -297,7 +297,8 @@ pub(crate) fn emit_functions<'input>(
                     // prototypes are not compared any more.
                     if !unexpected
                         && !inconsistent
-                        && !protos_match(btf, &first.proto, &other.proto)
+                        && (!protos_match(btf, &first.proto, &other.proto)
+                            || reordered(&first.proto, &other.proto))
                     {
                         inconsistent = true;
                     }
@@ -345,6 +346,22 @@ fn protos_match(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> bool {
             .iter()
             .zip(&b.params)
             .all(|(pa, pb)| types_match(btf, pa.ty, pb.ty))
+}
+
+/// The same parameters in another order: the compiler reordered them in
+/// an out-of-line copy (its DIE lists them in the new order, the abstract
+/// instance in the source order), so no single prototype is right.
+fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
+    fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
+        proto.params.iter().map(|param| param.name).collect()
+    }
+    let (mut a, mut b) = (names(a), names(b));
+    if a == b {
+        return false;
+    }
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
 }
 
 /// pahole 1.31's `types__match`: follows both chains; `const` on one side
@@ -722,6 +739,40 @@ mod tests {
             panic!("{:?}", btf.types[before])
         };
         assert_eq!(proto.params[0].name, "regs");
+    }
+
+    #[test]
+    fn v1_31_reordered_parameters_are_inconsistent() {
+        // ext4_es_can_be_merged.isra.0: the abstract instance says
+        // (es1, es2), the out-of-line copy (es2, es1).
+        let strict = Features::parse("default", true).unwrap();
+        let named = |names: &[&'static str]| FunctionCandidate {
+            proto: FuncProto {
+                ret: TypeId(1),
+                params: names
+                    .iter()
+                    .map(|name| Param {
+                        name,
+                        ty: TypeId(5),
+                    })
+                    .collect(),
+            },
+            ..cand(1, &[])
+        };
+        let mut btf = proto_btf();
+        let before = btf.count();
+        emit_functions(
+            &mut btf,
+            vec![named(&["es1", "es2"]), named(&["es2", "es1"])],
+            &strict,
+        );
+        assert_eq!(btf.count(), before);
+        emit_functions(
+            &mut btf,
+            vec![named(&["es1", "es2"]), named(&["es1", "es2"])],
+            &strict,
+        );
+        assert_eq!(btf.count(), before + 3);
     }
 
     #[test]

@@ -879,5 +879,7 @@ mod tests {
         assert_eq!(dwarf4_bit_offset(false, 0, 1, 9, 3), None);
         // gcc's packed field across its storage unit: negative bit offset.
         assert_eq!(dwarf4_bit_offset(false, 0, 4, -7, 31), Some(8));
+        // clang's straddling bitfield in a packed struct: offset -8.
+        assert_eq!(dwarf4_bit_offset(false, 0, 4, -8, 10), Some(30));
     }
 }

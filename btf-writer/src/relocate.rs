@@ -1,0 +1,591 @@
+//! Relocating a split BTF from its distilled base onto a full base, with
+//! libbpf's `btf_relocate` rules: what the kernel does when it loads a
+//! module carrying `.BTF.base` (see [`crate::distill`]).
+//!
+//! Each distilled base type is looked up in the full base by name, kind and
+//! size:
+//! - INT, FLOAT, ENUM/ENUM64 must have the same size (INT also the same
+//!   encoding; a distilled ENUM matches an ENUM or an ENUM64);
+//! - a FWD matches a FWD of its flavour, or a STRUCT/UNION (libbpf's exact
+//!   test is reproduced in `is_match`);
+//! - a STRUCT or UNION matches by name alone when the full base has only
+//!   one aggregate of that name (it may have grown: the split only points
+//!   at it), by name and size when it has several; and always by size when
+//!   a split aggregate embeds it by value, because the split's member
+//!   offsets were computed with that size.
+//!
+//! Every distilled type must find exactly one match: none, or two, is an
+//! error naming the type. Split ids then move up by the difference in base
+//! sizes, and references to distilled types point at their matches.
+
+use std::collections::HashMap;
+
+use crate::error::{Error, ErrorKind};
+use crate::raw::Kind;
+use crate::refs;
+use crate::types::{Btf, Type, TypeId};
+
+/// Moves `split`, a split on top of `distilled_base`, onto `base` (both
+/// standalone BTF). The result is split on `base` with the same types in
+/// the same order; its `base_str_len` is 0: set it to the end of `base`'s
+/// strings before writing it with [`crate::write::write_split`].
+pub fn relocate<'a>(
+    split: &Btf<'a>,
+    distilled_base: &Btf<'a>,
+    base: &Btf<'a>,
+) -> Result<Btf<'a>, Error> {
+    if distilled_base.base_type_count != 0 || split.base_type_count != distilled_base.count() {
+        return Err(ErrorKind::SplitBaseMismatch {
+            expected: split.base_type_count,
+            found: distilled_base.count(),
+        }
+        .into());
+    }
+    validate_distilled(distilled_base)?;
+    let embedded = embedded_in_split(split, distilled_base);
+    let matches = match_distilled_types(distilled_base, base, &embedded)?;
+
+    let distilled_count = distilled_base.count();
+    let shift = base.count();
+    let remap = |id: TypeId| -> Result<TypeId, Error> {
+        if id == TypeId::VOID {
+            Ok(id)
+        } else if id.0 <= distilled_count {
+            matches
+                .get(id.0 as usize)
+                .copied()
+                .flatten()
+                .ok_or_else(|| {
+                    Error::new(ErrorKind::Internal("relocate: unmatched distilled type"))
+                        .for_type(id)
+                })
+        } else {
+            // Both counts fit a type id, so this cannot overflow for a
+            // split that itself fits.
+            (id.0 - distilled_count)
+                .checked_add(shift)
+                .map(TypeId)
+                .ok_or_else(|| {
+                    Error::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift)))
+                })
+        }
+    };
+    let mut types = Vec::with_capacity(split.types.len());
+    for (index, ty) in split.types.iter().enumerate() {
+        let mut ty = ty.clone();
+        refs::remap_ids(&mut ty, remap)
+            .map_err(|e| e.for_type(TypeId(distilled_count + 1 + index as u32)))?;
+        types.push(ty);
+    }
+    Ok(Btf {
+        types,
+        base_type_count: base.count(),
+        base_str_len: 0,
+    })
+}
+
+/// libbpf accepts only named INT, FLOAT, ENUM, STRUCT, UNION and FWD in a
+/// distilled base: anything else means the file is not one.
+fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
+    for (index, ty) in distilled.types.iter().enumerate() {
+        let ok = match ty {
+            Type::Int(t) => !t.name.is_empty(),
+            Type::Float(t) => !t.name.is_empty(),
+            Type::Enum(t) => !t.name.is_empty(),
+            Type::Struct(t) | Type::Union(t) => !t.name.is_empty(),
+            Type::Fwd(t) => !t.name.is_empty(),
+            _ => false,
+        };
+        if !ok {
+            return Err(Error::new(ErrorKind::InvalidDistilledBase(Kind::of(ty)))
+                .for_type(TypeId(index as u32 + 1)));
+        }
+    }
+    Ok(())
+}
+
+/// `embedded[id]` for each distilled type id: a split STRUCT/UNION holds it
+/// by value.
+fn embedded_in_split(split: &Btf<'_>, distilled: &Btf<'_>) -> Vec<bool> {
+    let mut embedded = vec![false; distilled.types.len() + 1];
+    let lookup = |id: TypeId| distilled.get(id).or_else(|| split.get(id));
+    for ty in &split.types {
+        if let Type::Struct(c) | Type::Union(c) = ty {
+            for member in &c.members {
+                if let Some(target) = refs::embedded_composite(member.ty, lookup) {
+                    if let Some(flag) = embedded.get_mut(target.0 as usize) {
+                        *flag = true;
+                    }
+                }
+            }
+        }
+    }
+    embedded
+}
+
+/// For each distilled id, the full-base type it stands for.
+fn match_distilled_types(
+    distilled: &Btf<'_>,
+    base: &Btf<'_>,
+    embedded: &[bool],
+) -> Result<Vec<Option<TypeId>>, Error> {
+    let mut by_name: HashMap<&str, Vec<TypeId>> = HashMap::new();
+    for (index, ty) in distilled.types.iter().enumerate() {
+        by_name
+            .entry(crate::raw::type_name(ty))
+            .or_default()
+            .push(TypeId(index as u32 + 1));
+    }
+    // A name shared by several aggregates of the base (two `struct foo`
+    // in different subsystems) is told apart by size.
+    let mut aggregates_named: HashMap<&str, u32> = HashMap::new();
+    for ty in &base.types {
+        if let Type::Struct(c) | Type::Union(c) = ty {
+            if !c.name.is_empty() {
+                *aggregates_named.entry(c.name).or_default() += 1;
+            }
+        }
+    }
+
+    let mut matches: Vec<Option<TypeId>> = vec![None; distilled.types.len() + 1];
+    for (index, base_ty) in base.types.iter().enumerate() {
+        let base_id = TypeId(index as u32 + 1);
+        let name = crate::raw::type_name(base_ty);
+        if name.is_empty() {
+            continue;
+        }
+        let Some(candidates) = by_name.get(name) else {
+            continue;
+        };
+        for &dist_id in candidates {
+            let Some(dist_ty) = distilled.get(dist_id) else {
+                continue;
+            };
+            let is_embedded = embedded.get(dist_id.0 as usize).copied().unwrap_or(false);
+            let ambiguous_name = aggregates_named.get(name).is_some_and(|&n| n > 1);
+            if !is_match(dist_ty, base_ty, is_embedded, ambiguous_name) {
+                continue;
+            }
+            let Some(slot) = matches.get_mut(dist_id.0 as usize) else {
+                continue;
+            };
+            if let Some(first) = *slot {
+                return Err(Error::new(ErrorKind::RelocateAmbiguous {
+                    kind: Kind::of(dist_ty),
+                    name: name.to_owned(),
+                    size: size_of(dist_ty),
+                    candidates: (first, base_id),
+                })
+                .for_type(dist_id));
+            }
+            *slot = Some(base_id);
+        }
+    }
+
+    for (index, ty) in distilled.types.iter().enumerate() {
+        let id = index + 1;
+        if matches.get(id).copied().flatten().is_none() {
+            return Err(Error::new(ErrorKind::RelocateNoMatch {
+                kind: Kind::of(ty),
+                name: crate::raw::type_name(ty).to_owned(),
+                size: size_of(ty),
+                embedded: embedded.get(id).copied().unwrap_or(false),
+            })
+            .for_type(TypeId(id as u32)));
+        }
+    }
+    Ok(matches)
+}
+
+/// Whether base type `base` can stand for distilled type `dist` (names are
+/// already equal), exactly as `btf_relocate` decides (the kernel runs the
+/// same code when it loads a module): first the size, when the base kind
+/// needs one, then compatibility by the distilled kind.
+///
+/// Two libbpf details are reproduced on purpose: a distilled FWD matches a
+/// base STRUCT only if that struct's kind_flag is clear and a base UNION
+/// only if it is set (libbpf tests the base aggregate's flag, not the
+/// FWD's flavour); and a distilled STRUCT/UNION matches any base STRUCT,
+/// UNION or FWD of its name, checking the size only when embedded.
+fn is_match(dist: &Type<'_>, base: &Type<'_>, embedded: bool, ambiguous_name: bool) -> bool {
+    let needs_size = match base {
+        Type::Int(_) | Type::Float(_) | Type::Enum(_) | Type::Enum64(_) => true,
+        Type::Fwd(_) => false,
+        Type::Struct(_) | Type::Union(_) => ambiguous_name,
+        _ => return false,
+    };
+    if needs_size && size_of(dist) != size_of(base) {
+        return false;
+    }
+    match dist {
+        Type::Fwd(d) => match base {
+            Type::Fwd(b) => d.union == b.union,
+            Type::Struct(b) => !b.kind_flag,
+            Type::Union(b) => b.kind_flag,
+            _ => false,
+        },
+        Type::Int(d) => matches!(base, Type::Int(b) if b.encoding == d.encoding),
+        Type::Float(_) => matches!(base, Type::Float(_)),
+        Type::Enum(_) => matches!(base, Type::Enum(_) | Type::Enum64(_)),
+        Type::Struct(_) | Type::Union(_) => !embedded || size_of(dist) == size_of(base),
+        _ => false,
+    }
+}
+
+fn size_of(ty: &Type<'_>) -> u32 {
+    match ty {
+        Type::Int(t) => t.size,
+        Type::Float(t) => t.size,
+        Type::Enum(t) | Type::Enum64(t) => t.size,
+        Type::Struct(t) | Type::Union(t) => t.size,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distill::distill_base;
+    use crate::types::{Composite, Enum, EnumValue, Fwd, Int, IntEncoding, Member, Named};
+
+    fn int(name: &'static str, size: u32) -> Type<'static> {
+        Type::Int(Int {
+            name,
+            size,
+            encoding: IntEncoding(0),
+            offset: 0,
+            bits: (size * 8) as u8,
+        })
+    }
+
+    fn aggregate(
+        name: &'static str,
+        size: u32,
+        members: Vec<Member<'static>>,
+    ) -> Composite<'static> {
+        Composite {
+            name,
+            size,
+            members,
+            kind_flag: false,
+        }
+    }
+
+    fn member(name: &'static str, ty: u32) -> Member<'static> {
+        Member {
+            name,
+            ty: TypeId(ty),
+            bit_offset: 0,
+            bitfield_size: 0,
+        }
+    }
+
+    /// A "vmlinux": 1 unsigned int, 2 struct inner (8 bytes), 3 struct
+    /// pointed (16 bytes), 4 enum64 flags, 5 fwd struct hidden.
+    fn vmlinux() -> Btf<'static> {
+        let mut b = Btf::default();
+        b.add(int("unsigned int", 4));
+        b.add(Type::Struct(aggregate(
+            "inner",
+            8,
+            vec![member("x", 1), member("y", 1)],
+        )));
+        b.add(Type::Struct(aggregate("pointed", 16, vec![])));
+        b.add(Type::Enum64(Enum {
+            name: "flags",
+            size: 8,
+            signed: false,
+            values: vec![EnumValue {
+                name: "F",
+                value: 1,
+            }],
+        }));
+        b.add(Type::Fwd(Fwd {
+            name: "hidden",
+            union: false,
+        }));
+        b
+    }
+
+    /// A module: 6 struct m { struct inner i; struct pointed *p; enum flags f;
+    /// struct hidden *h; }, 7 ptr to 3, 8 ptr to 5.
+    fn module() -> Btf<'static> {
+        let mut s = Btf {
+            base_type_count: 5,
+            ..Btf::default()
+        };
+        s.add(Type::Struct(aggregate(
+            "m",
+            40,
+            vec![
+                member("i", 2),
+                member("p", 7),
+                member("f", 4),
+                member("h", 8),
+            ],
+        )));
+        s.add(Type::Ptr(TypeId(3)));
+        s.add(Type::Ptr(TypeId(5)));
+        s
+    }
+
+    #[test]
+    fn relocating_onto_the_original_base_gives_back_the_split_types() {
+        let (base, split) = (vmlinux(), module());
+        let d = distill_base(&split, &base).unwrap();
+        let back = relocate(&d.split, &d.base, &base).unwrap();
+        assert_eq!(back.base_type_count, 5);
+        // Nothing was moved into the split (no pointer/typedef reached in
+        // the base), so the split comes back identical.
+        assert_eq!(back.types, split.types);
+    }
+
+    #[test]
+    fn relocating_onto_a_changed_base_follows_names() {
+        let d = distill_base(&module(), &vmlinux()).unwrap();
+        // A newer "vmlinux": types reordered, one added in front, and the
+        // pointed-to struct grew; the embedded one did not.
+        let mut newer = Btf::default();
+        newer.add(int("char", 1));
+        newer.add(Type::Fwd(Fwd {
+            name: "hidden",
+            union: false,
+        }));
+        newer.add(Type::Struct(aggregate("pointed", 24, vec![])));
+        newer.add(Type::Enum64(Enum {
+            name: "flags",
+            size: 8,
+            signed: false,
+            values: vec![],
+        }));
+        newer.add(Type::Struct(aggregate("inner", 8, vec![])));
+        newer.add(int("unsigned int", 4));
+        let moved = relocate(&d.split, &d.base, &newer).unwrap();
+        assert_eq!(moved.base_type_count, 6);
+        assert_eq!(
+            moved.types[0],
+            Type::Struct(aggregate(
+                "m",
+                40,
+                vec![
+                    member("i", 5),
+                    member("p", 8),
+                    member("f", 4),
+                    member("h", 9)
+                ]
+            ))
+        );
+        assert_eq!(moved.types[1], Type::Ptr(TypeId(3)));
+        assert_eq!(moved.types[2], Type::Ptr(TypeId(2)));
+    }
+
+    #[test]
+    fn an_embedded_struct_must_keep_its_size() {
+        let d = distill_base(&module(), &vmlinux()).unwrap();
+        let mut newer = vmlinux();
+        newer.types[1] = Type::Struct(aggregate("inner", 12, vec![]));
+        let err = relocate(&d.split, &d.base, &newer).unwrap_err();
+        assert!(
+            matches!(&err.kind, ErrorKind::RelocateNoMatch { kind: Kind::STRUCT, name, size: 8, embedded: true } if name == "inner"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("'inner'"), "{err}");
+    }
+
+    #[test]
+    fn two_candidates_are_an_error() {
+        let d = distill_base(&module(), &vmlinux()).unwrap();
+        let mut newer = vmlinux();
+        newer.add(Type::Enum(Enum {
+            name: "flags",
+            size: 8,
+            signed: false,
+            values: vec![],
+        }));
+        let err = relocate(&d.split, &d.base, &newer).unwrap_err();
+        assert!(
+            matches!(
+                &err.kind,
+                ErrorKind::RelocateAmbiguous {
+                    candidates: (TypeId(4), TypeId(6)),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn same_named_aggregates_are_told_apart_by_size() {
+        let d = distill_base(&module(), &vmlinux()).unwrap();
+        let mut newer = vmlinux();
+        newer.types[2] = Type::Struct(aggregate("pointed", 24, vec![]));
+        newer.add(Type::Struct(aggregate("pointed", 32, vec![])));
+        // Two `pointed`, neither of size 16: no match.
+        assert!(matches!(
+            relocate(&d.split, &d.base, &newer).unwrap_err().kind,
+            ErrorKind::RelocateNoMatch { .. }
+        ));
+        newer.add(Type::Struct(aggregate("pointed", 16, vec![])));
+        let moved = relocate(&d.split, &d.base, &newer).unwrap();
+        assert_eq!(moved.types.get(1), Some(&Type::Ptr(TypeId(7))));
+    }
+
+    #[test]
+    fn fwd_and_aggregate_matching_follows_libbpf() {
+        let fwd = |union| Type::Fwd(Fwd { name: "x", union });
+        let aggregate = |size, kind_flag| Composite {
+            name: "x",
+            size,
+            members: vec![],
+            kind_flag,
+        };
+        // libbpf tests the base aggregate's kind_flag against a FWD.
+        assert!(is_match(
+            &fwd(false),
+            &Type::Struct(aggregate(8, false)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &fwd(false),
+            &Type::Struct(aggregate(8, true)),
+            false,
+            false
+        ));
+        assert!(is_match(
+            &fwd(true),
+            &Type::Union(aggregate(8, true)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &fwd(true),
+            &Type::Fwd(Fwd {
+                name: "x",
+                union: false
+            }),
+            false,
+            false
+        ));
+        // A distilled STRUCT: any aggregate or FWD of its name; the size
+        // only when embedded, or when the base has several of that name.
+        let dist = Type::Struct(aggregate(8, false));
+        assert!(is_match(
+            &dist,
+            &Type::Union(aggregate(16, false)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &dist,
+            &Type::Struct(aggregate(16, false)),
+            true,
+            false
+        ));
+        assert!(!is_match(
+            &dist,
+            &Type::Struct(aggregate(16, false)),
+            false,
+            true
+        ));
+        assert!(is_match(
+            &dist,
+            &Type::Fwd(Fwd {
+                name: "x",
+                union: false
+            }),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &dist,
+            &Type::Fwd(Fwd {
+                name: "x",
+                union: false
+            }),
+            true,
+            false
+        ));
+        // INT: size and encoding; ENUM: an ENUM or ENUM64 of the size.
+        assert!(!is_match(&int("x", 4), &int("x", 8), false, false));
+        let e = |size| Enum {
+            name: "x",
+            size,
+            signed: false,
+            values: vec![],
+        };
+        assert!(is_match(
+            &Type::Enum(e(8)),
+            &Type::Enum64(e(8)),
+            false,
+            false
+        ));
+        assert!(!is_match(
+            &Type::Enum(e(4)),
+            &Type::Enum64(e(8)),
+            false,
+            false
+        ));
+    }
+
+    /// pahole 1.31's distilled pairs relocated onto the vmlinux BTF they
+    /// were distilled from hold every type of pahole's direct split of the
+    /// same module (the extra ones are the base types distilling copied
+    /// into the split), and a dedup on the base folds them back.
+    #[test]
+    fn pahole_pairs_relocate_back_onto_vmlinux() {
+        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        let Some(vmlinux) = read("vmlinux.btf") else {
+            eprintln!("SKIPPED: no reference BTF in {dir}");
+            return;
+        };
+        let base = crate::read::parse(&vmlinux, None).unwrap();
+        for module in ["tcp_bbr", "xfs"] {
+            let (Some(direct), Some(pair_base), Some(pair_split)) = (
+                read(&format!("modules/{module}.btf")),
+                read(&format!("modules/{module}.distilled.base.btf")),
+                read(&format!("modules/{module}.distilled.btf")),
+            ) else {
+                continue;
+            };
+            let direct = crate::read::parse(&direct, Some(&base)).unwrap();
+            let small = crate::read::parse(&pair_base, None).unwrap();
+            let split = crate::read::parse(&pair_split, Some(&small)).unwrap();
+            let moved = relocate(&split.btf, &small.btf, &base.btf).unwrap();
+            assert_eq!(moved.count(), split.btf.count());
+            let report = crate::diff::diff(&moved, Some(&base.btf), &direct.btf, Some(&base.btf));
+            assert!(
+                report.kinds.iter().all(|k| k.only_b == 0),
+                "{module}: {report}"
+            );
+            let folded = crate::dedup::dedup(&moved, Some(&base.btf)).unwrap().btf;
+            let report = crate::diff::diff(&folded, Some(&base.btf), &direct.btf, Some(&base.btf));
+            assert!(report.is_empty(), "{module}: {report}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_distilled_base() {
+        let mut fake = Btf::default();
+        fake.add(Type::Typedef(Named {
+            name: "t",
+            ty: TypeId(0),
+        }));
+        let split = Btf {
+            base_type_count: 1,
+            ..Btf::default()
+        };
+        let err = relocate(&split, &fake, &vmlinux()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidDistilledBase(Kind::TYPEDEF));
+        let err = relocate(&module(), &fake, &vmlinux()).unwrap_err();
+        assert!(matches!(
+            err.kind,
+            ErrorKind::SplitBaseMismatch {
+                expected: 5,
+                found: 1
+            }
+        ));
+    }
+}
