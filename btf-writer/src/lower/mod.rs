@@ -19,7 +19,6 @@
 mod error;
 mod features;
 mod functions;
-mod heap;
 mod types;
 mod vars;
 
@@ -204,28 +203,15 @@ pub fn assemble<'input>(
     };
     let mut function_candidates = Vec::new();
     let mut variable_candidates = Vec::new();
-    let mut moved_since_release = 0usize;
     for cu in cus {
-        moved_since_release += cu.types.len() * std::mem::size_of::<Type<'_>>();
         btf.types.extend(cu.types);
         function_candidates.extend(cu.functions);
         variable_candidates.extend(cu.variables);
-        if moved_since_release >= RELEASE_EVERY_BYTES {
-            heap::release_free_memory();
-            moved_since_release = 0;
-        }
     }
-    heap::release_free_memory();
     functions::emit_functions(&mut btf, function_candidates, &ctx.features);
     vars::emit_variables(&mut btf, variable_candidates, &ctx.features);
     Ok(btf)
 }
-
-/// How much of the lowered CUs [`assemble`] moves between handing the
-/// emptied vectors back to the system: often enough that the old and the
-/// new table never both stay resident, rarely enough that the trimming
-/// (which walks the whole heap) stays cheap.
-const RELEASE_EVERY_BYTES: usize = 16 << 20;
 
 /// Moves every id of one lowered CU into the assembled table.
 fn shift_cu(cu: &mut LoweredCu<'_>, shift: u32) {
