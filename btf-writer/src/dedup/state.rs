@@ -276,6 +276,19 @@ impl<'t, 'a> Deduper<'t, 'a> {
         self.slots.get(from..to).unwrap_or(&[])
     }
 
+    /// Frees the state that only the passes use (hypothetical map, kinds,
+    /// reference slots, candidates); [`Deduper::map`] stays.
+    pub(super) fn release_pass_state(&mut self) {
+        self.kinds = Vec::new();
+        self.hypot = Vec::new();
+        self.hypot_list = Vec::new();
+        self.slot_start = Vec::new();
+        self.slots = Vec::new();
+        self.work = Vec::new();
+        self.cands = Vec::new();
+        self.table = CandidateTable::default();
+    }
+
     /// The BTF kind of `id` ([`kind::VOID`] for void).
     #[inline]
     pub(super) fn kind(&self, id: u32) -> u8 {
