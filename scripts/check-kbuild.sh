@@ -12,20 +12,22 @@
 #     printed no warning (every BTF_ID resolved);
 #   - configfs.ko has .BTF split on vmlinux: bpftool -B and `btfenc dump
 #     --base` read it, print the same, and its ids continue after vmlinux's;
-#   - the kernel loads vmlinux's .BTF (bpf(BPF_BTF_LOAD));
+#   - the kernel loads vmlinux's .BTF (bpf(BPF_BTF_LOAD)), pahole's too;
 #   - `btfenc diff` against the pahole-built tree shows no difference
 #     outside FUNC/FUNC_PROTO/VAR/DATASEC, for vmlinux and the module;
+#   - an out-of-tree module (make M=... PAHOLE=...) gets split BTF too;
 #   - re-encoding .tmp_vmlinux.btf detached with -j1 and -j2 gives the
-#     bytes the build wrote.
+#     bytes the build wrote;
+#   - nothing from btfenc in the build logs, and `make install` gives a
+#     btfenc (and pahole symlink) the kernel's version script reads as 131.
 # It prints the build time with each encoder and the time spent in the
 # encoder alone (every PAHOLE invocation goes through a wrapper that logs
-# its start and end).
+# its wall and CPU time).
 #
-# Reuse: the source tree is unpacked once. The pahole tree is rebuilt by
-# make only as far as it is out of date (its encoder does not change). The
-# btfenc tree's BTF steps are always redone (vmlinux is removed, so
-# link-vmlinux.sh and every module's BTF step run again with the current
-# btfenc); the full build happens only the first time. BTFENC_KBUILD_CLEAN=1
+# Reuse: the source tree is unpacked once, and each tree is fully built
+# only the first time. Later runs remove both vmlinux files, so make
+# relinks them and redoes every BTF step: with the current btfenc, and with
+# pahole so that both are timed under the same load. BTFENC_KBUILD_CLEAN=1
 # starts both trees from scratch.
 #
 # Environment: BTFENC_CACHE (default ~/.cache/btfenc), BTFENC (the binary,
@@ -40,6 +42,12 @@ tarball=/usr/src/linux-source-6.1.tar.xz
 source_tree=$cache/linux-source-6.1
 work=$cache/kbuild
 failures=0
+
+# The two trees must differ only in their encoder. By default every link
+# bumps a build number and stamps the time into linux_banner, whose array
+# type (const char[N]) then differs between the trees ("#9" vs "#10").
+export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 1970'
+export KBUILD_BUILD_USER=btfenc KBUILD_BUILD_HOST=check-kbuild
 
 fail() { log "FAIL: $*"; failures=$((failures + 1)); }
 pass() { log "ok: $*"; }
@@ -64,9 +72,11 @@ unpack_source() {
 }
 
 # Writes an executable PAHOLE wrapper at $1 that runs encoder $2 and
-# appends "start end status args" to log $3 (or $BTFENC_KBUILD_TIMING) for
-# each encoding invocation. The kernel calls `$(PAHOLE) --version` many
-# times; only -J calls count.
+# appends "start end status cpu args" to log $3 (or $BTFENC_KBUILD_TIMING)
+# for each encoding invocation: wall clock start and end, exit status, and
+# the encoder's user+system CPU seconds (steadier than wall time on a busy
+# machine). The kernel calls `$(PAHOLE) --version` many times; only -J
+# calls count.
 write_wrapper() {
 	local wrapper=$1 encoder=$2 timing_log=$3
 	cat > "$wrapper.tmp" <<-EOF
@@ -75,7 +85,13 @@ write_wrapper() {
 	start=\$(date +%s.%N)
 	status=0
 	"$encoder" "\$@" || status=\$?
-	printf '%s %s %s %s\n' "\$start" "\$(date +%s.%N)" "\$status" "\$*" >> "\${BTFENC_KBUILD_TIMING:-$timing_log}"
+	end=\$(date +%s.%N)
+	# The second line of \`times\` is the children's "XmY.YYYs XmY.YYYs";
+	# a command substitution would run it in a subshell with no children.
+	times > "$timing_log.times.\$\$"
+	cpu=\$(sed -n '2s/[ms]/ /gp' "$timing_log.times.\$\$" | awk '{ printf "%.3f", \$1 * 60 + \$2 + \$3 * 60 + \$4 }')
+	rm -f "$timing_log.times.\$\$"
+	printf '%s %s %s %s %s\n' "\$start" "\$end" "\$status" "\$cpu" "\$*" >> "\${BTFENC_KBUILD_TIMING:-$timing_log}"
 	exit \$status
 	EOF
 	chmod +x "$wrapper.tmp"
@@ -109,8 +125,6 @@ build() {
 	# Whether this is the tree's first build (for the times reported).
 	local full=
 	[[ -f $dir/.btfenc-built ]] || full=yes
-	# A no-op rebuild encodes nothing: keep the last real timings then.
-	[[ -s $timing_log ]] && mv "$timing_log" "$timing_log.prev"
 	: > "$timing_log"
 	log "building $name tree ($dir): make -j$jobs PAHOLE=$encoder (log: $work/$name.log)"
 	local start end
@@ -122,9 +136,6 @@ build() {
 	end=$(date +%s.%N)
 	touch "$dir/.btfenc-built"
 	build_seconds=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }')
-	if [[ ! -s $timing_log && -s $timing_log.prev ]]; then
-		mv "$timing_log.prev" "$timing_log"
-	fi
 	if [[ -n $full ]]; then
 		echo "$build_seconds" > "$work/$name.full-build-seconds"
 		build_kind="full build"
@@ -133,15 +144,15 @@ build() {
 	fi
 }
 
-# Sums the encoder's wall time in a timing log; "N calls, T s".
+# Sums the encoder's times in a timing log: "N calls, W s wall, C s CPU".
 encoder_time() {
-	awk '{ t += $2 - $1; n++; if ($3 != 0) bad++ }
-		END { printf "%d calls, %.2f s%s", n, t, bad ? ", " bad " FAILED" : "" }' "$1"
+	awk '{ wall += $2 - $1; cpu += $4; n++; if ($3 != 0) bad++ }
+		END { printf "%d call(s), %.2f s wall, %.2f s CPU%s", n, wall, cpu, bad ? ", " bad " FAILED" : "" }' "$1"
 }
 
-# Prints the wall time of the vmlinux encoding alone from a timing log.
+# The same for the vmlinux encoding alone.
 vmlinux_encoder_time() {
-	awk '/\.tmp_vmlinux\.btf$/ { printf "%.2f s", $2 - $1 }' "$1"
+	awk '/\.tmp_vmlinux\.btf$/ { printf "%.2f s wall, %.2f s CPU", $2 - $1, $4 }' "$1"
 }
 
 unpack_source
@@ -157,13 +168,13 @@ btfenc=$(command -v "$btfenc") || die "no btfenc at $btfenc"
 	die "cannot build kernel-load-btf"
 kernel_load_bin=${CARGO_TARGET_DIR:-$repo_root/target}/release/kernel-load-btf
 
+# Removing vmlinux makes link-vmlinux.sh, and every module's BTF step (the
+# .ko depend on vmlinux), run again: with the current btfenc, which may
+# have changed since the last run, and with pahole, so that both encoders
+# are timed in the same run, on the same machine load.
+rm -f "$work/pahole/vmlinux" "$work/btfenc/vmlinux"
 build pahole "$pahole_bin"
 pahole_seconds=$build_seconds pahole_kind=$build_kind
-
-# btfenc may have changed since the last build: removing vmlinux makes
-# link-vmlinux.sh, and every module's BTF step (the .ko depend on vmlinux),
-# run again with the current one.
-rm -f "$work/btfenc/vmlinux"
 build btfenc "$btfenc"
 btfenc_seconds=$build_seconds btfenc_kind=$build_kind
 
@@ -196,11 +207,12 @@ fi
 # --- build log: BTF steps ran, resolve_btfids silent ---
 # resolve_btfids reports "WARN: resolve_btfids: unresolved symbol X" and
 # "FAILED ..."; link-vmlinux.sh and Makefile.modfinal say when they skip BTF;
-# btfenc's own errors start with "btfenc: ".
-if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|BTF: .*(not available|too old)|^btfenc: ' "$work/btfenc.log"; then
+# btfenc's lines start with "btfenc" (errors, or a version banner that
+# does not belong in a build log).
+if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|BTF: .*(not available|too old)|^btfenc' "$work/btfenc.log"; then
 	fail "the btfenc build printed the warnings above"
 else
-	pass "btfenc build: no resolve_btfids warning, no skipped BTF step"
+	pass "btfenc build: no resolve_btfids warning, no skipped BTF step, nothing from btfenc on stderr"
 fi
 if grep -q 'tmp_vmlinux.btf' "$work/btfenc.timing" && grep -q 'configfs.ko' "$work/btfenc.timing"; then
 	pass "btfenc encoded .tmp_vmlinux.btf and configfs.ko"
@@ -373,7 +385,7 @@ for tree in P B; do
 		fail "$name: out-of-tree module build failed (log: $work/oot-$name.log)"
 		continue
 	fi
-	if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc: ' "$work/oot-$name.log"; then
+	if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc' "$work/oot-$name.log"; then
 		fail "$name: the out-of-tree module build printed the warnings above"
 	fi
 	# Makefile.modfinal does not stop on the encoder's exit status.
@@ -395,6 +407,40 @@ done
 compare oot-module "$work/oot-pahole/btfenc_probe.ko" "$work/oot-btfenc/btfenc_probe.ko" \
 	--base-a "$P/vmlinux" --base-b "$B/vmlinux"
 
+# --- reproducible from run to run ---
+# The kernel build is pinned (KBUILD_BUILD_*), so the same btfenc must
+# write the same .BTF as in the previous run of this check.
+binary_sum=$(sha256sum < "$btfenc")
+if [[ -f $work/last-run.btfenc-sum && $(cat "$work/last-run.btfenc-sum") == "$binary_sum" ]]; then
+	if cmp -s "$work/last-run.vmlinux.btf" "$out/btfenc-vmlinux.btf" &&
+		cmp -s "$work/last-run.configfs.btf" "$out/btfenc-configfs.btf"; then
+		pass "the same btfenc wrote the same vmlinux and configfs.ko .BTF as in the previous run"
+	else
+		fail "the same btfenc wrote other .BTF than in the previous run (not reproducible)"
+	fi
+fi
+cp "$out/btfenc-vmlinux.btf" "$work/last-run.vmlinux.btf"
+cp "$out/btfenc-configfs.btf" "$work/last-run.configfs.btf"
+echo "$binary_sum" > "$work/last-run.btfenc-sum"
+
+# --- make install ---
+# What the kernel's own version script makes of the installed binary and of
+# the pahole symlink: btfenc must pass for pahole 1.31.
+prefix=$work/install
+rm -rf "$prefix"
+if make -s -C "$repo_root" install PREFIX="$prefix" > "$work/install.log" 2>&1; then
+	for installed in "$prefix/bin/btfenc" "$prefix/libexec/btfenc/pahole"; do
+		number=$("$source_tree/scripts/pahole-version.sh" "$installed" 2> "$out/install-version.err")
+		if [[ $number == 131 && ! -s $out/install-version.err ]]; then
+			pass "make install: scripts/pahole-version.sh ${installed#"$prefix"/} says 131, quietly"
+		else
+			fail "make install: scripts/pahole-version.sh ${installed#"$prefix"/} says '$number' ($(head -c 200 "$out/install-version.err"))"
+		fi
+	done
+else
+	fail "make install PREFIX=$prefix failed (log: $work/install.log)"
+fi
+
 # --- reproducible for any -j ---
 for j in 1 2; do
 	if "$btfenc" -J -j"$j" $(PAHOLE="$work/btfenc-pahole" "$source_tree/scripts/pahole-flags.sh" | sed 's/ -j / /; s/ -j$//') \
@@ -411,7 +457,7 @@ full_build() { cat "$work/$1.full-build-seconds" 2>/dev/null || echo "?"; }
 printf '\nkernel build (make -j%s, linux-source-6.1 tinyconfig + BTF), wall seconds:\n' "$jobs"
 printf '  %-8s this run %7s s (%s); full build %s s\n' pahole "$pahole_seconds" "$pahole_kind" "$(full_build pahole)"
 printf '  %-8s this run %7s s (%s); full build %s s\n' btfenc "$btfenc_seconds" "$btfenc_kind" "$(full_build btfenc)"
-printf 'encoder alone (wall over every -J invocation of the last build that encoded):\n'
+printf 'encoder alone (every -J invocation of this run):\n'
 for name in pahole btfenc; do
 	printf '  %-8s %s; vmlinux alone %s; out-of-tree module %s\n' "$name" "$(encoder_time "$work/$name.timing")" \
 		"$(vmlinux_encoder_time "$work/$name.timing")" "$(encoder_time "$work/oot-$name.timing" 2> /dev/null)"

@@ -55,9 +55,38 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     }
 }
 
-/// Reads a BTF file (raw or ELF) into memory; the parsed form borrows it.
-fn read_btf_bytes(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+/// The bytes of a BTF input (raw, or an ELF with `.BTF`); the parsed form
+/// borrows them.
+///
+/// Mapped rather than read because the kernel's module build passes the
+/// whole vmlinux, DWARF included (hundreds of MB in a distribution
+/// config), as `--btf_base` of every single module, and only its headers
+/// and `.BTF` are ever touched. Files that cannot be mapped (pipes) are read.
+enum InputBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for InputBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            InputBytes::Mapped(map) => map,
+            InputBytes::Read(bytes) => bytes,
+        }
+    }
+}
+
+fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
+    let file = fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    // SAFETY: a read-only map of a file this process only reads; a
+    // concurrent truncation by someone else would fault, as for any mmap
+    // reader (the encoder maps its DWARF input the same way).
+    match unsafe { memmap2::Mmap::map(&file) } {
+        Ok(map) => Ok(InputBytes::Mapped(map)),
+        Err(_) => fs::read(path).map(InputBytes::Read).with_context(|| format!("{}: cannot read", path.display())),
+    }
 }
 
 fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>> {
@@ -349,5 +378,29 @@ fn encode_one(
             let patched = output::patch_elf(file, &original, &sections)?;
             output::replace_atomically(file, &patched)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_mapped_and_unmappable_ones_read() {
+        let path = std::env::temp_dir().join(format!("btfenc-input-bytes-{}", std::process::id()));
+        fs::write(&path, b"\x9f\xeb\x01\x00rest").expect("write");
+        let mapped = read_btf_bytes(&path).expect("reads");
+        assert!(matches!(mapped, InputBytes::Mapped(_)), "a regular file is mapped");
+        assert_eq!(&*mapped, b"\x9f\xeb\x01\x00rest");
+        drop(mapped);
+        fs::remove_file(&path).expect("cleanup");
+
+        // A character device cannot be mapped; it is read instead.
+        let read = read_btf_bytes(Path::new("/dev/null")).expect("reads");
+        assert!(matches!(read, InputBytes::Read(_)), "/dev/null is read");
+        assert!(read.is_empty());
+
+        let missing = read_btf_bytes(Path::new("/nonexistent/btfenc-input"));
+        assert!(missing.is_err_and(|e| e.to_string().contains("/nonexistent/btfenc-input")));
     }
 }
