@@ -240,29 +240,37 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
         None => btf::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
     }
     .with_context(|| format!("{}: dedup", path.display()))?;
-    drop(assembled);
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.stop();
 
     let phase = PhaseTimer::start();
-    let (bytes, distilled_base) = match base {
-        Some(base) if config.features.distilled_base => {
-            let mut distilled = btf::distill::distill_base(&deduped.btf, &base.parsed.btf)
-                .with_context(|| format!("{}: distilling the base", path.display()))?;
-            let written = btf::distill::write(&mut distilled, endian)
-                .with_context(|| format!("{}: writing BTF", path.display()))?;
-            (written.split, Some(written.base))
-        }
-        Some(base) => (
-            btf::write::write_split(&deduped.btf, &base.strings, endian)
-                .with_context(|| format!("{}: writing BTF", path.display()))?,
-            None,
-        ),
-        None => (
-            btf::write::write(&deduped.btf, endian).with_context(|| format!("{}: writing BTF", path.display()))?,
-            None,
-        ),
-    };
+    // Freeing millions of pre-dedup types takes longer than writing the
+    // result; the two are independent, so the freeing overlaps the write.
+    let ((), written) = rayon::join(
+        move || drop(assembled),
+        || -> Result<_> {
+            Ok(match base {
+                Some(base) if config.features.distilled_base => {
+                    let mut distilled = btf::distill::distill_base(&deduped.btf, &base.parsed.btf)
+                        .with_context(|| format!("{}: distilling the base", path.display()))?;
+                    let written = btf::distill::write(&mut distilled, endian)
+                        .with_context(|| format!("{}: writing BTF", path.display()))?;
+                    (written.split, Some(written.base))
+                }
+                Some(base) => (
+                    btf::write::write_split(&deduped.btf, &base.strings, endian)
+                        .with_context(|| format!("{}: writing BTF", path.display()))?,
+                    None,
+                ),
+                None => (
+                    btf::write::write(&deduped.btf, endian)
+                        .with_context(|| format!("{}: writing BTF", path.display()))?,
+                    None,
+                ),
+            })
+        },
+    );
+    let (bytes, distilled_base) = written?;
     stats.write = phase.stop();
     Ok(Encoded { btf: bytes, distilled_base, stats })
 }

@@ -194,7 +194,7 @@ impl<'a> Deduper<'_, 'a> {
                 continue;
             }
             let wanted = if fwd.union { kind::UNION } else { kind::STRUCT };
-            if self.types.kind(cand_id) == wanted {
+            if self.kind(cand_id) == wanted {
                 self.map[id as usize] = cand_id;
             }
         }
@@ -229,7 +229,7 @@ impl<'a> Deduper<'_, 'a> {
             return Ok(self.resolve(id));
         }
         let t = self.types.get(id);
-        let kind = self.types.kind(id);
+        let kind = self.kind(id);
         match kind {
             kind::CONST
             | kind::VOLATILE

@@ -29,6 +29,7 @@ const CHUNK: u32 = 1 << 15;
 /// (`slot_start` relative to the chunk's first slot).
 struct Chunk {
     map: Vec<u32>,
+    kinds: Vec<u8>,
     slot_start: Vec<u32>,
     slots: Vec<u32>,
 }
@@ -38,6 +39,7 @@ impl Chunk {
         let count = types.id_count();
         let mut chunk = Chunk {
             map: Vec::with_capacity(ids.len()),
+            kinds: Vec::with_capacity(ids.len()),
             slot_start: Vec::new(),
             slots: Vec::new(),
         };
@@ -45,8 +47,10 @@ impl Chunk {
             chunk.slot_start.push(chunk.slots.len() as u32);
             let Some(t) = types.get(id) else {
                 chunk.map.push(id); // void is its own canonical
+                chunk.kinds.push(kind::VOID);
                 continue;
             };
+            chunk.kinds.push(kind_of(t));
             let mut bad = None;
             for_each_ref(t, |r| {
                 if r >= count && bad.is_none() {
@@ -83,6 +87,10 @@ pub(super) struct Deduper<'t, 'a> {
     /// Type id -> canonical (or FWD resolution) id, libbpf's `d->map`.
     /// Invariant: every value that is mapped is a valid id.
     pub(super) map: Vec<u32>,
+    /// Type id -> BTF kind. The equivalence walk asks for kinds far more
+    /// often than it reads whole types; a dense byte per id stays in cache
+    /// where the 56-byte `Type`s of millions of input types do not.
+    kinds: Vec<u8>,
     /// Canonical-graph id -> candidate-graph id during one equivalence check.
     pub(super) hypot: Vec<u32>,
     /// Ids set in `hypot`, in the order they were set.
@@ -111,6 +119,8 @@ pub(super) struct Deduper<'t, 'a> {
 pub(super) struct BaseState<'a> {
     /// `map` for ids `0..start` (identity).
     map: Vec<u32>,
+    /// `kinds` for ids `0..start`.
+    kinds: Vec<u8>,
     /// `slot_start` for ids `0..start`.
     slot_start: Vec<u32>,
     slots: Vec<u32>,
@@ -127,7 +137,7 @@ impl<'a> BaseState<'a> {
         let names = d.unique_aggregate_names(1..d.start);
         let mut slot_start = d.slot_start;
         slot_start.truncate(start);
-        Ok(BaseState { map: d.map, slot_start, slots: d.slots, table: d.table.into_frozen(), names })
+        Ok(BaseState { map: d.map, kinds: d.kinds, slot_start, slots: d.slots, table: d.table.into_frozen(), names })
     }
 
     /// Number of ids it covers, void included (the split's first id).
@@ -137,14 +147,9 @@ impl<'a> BaseState<'a> {
 }
 
 /// Per-type setup of `ids`, in parallel chunks stitched together in id
-/// order, appended to `map`, `slot_start` and `slots`.
-fn set_up_ids(
-    types: &Types<'_, '_>,
-    ids: std::ops::Range<u32>,
-    map: &mut Vec<u32>,
-    slot_start: &mut Vec<u32>,
-    slots: &mut Vec<u32>,
-) -> Result<(), Error> {
+/// order, appended to the vectors of `ids`.
+fn set_up_ids(types: &Types<'_, '_>, ids: std::ops::Range<u32>, into: &mut IdVectors) -> Result<(), Error> {
+    let IdVectors { map, kinds, slot_start, slots } = into;
     let first = ids.start;
     let chunks: Vec<Result<Chunk, Error>> = (0..ids.len().div_ceil(CHUNK as usize) as u32)
         .into_par_iter()
@@ -154,11 +159,32 @@ fn set_up_ids(
         let chunk = chunk?;
         let base = slots.len() as u32;
         map.extend_from_slice(&chunk.map);
+        kinds.extend_from_slice(&chunk.kinds);
         slot_start.extend(chunk.slot_start.iter().map(|s| s + base));
         slots.extend_from_slice(&chunk.slots);
     }
     slot_start.push(slots.len() as u32);
     Ok(())
+}
+
+/// The per-id vectors of the state that [`set_up_ids`] fills.
+#[derive(Default)]
+struct IdVectors {
+    map: Vec<u32>,
+    kinds: Vec<u8>,
+    slot_start: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl IdVectors {
+    fn with_capacity(count: u32) -> IdVectors {
+        IdVectors {
+            map: Vec::with_capacity(count as usize),
+            kinds: Vec::with_capacity(count as usize),
+            slot_start: Vec::with_capacity(count as usize + 1),
+            slots: Vec::new(),
+        }
+    }
 }
 
 impl<'t, 'a> Deduper<'t, 'a> {
@@ -170,11 +196,9 @@ impl<'t, 'a> Deduper<'t, 'a> {
                 count: count as u64,
             });
         }
-        let mut map = Vec::with_capacity(count as usize);
-        let mut slot_start = Vec::with_capacity(count as usize + 1);
-        let mut slots = Vec::new();
-        set_up_ids(&types, 0..count, &mut map, &mut slot_start, &mut slots)?;
-        let mut d = Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::default());
+        let mut ids = IdVectors::with_capacity(count);
+        set_up_ids(&types, 0..count, &mut ids)?;
+        let mut d = Self::with_state(types, flavor, ids, CandidateTable::default());
         d.prepare_base();
         Ok(d)
     }
@@ -190,31 +214,26 @@ impl<'t, 'a> Deduper<'t, 'a> {
         if base.id_count() != start as usize {
             return Err(Error::BaseMismatch { expected: start - 1, found: base.id_count().saturating_sub(1) as u32 });
         }
-        let mut map = Vec::with_capacity(count as usize);
-        map.extend_from_slice(&base.map);
-        let mut slot_start = Vec::with_capacity(count as usize + 1);
-        slot_start.extend_from_slice(&base.slot_start);
-        let mut slots = base.slots.clone();
-        set_up_ids(&types, start..count, &mut map, &mut slot_start, &mut slots)?;
-        let mut d = Self::with_state(types, flavor, map, slot_start, slots, CandidateTable::on_base(&base.table));
+        let mut ids = IdVectors::with_capacity(count);
+        ids.map.extend_from_slice(&base.map);
+        ids.kinds.extend_from_slice(&base.kinds);
+        ids.slot_start.extend_from_slice(&base.slot_start);
+        ids.slots = base.slots.clone();
+        set_up_ids(&types, start..count, &mut ids)?;
+        let mut d = Self::with_state(types, flavor, ids, CandidateTable::on_base(&base.table));
         d.base_names = Some(&base.names);
         Ok(d)
     }
 
-    fn with_state(
-        types: Types<'t, 'a>,
-        flavor: Flavor,
-        map: Vec<u32>,
-        slot_start: Vec<u32>,
-        slots: Vec<u32>,
-        table: CandidateTable<'t>,
-    ) -> Self {
+    fn with_state(types: Types<'t, 'a>, flavor: Flavor, ids: IdVectors, table: CandidateTable<'t>) -> Self {
         let count = types.id_count();
+        let IdVectors { map, kinds, slot_start, slots } = ids;
         Deduper {
             types,
             flavor,
             start: types.start_id(),
             map,
+            kinds,
             hypot: vec![UNPROCESSED; count as usize],
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
@@ -257,6 +276,25 @@ impl<'t, 'a> Deduper<'t, 'a> {
         self.slots.get(from..to).unwrap_or(&[])
     }
 
+    /// Frees the state that only the passes use (hypothetical map, kinds,
+    /// reference slots, candidates); [`Deduper::map`] stays.
+    pub(super) fn release_pass_state(&mut self) {
+        self.kinds = Vec::new();
+        self.hypot = Vec::new();
+        self.hypot_list = Vec::new();
+        self.slot_start = Vec::new();
+        self.slots = Vec::new();
+        self.work = Vec::new();
+        self.cands = Vec::new();
+        self.table = CandidateTable::default();
+    }
+
+    /// The BTF kind of `id` ([`kind::VOID`] for void).
+    #[inline]
+    pub(super) fn kind(&self, id: u32) -> u8 {
+        self.kinds.get(id as usize).copied().unwrap_or(kind::VOID)
+    }
+
     /// `resolve_type_id`: follows the canonical map to its end.
     #[inline]
     pub(super) fn resolve(&self, mut id: u32) -> u32 {
@@ -272,11 +310,11 @@ impl<'t, 'a> Deduper<'t, 'a> {
     /// `resolve_fwd_id`: a FWD already resolved to a STRUCT/UNION becomes
     /// that type; anything else stays as is.
     pub(super) fn resolve_fwd(&self, id: u32) -> u32 {
-        if self.types.kind(id) != kind::FWD {
+        if self.kind(id) != kind::FWD {
             return id;
         }
         let end = self.resolve(id);
-        if self.types.kind(end) != kind::FWD {
+        if self.kind(end) != kind::FWD {
             end
         } else {
             id

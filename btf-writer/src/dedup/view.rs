@@ -65,11 +65,6 @@ impl<'t, 'a> Types<'t, 'a> {
             None => self.split.get(index - self.base.len()),
         }
     }
-
-    #[inline]
-    pub(super) fn kind(&self, id: u32) -> u8 {
-        self.get(id).map_or(kind::VOID, kind_of)
-    }
 }
 
 /// The BTF kind number of `t`.

@@ -23,6 +23,7 @@ mod types;
 mod vars;
 
 use dwarf::model::{CuModel, Language};
+use rayon::prelude::*;
 use dwarf::SymbolFacts;
 
 pub use self::error::Error;
@@ -170,12 +171,31 @@ pub struct SplitBase {
 /// `.debug_info` order) into one table, then adds the FUNCs, VARs and
 /// DATASECs. With a `base`, ids continue after the base's.
 pub fn assemble<'input>(
-    cus: Vec<LoweredCu<'input>>,
+    mut cus: Vec<LoweredCu<'input>>,
     ctx: &Context<'_, 'input>,
     base: Option<SplitBase>,
 ) -> Result<Btf<'input>, Error> {
     let base = base.unwrap_or_default();
     let type_count: u64 = cus.iter().map(|cu| cu.types.len() as u64).sum();
+    let too_many = Error::TooManyTypes {
+        count: u64::from(base.type_count) + type_count,
+    };
+    // A CU's ids move up by the number of types before it, known before
+    // anything moves: the shifting, per-CU work, runs in parallel, and the
+    // sequential part below is a plain move.
+    let mut shifts = Vec::with_capacity(cus.len());
+    let mut next = u64::from(base.type_count);
+    for cu in &cus {
+        shifts.push(u32::try_from(next).map_err(|_| too_many.clone())?);
+        next += cu.types.len() as u64;
+    }
+    if next > u64::from(u32::MAX) {
+        return Err(too_many);
+    }
+    cus.par_iter_mut()
+        .zip(&shifts)
+        .for_each(|(cu, &shift)| shift_cu(cu, shift));
+
     let mut btf = Btf {
         types: Vec::with_capacity(usize::try_from(type_count).unwrap_or(0)),
         base_type_count: base.type_count,
@@ -184,29 +204,26 @@ pub fn assemble<'input>(
     let mut function_candidates = Vec::new();
     let mut variable_candidates = Vec::new();
     for cu in cus {
-        let shift = base
-            .type_count
-            .checked_add(btf.count())
-            .filter(|shift| shift.checked_add(cu.types.len() as u32).is_some())
-            .ok_or(Error::TooManyTypes {
-                count: u64::from(base.type_count) + type_count,
-            })?;
-        for mut ty in cu.types {
-            shift_type(&mut ty, shift);
-            btf.types.push(ty);
-        }
-        for mut candidate in cu.functions {
-            functions::shift_candidate(&mut candidate, shift);
-            function_candidates.push(candidate);
-        }
-        for mut candidate in cu.variables {
-            shift_id(&mut candidate.ty, shift);
-            variable_candidates.push(candidate);
-        }
+        btf.types.extend(cu.types);
+        function_candidates.extend(cu.functions);
+        variable_candidates.extend(cu.variables);
     }
     functions::emit_functions(&mut btf, function_candidates, &ctx.features);
     vars::emit_variables(&mut btf, variable_candidates, &ctx.features);
     Ok(btf)
+}
+
+/// Moves every id of one lowered CU into the assembled table.
+fn shift_cu(cu: &mut LoweredCu<'_>, shift: u32) {
+    for ty in &mut cu.types {
+        shift_type(ty, shift);
+    }
+    for candidate in &mut cu.functions {
+        functions::shift_candidate(candidate, shift);
+    }
+    for candidate in &mut cu.variables {
+        shift_id(&mut candidate.ty, shift);
+    }
 }
 
 /// Moves a CU-local id into the assembled table; void stays void.
