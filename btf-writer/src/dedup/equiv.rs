@@ -230,16 +230,19 @@ impl Deduper<'_, '_> {
     }
 
     /// libbpf 1.1's `btf_dedup_identical_arrays` and
-    /// `btf_dedup_identical_structs`: equal records whose member types
-    /// have equal ids or are themselves identical arrays or structs (as
-    /// in `struct_group()`'s twin anonymous structs, whose array members
-    /// are separate but equal types).
+    /// `btf_dedup_identical_structs`: equal ARRAY records with equal ids;
+    /// shallow-equal structs whose members have equal ids or are, in
+    /// turn, identical arrays or structs. Only by-value members are
+    /// followed, and C has no by-value cycles, so this ends; the depth
+    /// cap only guards against malformed input.
     fn identical_v1_1(&self, id1: u32, id2: u32) -> bool {
-        self.identical_arrays_v1_1(id1, id2)
-            || self.identical_structs_v1_1(id1, id2, IDENTICAL_DEPTH)
+        self.identical_v1_1_within(id1, id2, CHAIN_LIMIT)
     }
 
-    fn identical_arrays_v1_1(&self, id1: u32, id2: u32) -> bool {
+    fn identical_v1_1_within(&self, id1: u32, id2: u32, depth: u32) -> bool {
+        if depth == 0 {
+            return false;
+        }
         let (t1, t2) = (self.types.get(id1), self.types.get(id2));
         match (t1, t2) {
             (Some(Type::Array(a)), Some(Type::Array(b))) => {
@@ -248,26 +251,11 @@ impl Deduper<'_, '_> {
                     && a.index == b.index
                     && a.nelems == b.nelems
             }
-            _ => false,
-        }
-    }
-
-    /// libbpf recurses without a bound (C structs cannot contain
-    /// themselves); `depth` only keeps malformed input from overflowing
-    /// the stack.
-    fn identical_structs_v1_1(&self, id1: u32, id2: u32, depth: u32) -> bool {
-        if depth == 0 {
-            return false;
-        }
-        let (t1, t2) = (self.types.get(id1), self.types.get(id2));
-        match (t1, t2) {
             (Some(Type::Struct(a)), Some(Type::Struct(b)))
             | (Some(Type::Union(a)), Some(Type::Union(b))) => {
                 shallow_equal_struct(t1, t2)
                     && a.members.iter().zip(&b.members).all(|(m, n)| {
-                        m.ty == n.ty
-                            || self.identical_arrays_v1_1(m.ty.0, n.ty.0)
-                            || self.identical_structs_v1_1(m.ty.0, n.ty.0, depth - 1)
+                        m.ty == n.ty || self.identical_v1_1_within(m.ty.0, n.ty.0, depth - 1)
                     })
             }
             _ => false,

@@ -31,14 +31,17 @@
 //! order of libbpf's chained hash map, growth reversals included.
 //!
 //! The passes are inherently sequential (each type's outcome depends on
-//! every earlier one); setup and the final copy run in parallel. On the
-//! shared 2-core box, 5.8 million synthetic per-CU types (2,000 CUs cut
-//! from Debian's vmlinux BTF) take about 3 s of CPU, somewhat less than
-//! libbpf itself on the same input.
+//! every earlier one); setup and the final copy run in parallel. Debian's
+//! vmlinux (3.4 million pre-dedup types from our lowering) takes about
+//! 1.3-1.8 s of CPU on the shared 2-core box, comparable to libbpf.
 //!
-//! The tests compare [`Flavor::Libbpf1_1`] with the system's libbpf
-//! (built against at test time) on hand-made graphs, on tens of thousands
-//! of synthetic CU types, and on split BTF against vmlinux.
+//! How it is checked (tests at the end of this file): hand-derived
+//! graphs; [`Flavor::Libbpf1_1`] against the system's libbpf 1.1 (an
+//! oracle built at test time) on those graphs, on synthetic CUs cut from
+//! vmlinux, on real modules split on Debian's `.BTF` and on all of
+//! vmlinux; [`Flavor::Libbpf1_7`] against pahole 1.31's reference BTF of
+//! vmlinux and six modules (identical outside FUNC selection). The heavy
+//! ones are `#[ignore]`d: `cargo test --release -p btf-writer -- --ignored`.
 
 use std::fmt;
 
@@ -513,6 +516,60 @@ mod tests {
             dedup_as(&btf, None, Flavor::Libbpf1_1).map(|d| d.btf.count()),
             Ok(3)
         );
+    }
+
+    /// What the kernel's `struct_group()` produces: a union of two
+    /// identical anonymous structs. The compiler emits the two (and their
+    /// array members) as distinct types in one CU while the canonical
+    /// union, deduplicated earlier, has a single one: identical structs
+    /// whose members are identical arrays must be tolerated (libbpf 1.1
+    /// does it too, checked against it by `run`).
+    #[test]
+    fn struct_group_duplicates_are_tolerated() {
+        let arr = |elem| {
+            Type::Array(Array {
+                elem: TypeId(elem),
+                index: TypeId(elem),
+                nelems: 0,
+            })
+        };
+        let anon = |a, x| st("", 4, &[("a", a, 0), ("x", x, 0)]);
+        let un = |s1, s2| {
+            Type::Union(Composite {
+                name: "",
+                size: 4,
+                members: vec![
+                    Member {
+                        name: "",
+                        ty: TypeId(s1),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    },
+                    Member {
+                        name: "hdr",
+                        ty: TypeId(s2),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    },
+                ],
+                kind_flag: false,
+            })
+        };
+        let d = run(vec![
+            int("int"),                     // 1
+            arr(1),                         // 2
+            anon(2, 1),                     // 3
+            un(3, 3),                       // 4
+            st("outer", 4, &[("u", 4, 0)]), // 5
+            int("int"),                     // 6 -> 1
+            st("outer", 4, &[("u", 8, 0)]), // 7 -> 5
+            un(9, 11),                      // 8 -> 4
+            anon(10, 6),                    // 9 -> 3
+            arr(6),                         // 10 -> 2
+            anon(12, 6),                    // 11 -> 3
+            arr(6),                         // 12 -> 2
+        ]);
+        assert_eq!(d.remap, ids(&[0, 1, 2, 3, 4, 5, 1, 5, 4, 3, 2, 3, 2]));
     }
 
     #[test]
@@ -1149,6 +1206,34 @@ mod tests {
         }
     }
 
+    /// Output and remap do not depend on the number of threads.
+    #[test]
+    fn result_is_independent_of_thread_count() {
+        let Some(data) = reference("vmlinux.btf") else {
+            return;
+        };
+        let (vmlinux, _) = test_io::parse(&data, None);
+        let quirks = test_cus::Quirks {
+            shuffle_percent: 30,
+            duplicate_ptr_percent: 5,
+        };
+        let btf = test_cus::concatenated_cus(&vmlinux, 5, 6, 3, quirks);
+        let run_with = |threads: usize| {
+            let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                Ok(p) => p,
+                Err(e) => panic!("{e}"),
+            };
+            match pool.install(|| dedup(&btf, None)) {
+                Ok(d) => (d.btf.types, d.remap),
+                Err(e) => panic!("{e}"),
+            }
+        };
+        let one = run_with(1);
+        let four = run_with(4);
+        assert!(one.0 == four.0);
+        assert_eq!(one.1, four.1);
+    }
+
     /// The same without in-CU duplicates, where libbpf 1.1 and 1.7 must
     /// agree with each other too (no typedef cycles, no duplicates).
     #[test]
@@ -1222,6 +1307,247 @@ mod tests {
             small.count(),
             started.elapsed()
         );
+    }
+
+    /// Dedup alone on Debian's real vmlinux, lowered by our pipeline with
+    /// pahole 1.31's kernel features: times it and compares the result
+    /// with pahole 1.31's. Run with `cargo test --release -p btf-writer --
+    /// --ignored real_vmlinux --nocapture`; the vmlinux path can be set
+    /// with `BTFENC_DEDUP_VMLINUX`.
+    #[test]
+    #[ignore]
+    fn real_vmlinux_dedup_speed_and_result() {
+        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, Features};
+        use rayon::prelude::*;
+        let path = std::env::var_os("BTFENC_DEDUP_VMLINUX")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                    .join(".cache/btfenc/extract/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64")
+            });
+        let (Ok(elf), Some(reference)) = (dwarf::ElfFile::open(&path), reference("vmlinux.btf"))
+        else {
+            return;
+        };
+        let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
+            return;
+        };
+        let features = match Features::parse(
+            "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs",
+            true,
+        ) {
+            Ok(f) => f,
+            Err(e) => panic!("{e:?}"),
+        };
+        let mut ctx = Context::new(features, &symbols);
+        ctx.register_params = register_params_for_machine(elf.machine());
+        ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
+        let lowered: Vec<_> = dwarf
+            .units()
+            .par_iter()
+            .filter_map(|header| {
+                let arena = bumpalo::Bump::new();
+                let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).ok()?;
+                lower_cu(&cu, &ctx).ok()
+            })
+            .collect();
+        let Ok(btf) = assemble(lowered, &ctx, None) else {
+            return;
+        };
+        let cpu_ms = || -> u64 {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            let after_name = stat.rsplit(')').next().unwrap_or("");
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            (ticks(11) + ticks(12)) * 10
+        };
+        for flavor in [Flavor::Libbpf1_7, Flavor::Libbpf1_1] {
+            let started = std::time::Instant::now();
+            let cpu_before = cpu_ms();
+            let d = match dedup_as(&btf, None, flavor) {
+                Ok(d) => d,
+                Err(e) => panic!("{e}"),
+            };
+            eprintln!(
+                "{flavor:?}: {} types -> {} in {:?} wall, {} ms CPU",
+                btf.count(),
+                d.btf.count(),
+                started.elapsed(),
+                cpu_ms() - cpu_before
+            );
+            if flavor == Flavor::Libbpf1_7 {
+                let (theirs, _) = test_io::parse(&reference, None);
+                let report = crate::diff::diff(&d.btf, None, &theirs, None);
+                // Only FUNC selection (lowering, not dedup) may differ.
+                let outside = report
+                    .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                assert!(outside.is_empty(), "{report}");
+            }
+        }
+    }
+
+    /// Real modules lowered with the kernel's 1.31 features, split on
+    /// pahole 1.31's vmlinux.btf, deduplicated as libbpf 1.7: the same
+    /// types as pahole 1.31's module BTF (FUNC selection aside).
+    #[test]
+    #[ignore]
+    fn real_modules_match_pahole_1_31() {
+        let Some(base_data) = reference("vmlinux.btf") else {
+            return;
+        };
+        let Ok(base) = crate::read::parse(&base_data, None) else {
+            return;
+        };
+        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
+        let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
+            panic!("features");
+        };
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+        let modules = home
+            .join(".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel");
+        for (module, name) in [
+            ("net/ipv4/tcp_bbr.ko", "tcp_bbr"),
+            ("net/key/af_key.ko", "af_key"),
+            ("drivers/net/virtio_net.ko", "virtio_net"),
+            ("net/netfilter/nf_conntrack.ko", "nf_conntrack"),
+            ("net/netfilter/nf_tables.ko", "nf_tables"),
+            ("fs/xfs/xfs.ko", "xfs"),
+        ] {
+            let Some(theirs_data) = reference(&format!("modules/{name}.btf")) else {
+                continue;
+            };
+            let (theirs, _) = test_io::parse(&theirs_data, Some((&vmlinux, base_strs)));
+            with_lowered(&modules.join(module), Some(&base), features, |split| {
+                let ours = match dedup(split, Some(&base.btf)) {
+                    Ok(d) => d,
+                    Err(e) => panic!("{name}: {e}"),
+                };
+                let report = crate::diff::diff(&ours.btf, Some(&vmlinux), &theirs, Some(&vmlinux));
+                let outside = report
+                    .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                eprintln!(
+                    "{name}: {} types, pahole 1.31 {}",
+                    ours.btf.count(),
+                    theirs.count()
+                );
+                assert!(outside.is_empty(), "{name}: {report}");
+            });
+        }
+    }
+
+    /// Real modules lowered by our pipeline with pahole 1.24's
+    /// `-J --btf_gen_floats`, split on the `.BTF` Debian's pahole 1.24
+    /// left in vmlinux, deduplicated by us and by the system libbpf; and
+    /// vmlinux itself the same way.
+    #[test]
+    #[ignore]
+    fn real_kernel_agrees_with_libbpf() {
+        use object::{Object, ObjectSection};
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+        let root = home.join(".cache/btfenc/extract/usr/lib/debug");
+        let vmlinux_path = root.join("boot/vmlinux-6.1.0-56-cloud-amd64");
+        let Ok(vmlinux) = std::fs::read(&vmlinux_path) else {
+            return;
+        };
+        let Ok(elf) = object::File::parse(&*vmlinux) else {
+            return;
+        };
+        let Some(section) = elf.section_by_name(".BTF") else {
+            return;
+        };
+        let Ok(base_bytes) = section.data() else {
+            return;
+        };
+        let Ok(base) = crate::read::parse(base_bytes, None) else {
+            return;
+        };
+        let modules = root.join("lib/modules/6.1.0-56-cloud-amd64/kernel");
+        for module in [
+            "net/ipv4/tcp_bbr.ko",
+            "net/key/af_key.ko",
+            "drivers/net/virtio_net.ko",
+            "net/netfilter/nf_conntrack.ko",
+            "net/netfilter/nf_tables.ko",
+            "fs/xfs/xfs.ko",
+        ] {
+            with_lowered_legacy(&modules.join(module), Some(&base), |split| {
+                let count =
+                    |flavor| dedup_as(split, Some(&base.btf), flavor).map(|d| d.btf.count());
+                eprintln!(
+                    "{module}: {} types -> 1.1 flavor {:?}, 1.7 flavor {:?}",
+                    split.count(),
+                    count(Flavor::Libbpf1_1),
+                    count(Flavor::Libbpf1_7)
+                );
+                agrees_with_libbpf(split, Some(&base.btf));
+            });
+        }
+        with_lowered_legacy(&vmlinux_path, None, |btf| {
+            eprintln!("vmlinux: {} types", btf.count());
+            agrees_with_libbpf(btf, None);
+        });
+    }
+
+    /// Runs `check` on our pipeline's pre-dedup BTF for `path`, lowered
+    /// with pahole 1.24's `-J --btf_gen_floats` rules (split on `base`).
+    fn with_lowered_legacy(
+        path: &std::path::Path,
+        base: Option<&crate::read::Parsed<'_>>,
+        check: impl FnOnce(&Btf<'_>),
+    ) {
+        use crate::lower::{Features, LegacyFlags};
+        let features = Features::legacy(LegacyFlags {
+            btf_gen_floats: true,
+            ..LegacyFlags::default()
+        });
+        with_lowered(path, base, features, check);
+    }
+
+    /// The kernel's `--btf_features` list for pahole >= 1.26.
+    const KERNEL_FEATURES: &str = "encode_force,var,float,enum64,decl_tag,type_tag,\
+                                   optimized_func,consistent_func,decl_tag_kfuncs";
+
+    /// Runs `check` on our pipeline's pre-dedup BTF for `path` lowered
+    /// with `features` (split on `base`).
+    fn with_lowered(
+        path: &std::path::Path,
+        base: Option<&crate::read::Parsed<'_>>,
+        features: crate::lower::Features,
+        check: impl FnOnce(&Btf<'_>),
+    ) {
+        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, SplitBase};
+        use rayon::prelude::*;
+        let Ok(elf) = dwarf::ElfFile::open(path) else {
+            return;
+        };
+        let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
+            return;
+        };
+        let mut ctx = Context::new(features, &symbols);
+        ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+        ctx.register_params = register_params_for_machine(elf.machine());
+        ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
+        let lowered: Vec<_> = dwarf
+            .units()
+            .par_iter()
+            .filter_map(|header| {
+                let arena = bumpalo::Bump::new();
+                let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).ok()?;
+                lower_cu(&cu, &ctx).ok()
+            })
+            .collect();
+        let split_base = base.map(|b| SplitBase {
+            type_count: b.total_type_count(),
+            str_len: b.str_end(),
+        });
+        if let Ok(btf) = assemble(lowered, &ctx, split_base) {
+            check(&btf);
+        }
     }
 
     #[test]

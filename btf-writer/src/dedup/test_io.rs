@@ -109,7 +109,14 @@ pub(super) fn parse<'a>(data: &'a [u8], base: Option<(&Btf<'a>, &'a [u8])>) -> (
                     let vname = name(u32_at(types_bytes, p));
                     let value = if kind == 6 {
                         p += 8;
-                        u32_at(types_bytes, p - 4) as u64
+                        // Signed 32-bit values are kept sign-extended, as
+                        // the lowering keeps them.
+                        let v = u32_at(types_bytes, p - 4);
+                        if kflag {
+                            v as i32 as i64 as u64
+                        } else {
+                            v as u64
+                        }
                     } else {
                         p += 12;
                         u32_at(types_bytes, p - 8) as u64

@@ -190,12 +190,27 @@ pub(super) fn int_tag_extra(t: Option<&Type<'_>>) -> u32 {
     }
 }
 
-/// String equality with a shortcut: names usually borrow from one string
+/// String equality with shortcuts: names usually borrow from one string
 /// section (DWARF's `.debug_str`, a BTF string table), so equal names are
-/// mostly the very same bytes.
+/// mostly the very same bytes; short names (which compilers often inline
+/// in each CU's DIEs) are compared without a `memcmp` call.
 #[inline]
 pub(super) fn same_str(a: &str, b: &str) -> bool {
-    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+    if a.len() != b.len() {
+        return false;
+    }
+    if std::ptr::eq(a.as_ptr(), b.as_ptr()) {
+        return true;
+    }
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() <= 8 {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x[..a.len()].copy_from_slice(a);
+        y[..b.len()].copy_from_slice(b);
+        return x == y;
+    }
+    a == b
 }
 
 /// `btf_equal_common`: name, info and size/type.
@@ -402,6 +417,18 @@ mod tests {
         let a = enumeration("e", 4, &[("A", 0xffff_ffff)]);
         let b = enumeration("e", 4, &[("A", 0xffff_ffff_ffff_ffff)]);
         assert!(equal_enum(Some(&a), Some(&b)));
+    }
+
+    #[test]
+    fn same_str_compares_content() {
+        let owned = String::from("abc");
+        assert!(same_str("abc", &owned));
+        assert!(!same_str("abc", "abd"));
+        assert!(!same_str("abc", "ab"));
+        let long = String::from("a_rather_long_member_name");
+        assert!(same_str("a_rather_long_member_name", &long));
+        assert!(!same_str("a_rather_long_member_namE", &long));
+        assert!(same_str("", ""));
     }
 
     #[test]
