@@ -483,7 +483,11 @@ fn in_place_distilled_adds_btf_and_btf_base() {
         Some(&dir.path().join("dumped.BTF.base")),
     );
     theirs.assert_success();
-    assert_eq!(ours.stdout_text(), theirs.stdout_text(), "btfenc dump of the module differs from bpftool's");
+    assert_eq!(
+        ours.stdout_text(),
+        theirs.stdout_text(),
+        "btfenc dump of the module differs from bpftool's"
+    );
     let base_of_detached = dir.path().join("detached.btf.base");
     let diff = btfenc::<&OsStr>(&[
         "diff".as_ref(),
@@ -492,7 +496,11 @@ fn in_place_distilled_adds_btf_and_btf_base() {
         "--base-b".as_ref(),
         base_of_detached.as_os_str(),
     ]);
-    assert!(diff.success() && diff.stdout.is_empty(), "{}", diff.describe());
+    assert!(
+        diff.success() && diff.stdout.is_empty(),
+        "{}",
+        diff.describe()
+    );
 
     // relocate takes the module itself: .BTF.base comes from the ELF.
     let relocated = dir.path().join("relocated.btf");
@@ -710,8 +718,13 @@ fn one_module_into_a_directory_goes_to_dir_name_btf() {
     std::fs::create_dir(&out).unwrap_or_else(|err| panic!("{err}"));
     let module = copy_fixture("obj/gcc-dwarf5/structs.o", &dir.path().join("structs.ko"));
     let detached = format!("--btf_encode_detached={}", out.display());
-    btfenc::<&OsStr>(&["-J".as_ref(), base_flag(&base).as_ref(), detached.as_ref(), module.as_os_str()])
-        .assert_success();
+    btfenc::<&OsStr>(&[
+        "-J".as_ref(),
+        base_flag(&base).as_ref(),
+        detached.as_ref(),
+        module.as_os_str(),
+    ])
+    .assert_success();
     assert_eq!(files_in(&out), ["structs.btf"]);
     Dump::of_file(&out.join("structs.btf"), Some(&base));
 }
