@@ -86,7 +86,9 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
     }
 
     let body = data.get(hdr_len as usize..).unwrap_or_default();
-    let section = |which: Section, off: u32, len: u32| -> Result<&[u8], Error> {
+    // An out-of-bounds section is reported at its offset field, the first
+    // of the two header words that describe it.
+    let section = |which: Section, field_at: usize, off: u32, len: u32| -> Result<&[u8], Error> {
         let start = off as usize;
         let end = start.checked_add(len as usize);
         end.and_then(|end| body.get(start..end)).ok_or_else(|| {
@@ -95,12 +97,27 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
                 off,
                 len,
             })
-            .at(field::HDR_LEN as u64)
+            .at(field_at as u64)
         })
     };
-    let types = section(Section::Types, header.type_off, header.type_len)?;
-    let strings = section(Section::Strings, header.str_off, header.str_len)?;
-    section(Section::Layout, header.layout_off, header.layout_len)?;
+    let types = section(
+        Section::Types,
+        field::TYPE_OFF,
+        header.type_off,
+        header.type_len,
+    )?;
+    let strings = section(
+        Section::Strings,
+        field::STR_OFF,
+        header.str_off,
+        header.str_len,
+    )?;
+    section(
+        Section::Layout,
+        field::LAYOUT_OFF,
+        header.layout_off,
+        header.layout_len,
+    )?;
     if header.type_off & 3 != 0 {
         return Err(
             Error::new(ErrorKind::MisalignedTypeSection(header.type_off))
