@@ -363,20 +363,6 @@ impl Kind {
             _ => return None,
         })
     }
-
-    /// Whether `vlen` counts trailing entries for this kind (for FUNC it
-    /// holds the linkage instead; for the rest it must be 0).
-    pub fn has_entries(self) -> bool {
-        matches!(
-            self,
-            Kind::STRUCT
-                | Kind::UNION
-                | Kind::ENUM
-                | Kind::ENUM64
-                | Kind::FUNC_PROTO
-                | Kind::DATASEC
-        )
-    }
 }
 
 impl std::fmt::Display for Kind {
