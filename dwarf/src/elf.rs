@@ -14,7 +14,9 @@ use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, Symb
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::reloc;
-use crate::symbols::{DataSymbol, FuncSymbol, SectionInfo, SymbolFacts};
+use crate::symbols::{
+    kfuncs_in_btf_ids, BtfIdsSymbol, DataSymbol, FuncSymbol, SectionInfo, SymbolFacts,
+};
 
 /// The reader every DWARF section is read through.
 pub type Reader<'input> = gimli::EndianSlice<'input, gimli::RunTimeEndian>;
@@ -401,7 +403,25 @@ impl ElfFile {
             }
             facts.sections.entry(name).or_insert(info);
         }
+        let btf_ids = facts.sections.get(".BTF_ids").copied();
+        let mut btf_ids_symbols = Vec::new();
         for symbol in file.symbols() {
+            // Set symbols in `.BTF_ids` have no type, so this section's
+            // symbols are gathered before the type filter (its id symbols
+            // still go on to `data` below, as before).
+            if let (Some(section), SymbolSection::Section(SectionIndex(index))) =
+                (btf_ids, symbol.section())
+            {
+                if index == section.index {
+                    if let Ok(name) = symbol.name() {
+                        btf_ids_symbols.push(BtfIdsSymbol {
+                            name,
+                            address: symbol.address(),
+                            size: symbol.size(),
+                        });
+                    }
+                }
+            }
             let kind = symbol.kind();
             if kind != SymbolKind::Text && kind != SymbolKind::Data {
                 continue;
@@ -444,6 +464,17 @@ impl ElfFile {
         facts
             .data
             .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
+        // Only `decl_tag_kfuncs` needs `.BTF_ids`: an unreadable one means
+        // no kfuncs rather than no BTF at all.
+        let btf_ids_data = btf_ids
+            .filter(|_| !btf_ids_symbols.is_empty())
+            .and_then(|section| {
+                let found = file.section_by_index(SectionIndex(section.index)).ok()?;
+                Some((section.address, found.data().ok()?))
+            });
+        if let Some((address, data)) = btf_ids_data {
+            facts.kfuncs = kfuncs_in_btf_ids(data, address, self.is_big_endian(), &btf_ids_symbols);
+        }
         Ok(facts)
     }
 }

@@ -54,6 +54,7 @@ mod facts;
 mod fixtures;
 mod in_place;
 mod kernel_load;
+mod kfuncs;
 mod modules;
 mod pahole_parity;
 mod split;

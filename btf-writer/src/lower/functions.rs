@@ -21,6 +21,14 @@ use crate::types::{Btf, DeclTag, FuncProto, Linkage, Object, Param, Type, TypeId
 /// rather than a callable copy of it: pahole 1.31 ignores such symbols.
 const NON_FUNCTION_SUFFIXES: [&str; 2] = [".cold", ".part"];
 
+/// The DECL_TAG pahole 1.31 puts on every encoded kfunc.
+const KFUNC_TAG: &str = "bpf_kfunc";
+/// The DECL_TAG it adds for kfuncs the verifier may call without
+/// spilling caller-saved registers.
+const FASTCALL_TAG: &str = "bpf_fastcall";
+/// `KF_FASTCALL` among a kfunc's set flags (kernel `include/linux/btf.h`).
+const KF_FASTCALL: u32 = 1 << 12;
+
 /// What pahole knows about an ELF function name (1.31: suffix stripped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct ElfFunction {
@@ -34,6 +42,8 @@ struct ElfFunction {
     /// A `.cold` piece of it exists: the compiler split its code in two,
     /// and DWARF describes it with address ranges.
     has_cold_piece: bool,
+    /// The function is a kfunc; its `KF_*` flags.
+    kfunc_flags: Option<u32>,
 }
 
 /// The ELF function names candidates are matched against.
@@ -85,6 +95,14 @@ impl<'input> FunctionTable<'input> {
             let address = *first_address.entry(name).or_insert(symbol.address);
             if address != symbol.address {
                 entry.ambiguous_address = true;
+            }
+        }
+        // pahole marks the ELF function of the kfunc's name, so a kfunc
+        // without a function symbol (or whose name pahole cut differently)
+        // stays untagged.
+        for kfunc in &symbols.kfuncs {
+            if let Some(function) = names.get_mut(kfunc.name) {
+                function.kfunc_flags = Some(kfunc.flags);
             }
         }
         if rules == Rules::V1_31 {
@@ -142,6 +160,9 @@ pub struct FunctionCandidate<'input> {
     /// `.cold` piece (described by address ranges): those clones keep
     /// their FUNC whatever their parameters look like.
     pub signature_checked: bool,
+    /// The function is a kfunc (listed in a `.BTF_ids` kfunc set), with
+    /// its `KF_*` flags: with `decl_tag_kfuncs` its FUNC is tagged.
+    pub kfunc_flags: Option<u32>,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -241,6 +262,7 @@ fn candidate<'input>(
         has_code: function.low_pc.is_some(),
         clone_only: elf.clone_only,
         signature_checked: false,
+        kfunc_flags: elf.kfunc_flags,
     })
 }
 
@@ -327,6 +349,21 @@ fn add_function<'input>(
         linkage: Linkage::Static,
     }));
     if features.decl_tag {
+        // As pahole: the kfunc tags come before the source's own tags.
+        if let Some(flags) = candidate.kfunc_flags.filter(|_| features.decl_tag_kfuncs) {
+            btf.add(Type::DeclTag(DeclTag {
+                name: KFUNC_TAG,
+                ty: func,
+                component_idx: -1,
+            }));
+            if flags & KF_FASTCALL != 0 {
+                btf.add(Type::DeclTag(DeclTag {
+                    name: FASTCALL_TAG,
+                    ty: func,
+                    component_idx: -1,
+                }));
+            }
+        }
         for (name, component_idx) in candidate.decl_tags {
             btf.add(Type::DeclTag(DeclTag {
                 name,
@@ -680,6 +717,7 @@ mod tests {
             has_code: true,
             clone_only: false,
             signature_checked: true,
+            kfunc_flags: None,
         }
     }
 
@@ -841,5 +879,78 @@ mod tests {
         let mut btf = proto_btf();
         emit_functions(&mut btf, vec![cand(1, &[1]), unexpected], &strict);
         assert_eq!(btf.count(), before);
+    }
+
+    #[test]
+    fn kfuncs_are_marked_by_their_matched_name() {
+        let mut facts = symbols(&[
+            ("bpf_obj_new", 0x10),
+            ("bpf_iter.isra.0", 0x20),
+            ("plain", 0x30),
+        ]);
+        facts.kfuncs = vec![
+            dwarf::symbols::Kfunc {
+                name: "bpf_iter",
+                flags: KF_FASTCALL,
+            },
+            dwarf::symbols::Kfunc {
+                name: "bpf_obj_new",
+                flags: 0,
+            },
+            // Listed in a set but without a function symbol: nothing to tag.
+            dwarf::symbols::Kfunc {
+                name: "gone",
+                flags: 0,
+            },
+        ];
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        assert_eq!(table.lookup("bpf_obj_new").unwrap().kfunc_flags, Some(0));
+        assert_eq!(
+            table.lookup("bpf_iter").unwrap().kfunc_flags,
+            Some(KF_FASTCALL)
+        );
+        assert_eq!(table.lookup("plain").unwrap().kfunc_flags, None);
+        assert!(table.lookup("gone").is_none());
+    }
+
+    #[test]
+    fn kfunc_decl_tags_come_first_and_only_with_the_feature() {
+        let strict = Features::parse("default", true).unwrap();
+        let tags_of = |features: &Features, flags: Option<u32>| {
+            let mut btf = proto_btf();
+            let before = btf.count() as usize;
+            let candidate = FunctionCandidate {
+                kfunc_flags: flags,
+                ..cand(1, &[1])
+            };
+            emit_functions(&mut btf, vec![candidate], features);
+            let func = TypeId(before as u32 + 2);
+            btf.types[before..]
+                .iter()
+                .filter_map(|ty| match ty {
+                    Type::DeclTag(tag) => {
+                        assert_eq!((tag.ty, tag.component_idx), (func, -1));
+                        Some(tag.name)
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tags_of(&strict, None), vec!["tag"]);
+        assert_eq!(tags_of(&strict, Some(0)), vec!["bpf_kfunc", "tag"]);
+        assert_eq!(
+            tags_of(&strict, Some(KF_FASTCALL | 1)),
+            vec!["bpf_kfunc", "bpf_fastcall", "tag"]
+        );
+        let no_kfunc_tags = Features {
+            decl_tag_kfuncs: false,
+            ..strict
+        };
+        assert_eq!(tags_of(&no_kfunc_tags, Some(0)), vec!["tag"]);
+        let no_decl_tags = Features {
+            decl_tag: false,
+            ..strict
+        };
+        assert!(tags_of(&no_decl_tags, Some(KF_FASTCALL)).is_empty());
     }
 }
