@@ -5,6 +5,8 @@
 //! The format, one type per line, members indented by a tab:
 //! `[ID] KIND 'NAME' key=value key=value` then `\t'MEMBER' key=value`.
 
+use std::path::Path;
+
 /// One type of a dump.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DumpedType {
@@ -29,6 +31,15 @@ pub struct Dump {
 }
 
 impl Dump {
+    /// bpftool's dump of `file` (on `base` for a split), parsed; panics
+    /// with bpftool's output when it fails, as a test helper should.
+    pub fn of_file(file: &Path, base: Option<&Path>) -> Dump {
+        let run = crate::tools::bpftool_btf_dump(file, base);
+        run.assert_success();
+        Dump::parse(&run.stdout_text())
+            .unwrap_or_else(|err| panic!("bpftool's dump of {}: {err}", file.display()))
+    }
+
     /// Parses bpftool's raw text. Errors name the offending line.
     pub fn parse(text: &str) -> Result<Dump, String> {
         let mut types: Vec<DumpedType> = Vec::new();

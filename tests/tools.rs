@@ -128,6 +128,24 @@ pub fn bpftool<S: AsRef<OsStr>>(args: &[S]) -> RunOutput {
     run(&bpftool_bin(), args)
 }
 
+/// `bpftool [-B BASE] btf dump file FILE`: the raw dump that the tests
+/// take as the reference reading of a BTF file. `-B` (--base-btf) is how
+/// bpftool v7 takes a base; it then prints only the split's own types,
+/// numbered after the base's.
+pub fn bpftool_btf_dump(file: &Path, base: Option<&Path>) -> RunOutput {
+    let mut args: Vec<&OsStr> = Vec::new();
+    if let Some(base) = base {
+        args.extend([OsStr::new("-B"), base.as_os_str()]);
+    }
+    args.extend([
+        OsStr::new("btf"),
+        OsStr::new("dump"),
+        OsStr::new("file"),
+        file.as_os_str(),
+    ]);
+    bpftool(&args)
+}
+
 /// Which encoder writes a detached BTF file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoder {

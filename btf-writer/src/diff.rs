@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::dump::{int_encoding_name, linkage_name};
+use crate::dump::{fwd_kind_name, int_encoding_name, linkage_name, signedness};
 use crate::raw::Kind;
 use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
 
@@ -571,8 +571,7 @@ impl<'s> Interner<'s> {
                 values,
             } => render_enum(out, "ENUM64", name, *size, *signed, values),
             Desc::Fwd { name, union } => {
-                let fwd_kind = if *union { "union" } else { "struct" };
-                let _ = write!(out, "FWD '{name}' fwd_kind={fwd_kind}");
+                let _ = write!(out, "FWD '{name}' fwd_kind={}", fwd_kind_name(*union));
             }
             Desc::Typedef { name, ty } => {
                 let _ = write!(out, "TYPEDEF '{name}' = ");
@@ -681,7 +680,7 @@ fn render_enum(
     signed: bool,
     values: &[(&str, u64)],
 ) {
-    let encoding = if signed { "SIGNED" } else { "UNSIGNED" };
+    let encoding = signedness(signed);
     let _ = write!(out, "{kind} '{name}' size={size} encoding={encoding} {{");
     for (i, (value_name, value)) in values.iter().enumerate() {
         if i > 0 {

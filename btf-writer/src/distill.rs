@@ -31,7 +31,7 @@ pub struct Distilled<'a> {
     /// The distilled base: standalone BTF.
     pub base: Btf<'a>,
     /// The split, numbered after `base`. Its `base_str_len` is 0 until the
-    /// base's string section is known; [`write`] fills it in.
+    /// base's string section is known; [`write()`] fills it in.
     pub split: Btf<'a>,
 }
 

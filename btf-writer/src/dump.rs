@@ -11,7 +11,7 @@
 use std::io::{self, BufWriter, Write};
 
 use crate::raw::{type_name, Kind};
-use crate::types::{Btf, Composite, Enum, Linkage, Type, TypeId};
+use crate::types::{Btf, Composite, Enum, IntEncoding, Linkage, Type, TypeId};
 
 /// Writes `btf` in bpftool's raw text format.
 ///
@@ -68,11 +68,7 @@ pub fn dump_type(
         Type::Struct(composite) | Type::Union(composite) => dump_members(out, composite)?,
         Type::Enum(e) => dump_enum32(out, e)?,
         Type::Enum64(e) => dump_enum64(out, e)?,
-        Type::Fwd(fwd) => write!(
-            out,
-            " fwd_kind={}",
-            if fwd.union { "union" } else { "struct" }
-        )?,
+        Type::Fwd(fwd) => write!(out, " fwd_kind={}", fwd_kind_name(fwd.union))?,
         Type::Func(func) => write!(
             out,
             " type_id={} linkage={}",
@@ -224,17 +220,20 @@ fn or_anon(name: &str) -> &str {
     }
 }
 
+/// bpftool's name for an INT's encoding bits; `UNKN` for any combination
+/// btf.rst does not allow.
 pub(crate) fn int_encoding_name(bits: u8) -> &'static str {
     match bits {
         0 => "(none)",
-        1 => "SIGNED",
-        2 => "CHAR",
-        4 => "BOOL",
+        IntEncoding::SIGNED => "SIGNED",
+        IntEncoding::CHAR => "CHAR",
+        IntEncoding::BOOL => "BOOL",
         _ => "UNKN",
     }
 }
 
-fn signedness(signed: bool) -> &'static str {
+/// bpftool's `encoding=` of an ENUM or ENUM64.
+pub(crate) fn signedness(signed: bool) -> &'static str {
     if signed {
         "SIGNED"
     } else {
@@ -242,6 +241,16 @@ fn signedness(signed: bool) -> &'static str {
     }
 }
 
+/// bpftool's `fwd_kind=` of a FWD.
+pub(crate) fn fwd_kind_name(union: bool) -> &'static str {
+    if union {
+        "union"
+    } else {
+        "struct"
+    }
+}
+
+/// bpftool's `linkage=` of a FUNC or VAR.
 pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
     match linkage {
         Linkage::Static => "static",

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::raw::Kind;
+use crate::raw::{self, Kind};
 use crate::types::TypeId;
 
 /// An error from reading, writing or transforming BTF.
@@ -240,10 +240,14 @@ impl fmt::Display for ErrorKind {
             TruncatedHeader { needed, available } => {
                 write!(f, "truncated header: need {needed} bytes, have {available}")
             }
-            BadMagic(m) => write!(f, "bad magic {m:#06x} (expected 0xeb9f)"),
+            BadMagic(m) => write!(f, "bad magic {m:#06x} (expected {:#06x})", raw::MAGIC),
             UnsupportedVersion(v) => write!(f, "unsupported BTF version {v}"),
             UnsupportedFlags(x) => write!(f, "unsupported header flags {x:#x}"),
-            HeaderTooShort(n) => write!(f, "hdr_len {n} is shorter than the 24-byte header"),
+            HeaderTooShort(n) => write!(
+                f,
+                "hdr_len {n} is shorter than the {}-byte header",
+                raw::HEADER_LEN
+            ),
             UnknownHeaderFields => f.write_str("unknown non-zero header fields"),
             SectionOutOfBounds { section, off, len } => {
                 write!(
@@ -279,7 +283,7 @@ impl fmt::Display for ErrorKind {
             TypeIdOutOfRange(id) => write!(f, "reference to type id {id}, which does not exist"),
             BadInt(what) => write!(f, "bad INT: {what}"),
             BadLinkage(l) => write!(f, "unknown linkage {l}"),
-            VlenTooLarge(n) => write!(f, "{n} members do not fit vlen (max 65535)"),
+            VlenTooLarge(n) => write!(f, "{n} members do not fit vlen (max {})", raw::MAX_VLEN),
             BitfieldOffsetTooLarge { member, bit_offset } => write!(
                 f,
                 "member {member}: bit offset {bit_offset} does not fit 24 bits of a bitfield offset"

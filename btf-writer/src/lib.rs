@@ -6,7 +6,7 @@
 //!   header and record layouts. Every rule of the format lives there.
 //! - [`types`]: the decoded in-memory model, [`Btf`] and [`Type`].
 //! - [`strings`]: the deduplicating string table.
-//! - [`write`]: serialization, [`read`]: parsing raw blobs and ELF `.BTF`.
+//! - [`write`](mod@write): serialization, [`read`]: parsing raw blobs and ELF `.BTF`.
 //! - [`lower`]: DWARF model → BTF, with pahole's rules.
 //! - [`dedup`]: cross-CU deduplication with `btf__dedup` semantics.
 //! - [`dump`]: bpftool's raw text format, [`diff`]: semantic comparison.

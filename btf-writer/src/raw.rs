@@ -24,6 +24,31 @@ pub const HEADER_LEN: u32 = 24;
 /// layout section. Zero there means no such section.
 pub const HEADER_LEN_WITH_LAYOUT: u32 = 32;
 
+/// Byte offsets of the `struct btf_header` fields (btf.rst 2.1), for a
+/// reader that checks them one by one and names the offending byte.
+pub mod header_field {
+    /// `magic`, u16.
+    pub const MAGIC: usize = 0;
+    /// `version`, u8.
+    pub const VERSION: usize = 2;
+    /// `flags`, u8.
+    pub const FLAGS: usize = 3;
+    /// `hdr_len`, u32.
+    pub const HDR_LEN: usize = 4;
+    /// `type_off`, u32.
+    pub const TYPE_OFF: usize = 8;
+    /// `type_len`, u32.
+    pub const TYPE_LEN: usize = 12;
+    /// `str_off`, u32.
+    pub const STR_OFF: usize = 16;
+    /// `str_len`, u32.
+    pub const STR_LEN: usize = 20;
+    /// `layout_off`, u32, only when `hdr_len` >= [`super::HEADER_LEN_WITH_LAYOUT`].
+    pub const LAYOUT_OFF: usize = 24;
+    /// `layout_len`, u32, likewise.
+    pub const LAYOUT_LEN: usize = 28;
+}
+
 /// Size of `struct btf_type`, the common part of every record.
 pub const TYPE_RECORD_LEN: usize = 12;
 /// INT's trailing u32.
@@ -338,20 +363,6 @@ impl Kind {
             _ => return None,
         })
     }
-
-    /// Whether `vlen` counts trailing entries for this kind (for FUNC it
-    /// holds the linkage instead; for the rest it must be 0).
-    pub fn has_entries(self) -> bool {
-        matches!(
-            self,
-            Kind::STRUCT
-                | Kind::UNION
-                | Kind::ENUM
-                | Kind::ENUM64
-                | Kind::FUNC_PROTO
-                | Kind::DATASEC
-        )
-    }
 }
 
 impl std::fmt::Display for Kind {
@@ -511,6 +522,18 @@ pub fn enum_value_fits(value: u64) -> bool {
     (i64::from(i32::MIN)..=i64::from(u32::MAX)).contains(&v)
 }
 
+/// An ENUM64 value as `struct btf_enum64` stores it: `(val_lo32, val_hi32)`.
+#[inline]
+pub fn enum64_halves(value: u64) -> (u32, u32) {
+    (value as u32, (value >> 32) as u32)
+}
+
+/// The value of a `struct btf_enum64`, the inverse of [`enum64_halves`].
+#[inline]
+pub fn enum64_value(lo32: u32, hi32: u32) -> u64 {
+    u64::from(lo32) | (u64::from(hi32) << 32)
+}
+
 /// Widens a 32-bit ENUM value to the model's u64: sign-extended for a
 /// signed enum, zero-extended otherwise. The inverse of keeping the low 32
 /// bits, for every value [`enum_value_fits`] accepts with a matching
@@ -590,6 +613,53 @@ mod tests {
         assert!(!enum_value_fits((i64::from(i32::MIN) - 1) as u64));
         assert_eq!(enum_value_widen(0xffff_ffff, true), u64::MAX);
         assert_eq!(enum_value_widen(0xffff_ffff, false), 0xffff_ffff);
+    }
+
+    #[test]
+    fn enum64_is_low_half_first() {
+        assert_eq!(
+            enum64_halves(0x1122_3344_5566_7788),
+            (0x5566_7788, 0x1122_3344)
+        );
+        assert_eq!(
+            enum64_value(0x5566_7788, 0x1122_3344),
+            0x1122_3344_5566_7788
+        );
+    }
+
+    #[test]
+    fn header_fields_are_where_write_to_puts_them() {
+        let header = Header {
+            hdr_len: HEADER_LEN_WITH_LAYOUT,
+            type_off: 0x0101_0101,
+            type_len: 0x0202_0202,
+            str_off: 0x0303_0303,
+            str_len: 0x0404_0404,
+            layout_off: 0x0505_0505,
+            layout_len: 0x0606_0606,
+            ..Header::new(0, 0)
+        };
+        let mut bytes = Vec::new();
+        header.write_to(&mut bytes, Endian::Little);
+        let u32_at = |at: usize| {
+            bytes
+                .get(at..at + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        assert_eq!(
+            bytes.get(header_field::MAGIC..header_field::MAGIC + 2),
+            Some(&[0x9f, 0xeb][..])
+        );
+        assert_eq!(bytes.get(header_field::VERSION), Some(&VERSION));
+        assert_eq!(bytes.get(header_field::FLAGS), Some(&0));
+        assert_eq!(u32_at(header_field::HDR_LEN), Some(HEADER_LEN_WITH_LAYOUT));
+        assert_eq!(u32_at(header_field::TYPE_OFF), Some(0x0101_0101));
+        assert_eq!(u32_at(header_field::TYPE_LEN), Some(0x0202_0202));
+        assert_eq!(u32_at(header_field::STR_OFF), Some(0x0303_0303));
+        assert_eq!(u32_at(header_field::STR_LEN), Some(0x0404_0404));
+        assert_eq!(u32_at(header_field::LAYOUT_OFF), Some(0x0505_0505));
+        assert_eq!(u32_at(header_field::LAYOUT_LEN), Some(0x0606_0606));
+        assert_eq!(bytes.len(), HEADER_LEN_WITH_LAYOUT as usize);
     }
 
     #[test]

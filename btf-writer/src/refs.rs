@@ -1,6 +1,7 @@
-//! Visiting the type ids a [`Type`] refers to: the one place that knows
-//! which fields of which kind are references, for the passes that move
-//! types between tables ([`crate::distill`], [`crate::relocate`]).
+//! Visiting the type ids a [`Type`] refers to: which fields of which kind
+//! are references, for the passes that move types between tables
+//! ([`crate::distill`], [`crate::relocate`]). Meant to be the one place
+//! that knows; `dedup/output.rs` still has a copy of [`remap_ids`].
 
 use crate::types::{Type, TypeId};
 

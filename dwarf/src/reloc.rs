@@ -89,47 +89,55 @@ enum Action {
 
 fn classify(relocation: &object::Relocation, machine: u16) -> Action {
     if let RelocationFlags::Elf { r_type } = relocation.flags() {
+        // Relocation types by object's names where it has them: the ABI's
+        // numbers are easy to get wrong by one (AArch64's TLS_DTPMOD is 1028,
+        // TLS_DTPREL 1029).
+        //
         // Thread-local variables' DW_AT_location holds the offset in the TLS
         // block, which is the symbol value in a relocatable file; object does
         // not classify these as absolute.
-        const R_X86_64_DTPOFF64: u32 = 17;
-        const R_X86_64_DTPOFF32: u32 = 21;
-        const R_AARCH64_TLS_DTPREL64: u32 = 1028;
+        use object::elf::{RelocationType, R_AARCH64_TLS_DTPREL};
+        use object::elf::{R_X86_64_DTPOFF32, R_X86_64_DTPOFF64};
         const EM_X86_64: u16 = object::elf::EM_X86_64.0;
         const EM_AARCH64: u16 = object::elf::EM_AARCH64.0;
         // BPF objects (clang -target bpf*): object does not classify BPF
         // relocations. Debug sections use the absolute S + A ones
         // (Documentation/bpf/llvm_reloc.rst); NODYLD32 is the same
         // computation, meant for .BTF/.BTF.ext.
-        const R_BPF_64_ABS64: u32 = 2;
-        const R_BPF_64_ABS32: u32 = 3;
-        const R_BPF_64_NODYLD32: u32 = 4;
+        const R_BPF_64_ABS64: RelocationType = RelocationType(2);
+        const R_BPF_64_ABS32: RelocationType = RelocationType(3);
+        const R_BPF_64_NODYLD32: RelocationType = RelocationType(4);
         const EM_BPF: u16 = object::elf::EM_BPF.0;
         const EM_RISCV: u16 = object::elf::EM_RISCV.0;
         if machine == EM_RISCV {
             // Linker relaxation can change code sizes, so clang emits
             // address differences as ADD/SUB pairs in debug sections.
-            match r_type.0 {
-                33 => return Action::Add(1),
-                34 => return Action::Add(2),
-                35 => return Action::Add(4),
-                36 => return Action::Add(8),
-                37 => return Action::Sub(1),
-                38 => return Action::Sub(2),
-                39 => return Action::Sub(4),
-                40 => return Action::Sub(8),
-                52 => return Action::Sub6,
-                53 => return Action::Set6,
-                54 => return Action::Store(1),
-                55 => return Action::Store(2),
-                56 => return Action::Store(4),
+            use object::elf::{R_RISCV_ADD16, R_RISCV_ADD32, R_RISCV_ADD64, R_RISCV_ADD8};
+            use object::elf::{R_RISCV_SET16, R_RISCV_SET32, R_RISCV_SET6, R_RISCV_SET8};
+            use object::elf::{
+                R_RISCV_SUB16, R_RISCV_SUB32, R_RISCV_SUB6, R_RISCV_SUB64, R_RISCV_SUB8,
+            };
+            match r_type {
+                R_RISCV_ADD8 => return Action::Add(1),
+                R_RISCV_ADD16 => return Action::Add(2),
+                R_RISCV_ADD32 => return Action::Add(4),
+                R_RISCV_ADD64 => return Action::Add(8),
+                R_RISCV_SUB8 => return Action::Sub(1),
+                R_RISCV_SUB16 => return Action::Sub(2),
+                R_RISCV_SUB32 => return Action::Sub(4),
+                R_RISCV_SUB64 => return Action::Sub(8),
+                R_RISCV_SUB6 => return Action::Sub6,
+                R_RISCV_SET6 => return Action::Set6,
+                R_RISCV_SET8 => return Action::Store(1),
+                R_RISCV_SET16 => return Action::Store(2),
+                R_RISCV_SET32 => return Action::Store(4),
                 _ => {}
             }
         }
-        match (machine, r_type.0) {
+        match (machine, r_type) {
             (EM_X86_64, R_X86_64_DTPOFF64) => return Action::Store(8),
             (EM_X86_64, R_X86_64_DTPOFF32) => return Action::Store(4),
-            (EM_AARCH64, R_AARCH64_TLS_DTPREL64) => return Action::Store(8),
+            (EM_AARCH64, R_AARCH64_TLS_DTPREL) => return Action::Store(8),
             (EM_BPF, R_BPF_64_ABS64) => return Action::Store(8),
             (EM_BPF, R_BPF_64_ABS32 | R_BPF_64_NODYLD32) => return Action::Store(4),
             _ => {}
@@ -199,5 +207,64 @@ mod tests {
         write_place(&mut be, 0x0102_0304_0506_0708, true);
         assert_eq!(be, [1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(read_place(&be, true), 0x0102_0304_0506_0708);
+    }
+
+    /// A relocatable AArch64 object whose `.debug_info` holds one 8-byte
+    /// place relocated with `r_type` against a TLS symbol at 0x10, addend 4.
+    fn aarch64_object_with_tls_relocation(r_type: u32) -> Vec<u8> {
+        use object::write::{Object as Writer, Relocation, Symbol, SymbolSection};
+        use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags};
+        use object::{SymbolKind, SymbolScope};
+        let mut obj = Writer::new(BinaryFormat::Elf, Architecture::Aarch64, Endianness::Little);
+        let tbss = obj.add_section(Vec::new(), b".tbss".to_vec(), SectionKind::UninitializedTls);
+        obj.append_section_bss(tbss, 0x20, 8);
+        let tls = obj.add_symbol(Symbol {
+            name: b"tls_counter".to_vec(),
+            value: 0x10,
+            size: 4,
+            kind: SymbolKind::Tls,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(tbss),
+            flags: SymbolFlags::None,
+        });
+        let info = obj.add_section(Vec::new(), b".debug_info".to_vec(), SectionKind::Debug);
+        obj.append_section_data(info, &[0; 8], 1);
+        let relocation = Relocation {
+            offset: 0,
+            symbol: tls,
+            addend: 4,
+            flags: RelocationFlags::Elf {
+                r_type: object::elf::RelocationType(r_type),
+            },
+        };
+        obj.add_relocation(info, relocation)
+            .unwrap_or_else(|err| panic!("{err}"));
+        obj.write().unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn relocate_debug_info(bytes: &[u8]) -> Result<u64, String> {
+        let file = object::File::parse(bytes).map_err(|err| err.to_string())?;
+        let section = file
+            .section_by_name(".debug_info")
+            .ok_or("no .debug_info")?;
+        let mut data = [0u8; 8];
+        apply_relocations(&file, &section, &mut data, false)?;
+        Ok(read_place(&data, false))
+    }
+
+    // glibc's elf.h: R_AARCH64_TLS_DTPMOD 1028 (module number),
+    // R_AARCH64_TLS_DTPREL 1029 (module-relative offset): only the offset
+    // is the value a DW_AT_location wants.
+    #[test]
+    fn aarch64_tls_offset_is_symbol_plus_addend() {
+        let object = aarch64_object_with_tls_relocation(1029);
+        assert_eq!(relocate_debug_info(&object), Ok(0x14));
+    }
+
+    #[test]
+    fn aarch64_tls_module_number_is_refused() {
+        let object = aarch64_object_with_tls_relocation(1028);
+        assert!(relocate_debug_info(&object).is_err());
     }
 }

@@ -230,7 +230,10 @@ mod tests {
 
     #[test]
     fn bare_j_does_not_swallow_the_input_file() {
-        assert_eq!(norm(&["btfenc", "-J", "-j", "vmlinux"]), ["btfenc", "-J", "--jobs=0", "vmlinux"]);
+        assert_eq!(
+            norm(&["btfenc", "-J", "-j", "vmlinux"]),
+            ["btfenc", "-J", "--jobs=0", "vmlinux"]
+        );
         let cli = Cli::try_parse_from(norm(&["btfenc", "-J", "-j", "vmlinux"])).expect("parses");
         assert_eq!(cli.encode.jobs, Some(0));
         assert_eq!(cli.encode.files, [PathBuf::from("vmlinux")]);
@@ -261,7 +264,8 @@ mod tests {
 
     #[test]
     fn subcommands_parse() {
-        let cli = Cli::try_parse_from(["btfenc", "diff", "a", "b", "--base-a", "c"]).expect("parses");
+        let cli =
+            Cli::try_parse_from(["btfenc", "diff", "a", "b", "--base-a", "c"]).expect("parses");
         assert!(matches!(cli.command, Some(Command::Diff { .. })));
     }
 }

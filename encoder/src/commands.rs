@@ -25,17 +25,34 @@ pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
 pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
-        Some(Command::Diff { a, b, base_a, base_b, examples, ignore_datasec_layout }) => {
+        Some(Command::Diff {
+            a,
+            b,
+            base_a,
+            base_b,
+            examples,
+            ignore_datasec_layout,
+        }) => {
             // The layout is compared by default: the parity checks judge
             // with this command, and a VAR at the wrong offset is a bug.
-            let options = btf::diff::DiffOptions { max_examples: examples, datasec_layout: !ignore_datasec_layout };
+            let options = btf::diff::DiffOptions {
+                max_examples: examples,
+                datasec_layout: !ignore_datasec_layout,
+            };
             diff(&a, base_a.as_deref(), &b, base_b.as_deref(), &options)
         }
-        Some(Command::Relocate { split, distilled_base, base, output, dedup }) => {
-            relocate(&split, distilled_base.as_deref(), &base, &output, dedup)
-        }
+        Some(Command::Relocate {
+            split,
+            distilled_base,
+            base,
+            output,
+            dedup,
+        }) => relocate(&split, distilled_base.as_deref(), &base, &output, dedup),
         Some(Command::Version) => {
-            println!("btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})", env!("CARGO_PKG_VERSION"));
+            println!(
+                "btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})",
+                env!("CARGO_PKG_VERSION")
+            );
             Ok(ExitCode::SUCCESS)
         }
         None if cli.encode.version => {
@@ -85,7 +102,9 @@ fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
     // reader (the encoder maps its DWARF input the same way).
     match unsafe { memmap2::Mmap::map(&file) } {
         Ok(map) => Ok(InputBytes::Mapped(map)),
-        Err(_) => fs::read(path).map(InputBytes::Read).with_context(|| format!("{}: cannot read", path.display())),
+        Err(_) => fs::read(path)
+            .map(InputBytes::Read)
+            .with_context(|| format!("{}: cannot read", path.display())),
     }
 }
 
@@ -98,9 +117,13 @@ fn distilled_base_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<Option<Parsed<'
     if !bytes.starts_with(b"\x7fELF") {
         return Ok(None);
     }
-    let section = btf::read::elf_section(bytes, ".BTF.base").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let section = btf::read::elf_section(bytes, ".BTF.base")
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     section
-        .map(|raw| btf::read::parse(raw, None).map_err(|e| anyhow::anyhow!("{}: .BTF.base: {e}", path.display())))
+        .map(|raw| {
+            btf::read::parse(raw, None)
+                .map_err(|e| anyhow::anyhow!("{}: .BTF.base: {e}", path.display()))
+        })
         .transpose()
 }
 
@@ -122,8 +145,10 @@ fn read_on_base<'p, 'a>(
     match base {
         None => Ok((split.btf, Some(&small.btf))),
         Some(full) => {
-            let moved = btf::relocate::relocate(&split.btf, &small.btf, &full.btf)
-                .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto the base: {e}", path.display()))?;
+            let moved =
+                btf::relocate::relocate(&split.btf, &small.btf, &full.btf).map_err(|e| {
+                    anyhow::anyhow!("{}: cannot relocate onto the base: {e}", path.display())
+                })?;
             Ok((moved, Some(&full.btf)))
         }
     }
@@ -143,7 +168,9 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let result = btf::dump::dump_raw(&mut out, &types, on).and_then(|()| out.flush());
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => other.map(|()| ExitCode::SUCCESS).context("writing to stdout"),
+        other => other
+            .map(|()| ExitCode::SUCCESS)
+            .context("writing to stdout"),
     }
 }
 
@@ -167,7 +194,10 @@ fn diff(
         (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
         _ => None,
     };
-    let (distilled_a, distilled_b) = (distilled_base_of(a, &bytes_a)?, distilled_base_of(b, &bytes_b)?);
+    let (distilled_a, distilled_b) = (
+        distilled_base_of(a, &bytes_a)?,
+        distilled_base_of(b, &bytes_b)?,
+    );
     let (types_a, on_a) = read_on_base(a, &bytes_a, distilled_a.as_ref(), parsed_base_a.as_ref())?;
     let (types_b, on_b) = read_on_base(b, &bytes_b, distilled_b.as_ref(), parsed_base_b.as_ref())?;
     let report = btf::diff::diff_with(&types_a, on_a, &types_b, on_b, options);
@@ -180,14 +210,20 @@ fn diff(
     let mut out = io::stdout().lock();
     match write!(out, "{report}").and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::from(1)),
-        other => other.map(|()| ExitCode::from(1)).context("writing to stdout"),
+        other => other
+            .map(|()| ExitCode::from(1))
+            .context("writing to stdout"),
     }
 }
 
 /// The distilled base of `split`: the file given, or SPLIT's own
 /// `.BTF.base` section. A raw file is taken as it is; an ELF file named
 /// explicitly may hold it as `.BTF.base` or `.BTF`.
-fn distilled_base_bytes<'a>(split_path: &Path, split_bytes: &'a [u8], given: Option<(&Path, &'a [u8])>) -> Result<&'a [u8]> {
+fn distilled_base_bytes<'a>(
+    split_path: &Path,
+    split_bytes: &'a [u8],
+    given: Option<(&Path, &'a [u8])>,
+) -> Result<&'a [u8]> {
     let elf_section = |path: &Path, bytes: &'a [u8], name: &str| {
         btf::read::elf_section(bytes, name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     };
@@ -200,13 +236,28 @@ fn distilled_base_bytes<'a>(split_path: &Path, split_bytes: &'a [u8], given: Opt
             }
         }
         Some((_, bytes)) => Ok(bytes),
-        None if split_bytes.starts_with(b"\x7fELF") => elf_section(split_path, split_bytes, ".BTF.base")?
-            .with_context(|| format!("{}: no .BTF.base section; give the distilled base with --distilled-base", split_path.display())),
-        None => bail!("{}: a raw split needs its distilled base: --distilled-base FILE", split_path.display()),
+        None if split_bytes.starts_with(b"\x7fELF") => {
+            elf_section(split_path, split_bytes, ".BTF.base")?.with_context(|| {
+                format!(
+                    "{}: no .BTF.base section; give the distilled base with --distilled-base",
+                    split_path.display()
+                )
+            })
+        }
+        None => bail!(
+            "{}: a raw split needs its distilled base: --distilled-base FILE",
+            split_path.display()
+        ),
     }
 }
 
-fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, dedup: bool) -> Result<ExitCode> {
+fn relocate(
+    split: &Path,
+    distilled: Option<&Path>,
+    base: &Path,
+    output: &Path,
+    dedup: bool,
+) -> Result<ExitCode> {
     let split_bytes = read_btf_bytes(split)?;
     let distilled_file = distilled.map(read_btf_bytes).transpose()?;
     let base_bytes = read_btf_bytes(base)?;
@@ -218,16 +269,24 @@ fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, 
     let split_parsed = parse_btf(split, &split_bytes, Some(&distilled_parsed))?;
     let base_parsed = parse_btf(base, &base_bytes, None)?;
 
-    let mut relocated = btf::relocate::relocate(&split_parsed.btf, &distilled_parsed.btf, &base_parsed.btf)
-        .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto {}: {e}", split.display(), base.display()))?;
+    let mut relocated =
+        btf::relocate::relocate(&split_parsed.btf, &distilled_parsed.btf, &base_parsed.btf)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: cannot relocate onto {}: {e}",
+                    split.display(),
+                    base.display()
+                )
+            })?;
     if dedup {
         relocated = btf::dedup::dedup(&relocated, Some(&base_parsed.btf))
             .with_context(|| format!("{}: dedup after relocation", split.display()))?
             .btf;
     }
     relocated.base_str_len = base_parsed.str_end();
-    let bytes = btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
-        .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
+    let bytes =
+        btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
+            .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
     output::replace_atomically(output, &bytes)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -267,14 +326,23 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
         bail!(
             "{}: with several input files, --btf_encode_detached must name an existing directory",
-            detached.map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+            detached
+                .map(Path::display)
+                .map(|d| d.to_string())
+                .unwrap_or_default()
         );
     }
 
     if files.len() == 1 {
         let file = &files[0];
         // An existing directory gets DIR/NAME.btf, as in a batch.
-        let out = detached.map(|d| if d.is_dir() { d.join(detached_name(file)) } else { d.to_path_buf() });
+        let out = detached.map(|d| {
+            if d.is_dir() {
+                d.join(detached_name(file))
+            } else {
+                d.to_path_buf()
+            }
+        });
         pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -320,13 +388,24 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     for (_, err) in &failures {
         eprintln!("btfenc: {}", format!("{err:#}").replace('\n', " "));
     }
-    eprintln!("btfenc: encoded {} of {total} files, {} failed", total - failures.len(), failures.len());
-    Ok(if failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    eprintln!(
+        "btfenc: encoded {} of {total} files, {} failed",
+        total - failures.len(),
+        failures.len()
+    );
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }
 
 /// `DIR/NAME.btf` for module `NAME.ko` in a batch with a detached directory.
 fn detached_name(file: &Path) -> PathBuf {
-    let stem = file.file_stem().map(|s| s.to_os_string()).unwrap_or_default();
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_os_string())
+        .unwrap_or_default();
     let mut name = stem;
     name.push(".btf");
     PathBuf::from(name)
@@ -342,7 +421,9 @@ fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()
     // SAFETY: read-only map of a file this process only reads here; a
     // concurrent truncation by someone else would fault, as for any mmap
     // reader (the encoder maps its input the same way).
-    let Ok(map) = (unsafe { memmap2::Mmap::map(&handle) }) else { return Ok(()) };
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&handle) }) else {
+        return Ok(());
+    };
     if !map.starts_with(b"\x7fELF") {
         return Ok(());
     }
@@ -350,7 +431,8 @@ fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()
     if config.features.distilled_base {
         names.push(".BTF.base");
     }
-    crate::elf_patch::check_patchable(&map, &names).map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+    crate::elf_patch::check_patchable(&map, &names)
+        .map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
 }
 
 fn encode_one(
@@ -365,16 +447,27 @@ fn encode_one(
     }
     // A bug must fail this file, not the whole batch, and must still be
     // reported as one line naming the file.
-    let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipeline::encode(file, config, base)))
-        .map_err(|_| anyhow::anyhow!("{}: internal error while encoding (a btfenc bug)", file.display()))??;
+    let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pipeline::encode(file, config, base)
+    }))
+    .map_err(|_| {
+        anyhow::anyhow!(
+            "{}: internal error while encoding (a btfenc bug)",
+            file.display()
+        )
+    })??;
     if verbose {
         encoded.stats.report(file);
     }
-    let sections = Sections { btf: &encoded.btf, base: encoded.distilled_base.as_deref() };
+    let sections = Sections {
+        btf: &encoded.btf,
+        base: encoded.distilled_base.as_deref(),
+    };
     match detached {
         Some(out) => output::write_detached(out, &sections),
         None => {
-            let original = fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+            let original =
+                fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
             let patched = output::patch_elf(file, &original, &sections)?;
             output::replace_atomically(file, &patched)
         }
@@ -390,7 +483,10 @@ mod tests {
         let path = std::env::temp_dir().join(format!("btfenc-input-bytes-{}", std::process::id()));
         fs::write(&path, b"\x9f\xeb\x01\x00rest").expect("write");
         let mapped = read_btf_bytes(&path).expect("reads");
-        assert!(matches!(mapped, InputBytes::Mapped(_)), "a regular file is mapped");
+        assert!(
+            matches!(mapped, InputBytes::Mapped(_)),
+            "a regular file is mapped"
+        );
         assert_eq!(&*mapped, b"\x9f\xeb\x01\x00rest");
         drop(mapped);
         fs::remove_file(&path).expect("cleanup");

@@ -18,10 +18,15 @@ use crate::pipeline::Config;
 pub fn resolve(args: &EncodeArgs) -> Result<Config> {
     let features = resolve_features(args)?;
     let lang_exclude = match &args.lang_exclude {
-        Some(list) => LowerContext::parse_languages(list).with_context(|| format!("--lang_exclude={list}"))?,
+        Some(list) => {
+            LowerContext::parse_languages(list).with_context(|| format!("--lang_exclude={list}"))?
+        }
         None => Vec::new(),
     };
-    Ok(Config { features, lang_exclude })
+    Ok(Config {
+        features,
+        lang_exclude,
+    })
 }
 
 fn resolve_features(args: &EncodeArgs) -> Result<Features> {

@@ -18,7 +18,8 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     for arg in args {
         let text = arg.to_string_lossy();
         if let Some(list) = text.strip_prefix('@') {
-            let body = fs::read_to_string(list).with_context(|| format!("{list}: cannot read file list"))?;
+            let body = fs::read_to_string(list)
+                .with_context(|| format!("{list}: cannot read file list"))?;
             out.extend(
                 body.lines()
                     .map(str::trim)
@@ -38,11 +39,14 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 fn collect_modules(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = fs::read_dir(dir).with_context(|| format!("{}: cannot read directory", dir.display()))?;
+    let entries =
+        fs::read_dir(dir).with_context(|| format!("{}: cannot read directory", dir.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("{}: cannot read directory", dir.display()))?;
         let path = entry.path();
-        let kind = entry.file_type().with_context(|| format!("{}: cannot stat", path.display()))?;
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("{}: cannot stat", path.display()))?;
         if kind.is_dir() {
             collect_modules(&path, out)?;
         } else if path.extension().is_some_and(|e| e == "ko") {
@@ -66,8 +70,20 @@ mod tests {
         }
         let list = dir.join("list");
         fs::write(&list, "# modules\nx.ko\n\n  y.ko \n").expect("write");
-        let got = expand(&[dir.join("kernel"), PathBuf::from(format!("@{}", list.display()))]).expect("expands");
-        assert_eq!(got, [sub.join("a.ko"), sub.join("b.ko"), PathBuf::from("x.ko"), PathBuf::from("y.ko")]);
+        let got = expand(&[
+            dir.join("kernel"),
+            PathBuf::from(format!("@{}", list.display())),
+        ])
+        .expect("expands");
+        assert_eq!(
+            got,
+            [
+                sub.join("a.ko"),
+                sub.join("b.ko"),
+                PathBuf::from("x.ko"),
+                PathBuf::from("y.ko")
+            ]
+        );
         fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

@@ -37,7 +37,11 @@ pub fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let file_name = path
         .file_name()
         .with_context(|| format!("{}: not a file path", path.display()))?;
-    let tmp = dir.join(format!(".{}.btfenc-{}.tmp", file_name.to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.btfenc-{}.tmp",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = write_then_rename(&tmp, path, bytes);
     if result.is_err() {
         // Best effort: the error that matters is the one being returned.
@@ -47,8 +51,13 @@ pub fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = fs::File::create(tmp)
-        .with_context(|| format!("{}: cannot create temporary file {}", path.display(), tmp.display()))?;
+    let mut file = fs::File::create(tmp).with_context(|| {
+        format!(
+            "{}: cannot create temporary file {}",
+            path.display(),
+            tmp.display()
+        )
+    })?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .with_context(|| format!("{}: cannot write {}", path.display(), tmp.display()))?;
@@ -56,7 +65,13 @@ fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
         fs::set_permissions(tmp, meta.permissions())
             .with_context(|| format!("{}: cannot copy file mode", path.display()))?;
     }
-    fs::rename(tmp, path).with_context(|| format!("{}: cannot rename {} over it", path.display(), tmp.display()))?;
+    fs::rename(tmp, path).with_context(|| {
+        format!(
+            "{}: cannot rename {} over it",
+            path.display(),
+            tmp.display()
+        )
+    })?;
     Ok(())
 }
 
@@ -84,9 +99,15 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 /// maps it (Debian's debug vmlinux): rewriting it would move data the
 /// program headers point at, so it is refused.
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
-    let mut wanted = vec![NewSection { name: ".BTF", data: sections.btf }];
+    let mut wanted = vec![NewSection {
+        name: ".BTF",
+        data: sections.btf,
+    }];
     if let Some(base) = sections.base {
-        wanted.push(NewSection { name: ".BTF.base", data: base });
+        wanted.push(NewSection {
+            name: ".BTF.base",
+            data: base,
+        });
     }
     // Errors (an ALLOC .BTF included) already say what is wrong; they
     // only need the file name in front.
@@ -164,8 +185,18 @@ mod tests {
     #[test]
     fn patching_an_executable_keeps_segments_addresses_and_contents() {
         let input = executable_with_addressed_empty_section();
-        let btf = [0x9f, 0xeb, 1, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0];
-        let output = patch_elf(Path::new("t"), &input, &Sections { btf: &btf, base: None }).expect("patches");
+        let btf = [
+            0x9f, 0xeb, 1, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+        ];
+        let output = patch_elf(
+            Path::new("t"),
+            &input,
+            &Sections {
+                btf: &btf,
+                base: None,
+            },
+        )
+        .expect("patches");
 
         let before = ElfFile64::<object::Endianness>::parse(&*input).expect("input parses");
         let after = ElfFile64::<object::Endianness>::parse(&*output).expect("output parses");
@@ -173,10 +204,21 @@ mod tests {
         let segments = |f: &ElfFile64<'_, object::Endianness>| -> Vec<(u64, u64, u64, u64)> {
             f.elf_program_headers()
                 .iter()
-                .map(|p| (p.p_offset(endian), p.p_vaddr(endian), p.p_filesz(endian), p.p_memsz(endian)))
+                .map(|p| {
+                    (
+                        p.p_offset(endian),
+                        p.p_vaddr(endian),
+                        p.p_filesz(endian),
+                        p.p_memsz(endian),
+                    )
+                })
                 .collect()
         };
-        assert_eq!(segments(&before), segments(&after), "program headers changed");
+        assert_eq!(
+            segments(&before),
+            segments(&after),
+            "program headers changed"
+        );
         for old in before.sections() {
             let name = old.name().expect("name");
             let new = after.section_by_name(name).expect("section kept");
@@ -187,11 +229,21 @@ mod tests {
                 assert_eq!(old.data().ok(), new.data().ok(), "{name}: contents changed");
             }
             if o.sh_flags(endian).contains(elf::SHF_ALLOC) {
-                assert_eq!(o.sh_offset(endian), n.sh_offset(endian), "{name}: ALLOC section moved in the file");
+                assert_eq!(
+                    o.sh_offset(endian),
+                    n.sh_offset(endian),
+                    "{name}: ALLOC section moved in the file"
+                );
             }
         }
         let btf_section = after.section_by_name(".BTF").expect(".BTF added");
         assert_eq!(btf_section.data().ok(), Some(&btf[..]));
-        assert!(!btf_section.elf_section_header().sh_flags(endian).contains(elf::SHF_ALLOC), ".BTF must not be ALLOC");
+        assert!(
+            !btf_section
+                .elf_section_header()
+                .sh_flags(endian)
+                .contains(elf::SHF_ALLOC),
+            ".BTF must not be ALLOC"
+        );
     }
 }

@@ -2,21 +2,9 @@
 //! stderr line naming the file and the problem, no panic, and nothing
 //! left behind.
 
-use std::path::Path;
-
 use btfenc_tests::{assert_clean_failure, btfenc, encode_detached, fixture, Encoder};
 
-use crate::fixtures::{read, scratch};
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use crate::fixtures::{files_in, read, scratch};
 
 /// `btfenc -J --btf_encode_detached=OUT BAD` fails and leaves no OUT.
 fn assert_detached_encode_fails(relative: &str) {

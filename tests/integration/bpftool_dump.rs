@@ -3,17 +3,12 @@
 
 use std::path::Path;
 
-use btfenc_tests::{bpftool, btfenc, Encoder};
+use btfenc_tests::{bpftool_btf_dump, btfenc, Encoder};
 
 use crate::fixtures::{encode_into, scratch};
 
 fn assert_same_dump(btf: &Path, what: &str) {
-    let theirs = bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        btf.as_os_str(),
-    ]);
+    let theirs = bpftool_btf_dump(btf, None);
     assert!(
         theirs.success() && !theirs.stdout.is_empty(),
         "bpftool cannot parse {what}\n{}",

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{bpftool, btfenc, Encoder, RunOutput};
+use btfenc_tests::{btfenc, Encoder, RunOutput};
 
 use crate::fixtures::{encode_into, scratch};
 
@@ -16,16 +16,7 @@ fn diff(a: &Path, b: &Path) -> RunOutput {
 }
 
 fn bpftool_counts(btf: &Path) -> BTreeMap<String, usize> {
-    let run = bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        btf.as_os_str(),
-    ]);
-    run.assert_success();
-    Dump::parse(&run.stdout_text())
-        .unwrap_or_else(|err| panic!("{err}"))
-        .kind_counts()
+    Dump::of_file(btf, None).kind_counts()
 }
 
 /// Parses `KIND: a=N b=N only_a=N only_b=N` lines.

@@ -4,7 +4,7 @@
 //! proves the facts themselves are right, not our encoder.
 
 use btfenc_tests::raw_dump::{Dump, DumpedType};
-use btfenc_tests::{bpftool, Encoder};
+use btfenc_tests::Encoder;
 
 use crate::fixtures::{encode_into, scratch};
 
@@ -475,14 +475,7 @@ struct Sources {
 fn check_facts(encoder: Encoder, path: &str, sources: Sources) {
     let dir = scratch();
     let out = encode_into(encoder, path, &["--btf_gen_floats"], dir.path(), "out.btf");
-    let text = bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        out.as_os_str(),
-    ]);
-    text.assert_success();
-    let dump = Dump::parse(&text.stdout_text()).unwrap_or_else(|err| panic!("{err}"));
+    let dump = Dump::of_file(&out, None);
     let mut facts = Facts::default();
     if sources.kinds {
         kinds_c(&dump, &mut facts);

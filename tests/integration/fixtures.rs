@@ -61,3 +61,14 @@ pub fn encode_into(
 pub fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
+
+/// The names of the entries of `dir`, sorted: what a test left behind.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use btfenc_tests::{bpftool, btfenc, fixture, pahole, run};
+use btfenc_tests::{bpftool_btf_dump, btfenc, fixture, pahole, run};
 
 use crate::fixtures::{read, scratch};
 
@@ -23,13 +23,7 @@ fn assert_in_place_like_pahole(relative: &str) {
 
     // Readable by libbpf as an ELF with .BTF, and the same types as
     // pahole's in-place result.
-    bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        ours.as_os_str(),
-    ])
-    .assert_success();
+    bpftool_btf_dump(&ours, None).assert_success();
     let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
     assert!(
         diff.success() && diff.stdout.is_empty(),

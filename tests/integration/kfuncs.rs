@@ -10,7 +10,7 @@
 //! kf_loose has an id outside any set and kf_helper has none.
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{bpftool, kernel_load_btf, report_skip, Encoder, LoadResult};
+use btfenc_tests::{kernel_load_btf, report_skip, Encoder, LoadResult};
 
 use crate::fixtures::{encode_into, read, scratch};
 
@@ -62,14 +62,7 @@ fn check_kfunc_tags(path: &str, source_tags: &[(&str, &str)]) {
         dir.path(),
         "out.btf",
     );
-    let text = bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        out.as_os_str(),
-    ]);
-    text.assert_success();
-    let dump = Dump::parse(&text.stdout_text()).unwrap_or_else(|err| panic!("{err}"));
+    let dump = Dump::of_file(&out, None);
     let (tags, funcs) = tags_and_funcs(&dump);
 
     // Every function of the source has its FUNC, tagged or not.
@@ -129,9 +122,7 @@ fn check_kfunc_tags(path: &str, source_tags: &[(&str, &str)]) {
         ),
     ] {
         let out = encode_into(Encoder::Btfenc, path, &[flags], dir.path(), "plain.btf");
-        let text = bpftool(&["btf".as_ref(), "dump".as_ref(), "file".as_ref(), out.as_os_str()]);
-        text.assert_success();
-        let dump = Dump::parse(&text.stdout_text()).unwrap_or_else(|err| panic!("{err}"));
+        let dump = Dump::of_file(&out, None);
         let (tags, _) = tags_and_funcs(&dump);
         assert_eq!(tags, want, "{path} with {flags}");
     }

@@ -15,9 +15,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{assert_clean_failure, bpftool, btfenc, fixture, run, Encoder};
+use btfenc_tests::{assert_clean_failure, bpftool_btf_dump, btfenc, fixture, run, Encoder};
 
-use crate::fixtures::{read, scratch};
+use crate::fixtures::{files_in, read, scratch};
 
 /// The "vmlinux" of these tests: pahole's BTF of one object.
 const BASE_OBJECT: &str = "obj/gcc-dwarf5/kinds.o";
@@ -50,22 +50,6 @@ fn copy_fixture(relative: &str, to: &Path) -> PathBuf {
 
 fn base_flag(base: &Path) -> String {
     format!("--btf_base={}", base.display())
-}
-
-fn bpftool_dump(file: &Path, base: Option<&Path>) -> Dump {
-    let mut args: Vec<&std::ffi::OsStr> = Vec::new();
-    if let Some(base) = base {
-        args.extend(["-B".as_ref(), base.as_os_str()]);
-    }
-    args.extend([
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        file.as_os_str(),
-    ]);
-    let run = bpftool(&args);
-    run.assert_success();
-    Dump::parse(&run.stdout_text()).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// `btfenc diff` per kind: (only_a, only_b).
@@ -222,23 +206,13 @@ fn assert_only_btf_sections_changed(original: &Path, patched: &Path, written: &[
     );
 }
 
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 // ----- distilled base -----
 
 /// Checks one distilled pair against the rules, with `base` the full base
 /// it was distilled from.
 fn check_distilled_pair(split: &Path, distilled: &Path, base: &Path) {
-    let full = bpftool_dump(base, None);
-    let small = bpftool_dump(distilled, None);
+    let full = Dump::of_file(base, None);
+    let small = Dump::of_file(distilled, None);
     assert!(
         !small.types.is_empty(),
         "{}: empty distilled base",
@@ -296,7 +270,7 @@ fn check_distilled_pair(split: &Path, distilled: &Path, base: &Path) {
         }
     }
     // The split continues after the distilled base, and bpftool reads it.
-    let on_small = bpftool_dump(split, Some(distilled));
+    let on_small = Dump::of_file(split, Some(distilled));
     let first = on_small.types.first().map(|t| t.id);
     assert_eq!(
         first,
@@ -355,8 +329,8 @@ fn distilled_base_follows_libbpf_rules_and_relocates_back() {
         ])
         .assert_success();
         // bpftool reads it as a split of the full base ...
-        let dump = bpftool_dump(&relocated, Some(&base));
-        let base_count = bpftool_dump(&base, None).types.len() as u32;
+        let dump = Dump::of_file(&relocated, Some(&base));
+        let base_count = Dump::of_file(&base, None).types.len() as u32;
         assert_eq!(dump.types.first().map(|t| t.id), Some(base_count + 1));
         // ... and it holds every type of the direct encoding; what it has
         // beyond are the base types distilling moved into the split.
@@ -452,7 +426,7 @@ fn in_place_split_adds_only_btf_to_a_relocatable_object() {
         objcopy_dump(&object, ".BTF", dir.path()) == read(&detached),
         "objcopy reads back what was written"
     );
-    bpftool_dump(&object, Some(&base));
+    Dump::of_file(&object, Some(&base));
 
     // Encoding again replaces the section instead of adding a second one,
     // and gives the same bytes.
@@ -504,16 +478,16 @@ fn in_place_distilled_adds_btf_and_btf_base() {
     // own .BTF.base.
     let ours = btfenc::<&OsStr>(&["dump".as_ref(), object.as_os_str()]);
     ours.assert_success();
-    let theirs = bpftool(&[
-        "-B".as_ref(),
-        dir.path().join("dumped.BTF.base").as_os_str(),
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        dir.path().join("dumped.BTF").as_os_str(),
-    ]);
+    let theirs = bpftool_btf_dump(
+        &dir.path().join("dumped.BTF"),
+        Some(&dir.path().join("dumped.BTF.base")),
+    );
     theirs.assert_success();
-    assert_eq!(ours.stdout_text(), theirs.stdout_text(), "btfenc dump of the module differs from bpftool's");
+    assert_eq!(
+        ours.stdout_text(),
+        theirs.stdout_text(),
+        "btfenc dump of the module differs from bpftool's"
+    );
     let base_of_detached = dir.path().join("detached.btf.base");
     let diff = btfenc::<&OsStr>(&[
         "diff".as_ref(),
@@ -522,7 +496,11 @@ fn in_place_distilled_adds_btf_and_btf_base() {
         "--base-b".as_ref(),
         base_of_detached.as_os_str(),
     ]);
-    assert!(diff.success() && diff.stdout.is_empty(), "{}", diff.describe());
+    assert!(
+        diff.success() && diff.stdout.is_empty(),
+        "{}",
+        diff.describe()
+    );
 
     // relocate takes the module itself: .BTF.base comes from the ELF.
     let relocated = dir.path().join("relocated.btf");
@@ -535,7 +513,7 @@ fn in_place_distilled_adds_btf_and_btf_base() {
         relocated.as_os_str(),
     ])
     .assert_success();
-    bpftool_dump(&relocated, Some(&base));
+    Dump::of_file(&relocated, Some(&base));
 }
 
 #[test]
@@ -658,7 +636,7 @@ fn assert_batch_result(run: &btfenc_tests::RunOutput, out: &Path, base: &Path, b
     assert_eq!(lines[1], "btfenc: encoded 2 of 3 files, 1 failed");
     assert_eq!(files_in(out), ["funcs.btf", "structs.btf"]);
     for name in ["funcs.btf", "structs.btf"] {
-        bpftool_dump(&out.join(name), Some(base));
+        Dump::of_file(&out.join(name), Some(base));
     }
 }
 
@@ -719,7 +697,7 @@ fn batch_from_a_list_file_patches_in_place() {
         run.describe()
     );
     for module in &good {
-        bpftool_dump(module, Some(&base));
+        Dump::of_file(module, Some(&base));
     }
     assert!(
         read(&broken) == broken_before,
@@ -740,8 +718,13 @@ fn one_module_into_a_directory_goes_to_dir_name_btf() {
     std::fs::create_dir(&out).unwrap_or_else(|err| panic!("{err}"));
     let module = copy_fixture("obj/gcc-dwarf5/structs.o", &dir.path().join("structs.ko"));
     let detached = format!("--btf_encode_detached={}", out.display());
-    btfenc::<&OsStr>(&["-J".as_ref(), base_flag(&base).as_ref(), detached.as_ref(), module.as_os_str()])
-        .assert_success();
+    btfenc::<&OsStr>(&[
+        "-J".as_ref(),
+        base_flag(&base).as_ref(),
+        detached.as_ref(),
+        module.as_os_str(),
+    ])
+    .assert_success();
     assert_eq!(files_in(&out), ["structs.btf"]);
-    bpftool_dump(&out.join("structs.btf"), Some(&base));
+    Dump::of_file(&out.join("structs.btf"), Some(&base));
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{bpftool, btfenc, Encoder};
+use btfenc_tests::{btfenc, Encoder};
 
 use crate::fixtures::{encode_into, scratch};
 
@@ -29,16 +29,7 @@ fn assert_matches_pahole(path: &str, flags: &[&str]) {
 }
 
 fn kind_counts(btf: &Path) -> std::collections::BTreeMap<String, usize> {
-    let run = bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        btf.as_os_str(),
-    ]);
-    run.assert_success();
-    Dump::parse(&run.stdout_text())
-        .unwrap_or_else(|err| panic!("{err}"))
-        .kind_counts()
+    Dump::of_file(btf, None).kind_counts()
 }
 
 /// Both encoders with their defaults (no floats: pahole 1.24 then

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{bpftool, btfenc, fixture, Encoder};
+use btfenc_tests::{bpftool_btf_dump, btfenc, fixture, Encoder};
 
 use crate::fixtures::scratch;
 
@@ -16,16 +16,7 @@ fn encode_split(encoder: Encoder, base: &Path, input: &str, out: &Path) {
 }
 
 fn bpftool_split_dump(split: &Path, base: &Path) -> String {
-    // `-B` (--base-btf) is how bpftool v7 takes a base; it then prints the
-    // split's own types only, numbered after the base's.
-    let run = bpftool(&[
-        "-B".as_ref(),
-        base.as_os_str(),
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        split.as_os_str(),
-    ]);
+    let run = bpftool_btf_dump(split, Some(base));
     run.assert_success();
     run.stdout_text()
 }
@@ -41,14 +32,7 @@ fn check_split(input: &str) {
     encode_split(Encoder::Btfenc, &base, input, &ours);
     encode_split(Encoder::Pahole, &base, input, &theirs);
 
-    let base_dump = bpftool(&[
-        "btf".as_ref(),
-        "dump".as_ref(),
-        "file".as_ref(),
-        base.as_os_str(),
-    ]);
-    base_dump.assert_success();
-    let base_types = Dump::parse(&base_dump.stdout_text()).unwrap_or_else(|err| panic!("{err}"));
+    let base_types = Dump::of_file(&base, None);
     let base_count = u32::try_from(base_types.types.len()).unwrap_or(u32::MAX);
 
     // btf.rst: split type ids start right after the base's last id.

@@ -257,7 +257,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                 let name = name(c.u32()?)?;
                 let low = c.u32()?;
                 let value = if wide {
-                    u64::from(low) | (u64::from(c.u32()?) << 32)
+                    raw::enum64_value(low, c.u32()?)
                 } else {
                     raw::enum_value_widen(low, head.kind_flag)
                 };

@@ -1,7 +1,7 @@
 //! The header and the section layout of a raw BTF blob.
 
 use crate::error::{Error, ErrorKind, Section};
-use crate::raw::{self, Endian, Header};
+use crate::raw::{self, header_field as field, Endian, Header};
 
 /// The validated layout: where each section lies in the blob.
 #[derive(Debug)]
@@ -34,45 +34,46 @@ fn bytes<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], Error> {
 /// bounds and apart, as libbpf's `btf_parse_hdr` and the kernel's
 /// `btf_parse_hdr` require.
 pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
-    let magic = bytes::<2>(data, 0)?;
-    let endian = Endian::from_magic(magic)
-        .ok_or_else(|| Error::new(ErrorKind::BadMagic(u16::from_le_bytes(magic))).at(0))?;
-    let [version] = bytes::<1>(data, 2)?;
+    let magic = bytes::<2>(data, field::MAGIC)?;
+    let endian = Endian::from_magic(magic).ok_or_else(|| {
+        Error::new(ErrorKind::BadMagic(u16::from_le_bytes(magic))).at(field::MAGIC as u64)
+    })?;
+    let [version] = bytes::<1>(data, field::VERSION)?;
     if version != raw::VERSION {
-        return Err(Error::new(ErrorKind::UnsupportedVersion(version)).at(2));
+        return Err(Error::new(ErrorKind::UnsupportedVersion(version)).at(field::VERSION as u64));
     }
-    let [flags] = bytes::<1>(data, 3)?;
+    let [flags] = bytes::<1>(data, field::FLAGS)?;
     if flags != 0 {
-        return Err(Error::new(ErrorKind::UnsupportedFlags(flags)).at(3));
+        return Err(Error::new(ErrorKind::UnsupportedFlags(flags)).at(field::FLAGS as u64));
     }
     let u32_at = |at: usize| bytes::<4>(data, at).map(|b| endian.u32(b));
-    let hdr_len = u32_at(4)?;
+    let hdr_len = u32_at(field::HDR_LEN)?;
     if hdr_len < raw::HEADER_LEN {
-        return Err(Error::new(ErrorKind::HeaderTooShort(hdr_len)).at(4));
+        return Err(Error::new(ErrorKind::HeaderTooShort(hdr_len)).at(field::HDR_LEN as u64));
     }
     if (data.len() as u64) < u64::from(hdr_len) {
         return Err(Error::new(ErrorKind::TruncatedHeader {
             needed: u64::from(hdr_len),
             available: data.len() as u64,
         })
-        .at(4));
+        .at(field::HDR_LEN as u64));
     }
     let mut header = Header {
         magic: raw::MAGIC,
         version,
         flags,
         hdr_len,
-        type_off: u32_at(8)?,
-        type_len: u32_at(12)?,
-        str_off: u32_at(16)?,
-        str_len: u32_at(20)?,
+        type_off: u32_at(field::TYPE_OFF)?,
+        type_len: u32_at(field::TYPE_LEN)?,
+        str_off: u32_at(field::STR_OFF)?,
+        str_len: u32_at(field::STR_LEN)?,
         layout_off: 0,
         layout_len: 0,
     };
     let mut known = raw::HEADER_LEN;
     if hdr_len >= raw::HEADER_LEN_WITH_LAYOUT {
-        header.layout_off = u32_at(24)?;
-        header.layout_len = u32_at(28)?;
+        header.layout_off = u32_at(field::LAYOUT_OFF)?;
+        header.layout_len = u32_at(field::LAYOUT_LEN)?;
         known = raw::HEADER_LEN_WITH_LAYOUT;
     }
     // The kernel accepts a longer header only if the part it does not know
@@ -85,7 +86,9 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
     }
 
     let body = data.get(hdr_len as usize..).unwrap_or_default();
-    let section = |which: Section, off: u32, len: u32| -> Result<&[u8], Error> {
+    // An out-of-bounds section is reported at its offset field, the first
+    // of the two header words that describe it.
+    let section = |which: Section, field_at: usize, off: u32, len: u32| -> Result<&[u8], Error> {
         let start = off as usize;
         let end = start.checked_add(len as usize);
         end.and_then(|end| body.get(start..end)).ok_or_else(|| {
@@ -94,14 +97,32 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
                 off,
                 len,
             })
-            .at(4)
+            .at(field_at as u64)
         })
     };
-    let types = section(Section::Types, header.type_off, header.type_len)?;
-    let strings = section(Section::Strings, header.str_off, header.str_len)?;
-    section(Section::Layout, header.layout_off, header.layout_len)?;
+    let types = section(
+        Section::Types,
+        field::TYPE_OFF,
+        header.type_off,
+        header.type_len,
+    )?;
+    let strings = section(
+        Section::Strings,
+        field::STR_OFF,
+        header.str_off,
+        header.str_len,
+    )?;
+    section(
+        Section::Layout,
+        field::LAYOUT_OFF,
+        header.layout_off,
+        header.layout_len,
+    )?;
     if header.type_off & 3 != 0 {
-        return Err(Error::new(ErrorKind::MisalignedTypeSection(header.type_off)).at(8));
+        return Err(
+            Error::new(ErrorKind::MisalignedTypeSection(header.type_off))
+                .at(field::TYPE_OFF as u64),
+        );
     }
     let spans = [
         (header.type_off, header.type_len),
@@ -111,7 +132,7 @@ pub(super) fn parse_layout(data: &[u8]) -> Result<Layout<'_>, Error> {
     for (i, a) in spans.iter().enumerate() {
         for b in spans.iter().skip(i + 1) {
             if overlap(*a, *b) {
-                return Err(Error::new(ErrorKind::SectionsOverlap).at(8));
+                return Err(Error::new(ErrorKind::SectionsOverlap).at(field::TYPE_OFF as u64));
             }
         }
     }

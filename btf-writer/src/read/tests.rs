@@ -407,13 +407,16 @@ fn rejects_bad_layout() {
     let str_len = get(&b, 20);
     let mut c = b.clone();
     put(&mut c, 20, str_len + 1);
+    let e = err(&c);
     assert!(matches!(
-        err(&c).kind,
+        e.kind,
         ErrorKind::SectionOutOfBounds {
             section: crate::error::Section::Strings,
             ..
         }
     ));
+    // Reported at str_off, btf.rst's byte 16 of the header.
+    assert_eq!(e.offset, Some(16));
     let mut c = b.clone();
     put(&mut c, 16, u32::MAX);
     assert!(matches!(err(&c).kind, ErrorKind::SectionOutOfBounds { .. }));

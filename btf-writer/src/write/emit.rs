@@ -103,8 +103,9 @@ fn emit_type(out: &mut Out<'_>, ty: &Type<'_>) -> Result<(), Error> {
             for v in &e.values {
                 let name = out.name()?;
                 out.u32(name);
-                out.u32(v.value as u32);
-                out.u32((v.value >> 32) as u32);
+                let (lo32, hi32) = raw::enum64_halves(v.value);
+                out.u32(lo32);
+                out.u32(hi32);
             }
         }
         Type::Fwd(f) => out.named(kind, f.union, 0)?,
