@@ -1,7 +1,7 @@
 //! Visiting the type ids a [`Type`] refers to: which fields of which kind
 //! are references, for the passes that move types between tables
-//! ([`crate::distill`], [`crate::relocate`]). Meant to be the one place
-//! that knows; `dedup/output.rs` still has a copy of [`remap_ids`].
+//! ([`crate::distill`], [`crate::relocate`], [`crate::dedup`]'s
+//! renumbering, [`crate::lower`]'s id shifting). The one place that knows.
 
 use crate::types::{Type, TypeId};
 

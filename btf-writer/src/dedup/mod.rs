@@ -1050,7 +1050,7 @@ mod tests {
                 let shift = |id: TypeId| -> Result<TypeId, ()> {
                     Ok(if id.0 == 0 { id } else { TypeId(id.0 + by) })
                 };
-                let _ = output::remap_ids(&mut t, shift);
+                let _ = crate::refs::remap_ids(&mut t, shift);
                 t
             })
             .collect()

@@ -54,7 +54,7 @@ impl<'a> Deduper<'_, 'a> {
             })
             .map(|(_, t)| {
                 let mut t = t.clone();
-                remap_ids(&mut t, |r| final_id(r.0))?;
+                crate::refs::remap_ids(&mut t, |r| final_id(r.0))?;
                 Ok(t)
             })
             .collect();
@@ -80,37 +80,3 @@ impl<'a> Deduper<'_, 'a> {
     }
 }
 
-/// Rewrites every type id in `t` with `f`.
-pub(super) fn remap_ids<E>(
-    t: &mut Type<'_>,
-    mut f: impl FnMut(TypeId) -> Result<TypeId, E>,
-) -> Result<(), E> {
-    match t {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
-        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,
-        Type::Typedef(x) | Type::TypeTag(x) => x.ty = f(x.ty)?,
-        Type::Func(x) | Type::Var(x) => x.ty = f(x.ty)?,
-        Type::DeclTag(x) => x.ty = f(x.ty)?,
-        Type::Array(a) => {
-            a.elem = f(a.elem)?;
-            a.index = f(a.index)?;
-        }
-        Type::Struct(c) | Type::Union(c) => {
-            for m in &mut c.members {
-                m.ty = f(m.ty)?;
-            }
-        }
-        Type::FuncProto(p) => {
-            p.ret = f(p.ret)?;
-            for param in &mut p.params {
-                param.ty = f(param.ty)?;
-            }
-        }
-        Type::Datasec(d) => {
-            for v in &mut d.vars {
-                v.ty = f(v.ty)?;
-            }
-        }
-    }
-    Ok(())
-}

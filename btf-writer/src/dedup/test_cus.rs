@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use crate::types::*;
 
-use super::output::remap_ids;
+use crate::refs::remap_ids;
 use super::view::for_each_ref;
 
 /// A small deterministic PRNG (xorshift64*).

@@ -235,36 +235,11 @@ fn shift_id(id: &mut TypeId, shift: u32) {
 
 /// Shifts every type reference of a lowered type.
 fn shift_type(ty: &mut Type<'_>, shift: u32) {
-    match ty {
-        Type::Int(_) | Type::Fwd(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) => {}
-        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
-            shift_id(id, shift)
-        }
-        Type::Array(array) => {
-            shift_id(&mut array.elem, shift);
-            shift_id(&mut array.index, shift);
-        }
-        Type::Struct(composite) | Type::Union(composite) => {
-            composite
-                .members
-                .iter_mut()
-                .for_each(|member| shift_id(&mut member.ty, shift));
-        }
-        Type::Typedef(named) | Type::TypeTag(named) => shift_id(&mut named.ty, shift),
-        Type::Func(object) | Type::Var(object) => shift_id(&mut object.ty, shift),
-        Type::FuncProto(proto) => {
-            shift_id(&mut proto.ret, shift);
-            proto
-                .params
-                .iter_mut()
-                .for_each(|param| shift_id(&mut param.ty, shift));
-        }
-        Type::Datasec(datasec) => datasec
-            .vars
-            .iter_mut()
-            .for_each(|var| shift_id(&mut var.ty, shift)),
-        Type::DeclTag(tag) => shift_id(&mut tag.ty, shift),
-    }
+    let shifted: Result<(), std::convert::Infallible> = crate::refs::remap_ids(ty, |mut id| {
+        shift_id(&mut id, shift);
+        Ok(id)
+    });
+    let Ok(()) = shifted;
 }
 
 /// Builders for hand-made CU models in unit tests.
