@@ -11,26 +11,29 @@ use crate::types::{Composite, Enum, Member, Type};
 
 /// BTF kind numbers (`Documentation/bpf/btf.rst`, 2.2). 0 is `void`.
 pub(super) mod kind {
-    pub const VOID: u8 = 0;
-    pub const INT: u8 = 1;
-    pub const PTR: u8 = 2;
-    pub const ARRAY: u8 = 3;
-    pub const STRUCT: u8 = 4;
-    pub const UNION: u8 = 5;
-    pub const ENUM: u8 = 6;
-    pub const FWD: u8 = 7;
-    pub const TYPEDEF: u8 = 8;
-    pub const VOLATILE: u8 = 9;
-    pub const CONST: u8 = 10;
-    pub const RESTRICT: u8 = 11;
-    pub const FUNC: u8 = 12;
-    pub const FUNC_PROTO: u8 = 13;
-    pub const VAR: u8 = 14;
-    pub const DATASEC: u8 = 15;
-    pub const FLOAT: u8 = 16;
-    pub const DECL_TAG: u8 = 17;
-    pub const TYPE_TAG: u8 = 18;
-    pub const ENUM64: u8 = 19;
+    //! Kind numbers as bytes (the dense per-type kind array), taken from
+    //! [`crate::raw::Kind`], which owns them.
+    use crate::raw::Kind;
+
+    pub const VOID: u8 = Kind::UNKNOWN.0;
+    pub const INT: u8 = Kind::INT.0;
+    pub const PTR: u8 = Kind::PTR.0;
+    pub const ARRAY: u8 = Kind::ARRAY.0;
+    pub const STRUCT: u8 = Kind::STRUCT.0;
+    pub const UNION: u8 = Kind::UNION.0;
+    pub const ENUM: u8 = Kind::ENUM.0;
+    pub const FWD: u8 = Kind::FWD.0;
+    pub const TYPEDEF: u8 = Kind::TYPEDEF.0;
+    pub const VOLATILE: u8 = Kind::VOLATILE.0;
+    pub const CONST: u8 = Kind::CONST.0;
+    pub const RESTRICT: u8 = Kind::RESTRICT.0;
+    pub const FUNC: u8 = Kind::FUNC.0;
+    pub const FUNC_PROTO: u8 = Kind::FUNC_PROTO.0;
+    pub const VAR: u8 = Kind::VAR.0;
+    pub const DATASEC: u8 = Kind::DATASEC.0;
+    pub const DECL_TAG: u8 = Kind::DECL_TAG.0;
+    pub const TYPE_TAG: u8 = Kind::TYPE_TAG.0;
+    pub const ENUM64: u8 = Kind::ENUM64.0;
 }
 
 /// The types of a base (possibly empty) and a split table, by absolute id.
@@ -70,27 +73,7 @@ impl<'t, 'a> Types<'t, 'a> {
 /// The BTF kind number of `t`.
 #[inline]
 pub(super) fn kind_of(t: &Type<'_>) -> u8 {
-    match t {
-        Type::Int(_) => kind::INT,
-        Type::Ptr(_) => kind::PTR,
-        Type::Array(_) => kind::ARRAY,
-        Type::Struct(_) => kind::STRUCT,
-        Type::Union(_) => kind::UNION,
-        Type::Enum(_) => kind::ENUM,
-        Type::Fwd(_) => kind::FWD,
-        Type::Typedef(_) => kind::TYPEDEF,
-        Type::Volatile(_) => kind::VOLATILE,
-        Type::Const(_) => kind::CONST,
-        Type::Restrict(_) => kind::RESTRICT,
-        Type::Func(_) => kind::FUNC,
-        Type::FuncProto(_) => kind::FUNC_PROTO,
-        Type::Var(_) => kind::VAR,
-        Type::Datasec(_) => kind::DATASEC,
-        Type::Float(_) => kind::FLOAT,
-        Type::DeclTag(_) => kind::DECL_TAG,
-        Type::TypeTag(_) => kind::TYPE_TAG,
-        Type::Enum64(_) => kind::ENUM64,
-    }
+    crate::raw::Kind::of(t).0
 }
 
 /// The type's name (`name_off`); empty for kinds that have none.
@@ -128,21 +111,14 @@ pub(super) fn info(t: Option<&Type<'_>>) -> u32 {
         Type::Struct(c) | Type::Union(c) => (c.members.len(), c.kind_flag),
         Type::Enum(e) | Type::Enum64(e) => (e.values.len(), e.signed),
         Type::Fwd(f) => (0, f.union),
-        Type::Func(f) => (linkage_value(f.linkage) as usize, false),
+        Type::Func(f) => (crate::raw::linkage_value(f.linkage) as usize, false),
         Type::FuncProto(p) => (p.params.len(), false),
         Type::Datasec(d) => (d.vars.len(), false),
         _ => (0, false),
     };
-    (kind_of(t) as u32) << 24 | (kflag as u32) << 31 | (vlen as u32 & 0xffff)
-}
-
-/// `btf_func_linkage` / `btf_var_linkage` numeric value.
-pub(super) fn linkage_value(l: crate::types::Linkage) -> u32 {
-    match l {
-        crate::types::Linkage::Static => 0,
-        crate::types::Linkage::Global => 1,
-        crate::types::Linkage::Extern => 2,
-    }
+    // vlen is truncated as the on-disk field would be; the writer rejects
+    // larger ones before anything is written.
+    crate::raw::info(crate::raw::Kind::of(t), vlen as u16, kflag)
 }
 
 /// The raw `size`/`type` union with the type's own (unresolved) ids.
@@ -179,7 +155,7 @@ pub(super) fn target(t: Option<&Type<'_>>) -> u32 {
 #[inline]
 pub(super) fn int_tag_extra(t: Option<&Type<'_>>) -> u32 {
     match t {
-        Some(Type::Int(x)) => (x.encoding.0 as u32) << 24 | (x.offset as u32) << 16 | x.bits as u32,
+        Some(Type::Int(x)) => crate::raw::int_data(x.encoding.0, x.offset, x.bits),
         Some(Type::DeclTag(x)) => x.component_idx as u32,
         _ => 0,
     }
