@@ -221,9 +221,8 @@ fn relocate(split: &Path, distilled: Option<&Path>, base: &Path, output: &Path, 
     let mut relocated = btf::relocate::relocate(&split_parsed.btf, &distilled_parsed.btf, &base_parsed.btf)
         .map_err(|e| anyhow::anyhow!("{}: cannot relocate onto {}: {e}", split.display(), base.display()))?;
     if dedup {
-        relocated = btf::dedup::dedup(&relocated, Some(&base_parsed.btf))
-            .with_context(|| format!("{}: dedup after relocation", split.display()))?
-            .btf;
+        relocated = btf::relocate::fold_distilled_copies(&relocated, &base_parsed.btf)
+            .with_context(|| format!("{}: dedup after relocation", split.display()))?;
     }
     relocated.base_str_len = base_parsed.str_end();
     let bytes = btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
