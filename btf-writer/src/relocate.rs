@@ -185,7 +185,8 @@ pub fn fold_distilled_copies<'a>(
 /// Index in `relocated.types` of the first of the trailing copies of base
 /// types that distilling appended (the length when there are none).
 fn copies_start(relocated: &Btf<'_>, base: &Btf<'_>) -> Result<usize, crate::dedup::Error> {
-    let deduped = crate::dedup::dedup(relocated, Some(base))?;
+    // libbpf 1.1's rules, for the reason given where the run is folded.
+    let deduped = crate::dedup::dedup_as(relocated, Some(base), crate::dedup::Flavor::Libbpf1_1)?;
     let first = relocated.first_id().0 as usize;
     let base_count = relocated.base_type_count;
     // The dedup keeps first occurrences in input order, so a type is kept
@@ -708,6 +709,45 @@ mod tests {
 
         let deduped = crate::dedup::dedup(&relocated, Some(&base)).unwrap().btf;
         assert_eq!(deduped.types, vec![proto(3), func(4)]);
+    }
+
+    /// A typedef copy with no twin among the split's own types still folds
+    /// back: libbpf 1.7's dedup never matches a split TYPEDEF with a base
+    /// one, so under its rules the copies of base 2 (typedef) and 3 (a
+    /// pointer to it) would look like the split's own types.
+    #[test]
+    fn typedef_copies_fold_back_too() {
+        let u32_t = |to: u32| {
+            Type::Typedef(Named {
+                name: "u32",
+                ty: TypeId(to),
+            })
+        };
+        let mut base = Btf::default();
+        base.add(int("unsigned int", 4)); // 1
+        base.add(u32_t(1)); // 2
+        base.add(Type::Ptr(TypeId(2))); // 3
+        let proto = |param: u32| {
+            Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: "p",
+                    ty: TypeId(param),
+                }],
+            })
+        };
+        let func = Type::Func(Object {
+            name: "f",
+            ty: TypeId(4),
+            linkage: Linkage::Static,
+        });
+        let relocated = Btf {
+            types: vec![proto(7), func.clone(), u32_t(1), Type::Ptr(TypeId(6))],
+            base_type_count: 3,
+            base_str_len: 0,
+        };
+        let folded = fold_distilled_copies(&relocated, &base).unwrap();
+        assert_eq!(folded.types, vec![proto(3), func]);
     }
 
     /// With nothing to fold, the split comes back as it was.
