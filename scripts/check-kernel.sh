@@ -29,7 +29,7 @@
 #                              identical, bpftool -B reads the module
 #   [x] modules_relocate       distilled pairs (pahole's and ours) relocated onto
 #                              vmlinux.btf: bpftool reads it; it holds every type
-#                              of the direct split; with --dedup nothing beyond it;
+#                              of the direct split; with --dedup exactly those;
 #                              onto Debian's 1.24 vmlinux .BTF too; onto an
 #                              unrelated base: a clear error
 #   [x] modules_all            every module of the corpus in one batch run on
@@ -339,15 +339,15 @@ modules_in_place() {
 }
 
 # Judges a relocated split against the direct split: RULE "superset" (no
-# type of the direct split missing: only_b == 0) or "subset" (nothing
-# beyond it: only_a == 0). Prints the per-kind lines.
+# type of the direct split missing: only_b == 0), "subset" (nothing
+# beyond it: only_a == 0) or "equal" (both). Prints the per-kind lines.
 judge_relocation() {
 	local report=$1 rule=$2
 	awk -v rule="$rule" '
 		$1 ~ /^[A-Z_0-9]+:$/ && / a=/ {
 			delete v
 			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
-			bad_here = (rule == "superset") ? v["only_b"] > 0 : v["only_a"] > 0
+			bad_here = (rule == "superset") ? v["only_b"] > 0 : (rule == "subset") ? v["only_a"] > 0 : v["only_a"] + v["only_b"] > 0
 			if (bad_here) bad++
 			if (bad_here || v["only_a"] + v["only_b"] > 0)
 				printf "      %s a=%d b=%d only_a=%d only_b=%d %s\n", $1, v["a"], v["b"], v["only_a"], v["only_b"], bad_here ? "FAIL" : ""
@@ -384,8 +384,8 @@ modules_relocate() {
 				"$btfenc" diff "$out/$name.$pair.$tag.relocated.btf" "$out/$name.btf" \
 					--base-a "$reference/vmlinux.btf" --base-b "$reference/vmlinux.btf" > "$out/$name.$pair.$tag.relocate.diff"
 				(( $? <= 1 )) || { failed=1; continue; }
-				echo "    $tag: $([[ $tag == plain ]] && echo "every direct-split type present" || echo "nothing beyond the direct split")"
-				judge_relocation "$out/$name.$pair.$tag.relocate.diff" "$([[ $tag == plain ]] && echo superset || echo subset)" || failed=1
+				echo "    $tag: $([[ $tag == plain ]] && echo "every direct-split type present" || echo "the direct split's types exactly")"
+				judge_relocation "$out/$name.$pair.$tag.relocate.diff" "$([[ $tag == plain ]] && echo superset || echo equal)" || failed=1
 			done
 		done
 		# The same module onto another build's BTF of this kernel (pahole

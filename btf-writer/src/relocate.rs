@@ -84,6 +84,145 @@ pub fn relocate<'a>(
     })
 }
 
+/// Folds back into `base` the types that distilling copied out of it, and
+/// nothing else: `relocated` is [`relocate`]'s output on the base the pair
+/// was distilled from (or one like it).
+///
+/// Distilling appends the base types the split reaches but cannot name
+/// (pointers, typedefs, prototypes, anonymous aggregates...) after the
+/// split's own types. Those copies are what makes a plain relocation bigger
+/// than the direct split encoding. A dedup of the whole relocated split on
+/// `base` does not give that encoding back, because libbpf's `btf__dedup`
+/// is not idempotent: on nf_conntrack's per-CU input, libbpf (1.1 in pahole
+/// 1.24 as 1.7 in pahole 1.31) keeps `struct file_system_type` in the split
+/// as a duplicate of the base's, yet libbpf's dedup of that very output
+/// merges it away (nf_tables: `struct module`). Worse, a copy can then be
+/// merged into such a split duplicate rather than into the base type it
+/// was copied from.
+///
+/// So the copies are told apart from the split's own types first: they are
+/// the trailing run of types that a dedup on `base` merges away, cut back
+/// until nothing in the run refers to a type before it (a base type never
+/// refers to a split type). The run alone is then deduplicated on `base`:
+/// each copy meets only base types, so it lands on the one it was copied
+/// from. Every type before the run stays as it is, with its id; its
+/// references into the run follow the copies to the base.
+///
+/// Onto the very base the pair was distilled from, the result is the
+/// direct split encoding, type for type. Onto another build, a copy with
+/// no equal in the new base ends the run: it and the copies before it stay
+/// (valid BTF, only larger than needed).
+pub fn fold_distilled_copies<'a>(
+    relocated: &Btf<'a>,
+    base: &Btf<'a>,
+) -> Result<Btf<'a>, crate::dedup::Error> {
+    let start = copies_start(relocated, base)?;
+    let first = relocated.first_id().0;
+    // Both are at most the split's type count, which fits a type id.
+    let run_first = first + start as u32;
+    let shift = start as u32;
+    let base_count = relocated.base_type_count;
+
+    // The run as a split of its own on `base`: ids lowered by `shift`.
+    let lower = |id: TypeId| -> Result<TypeId, std::convert::Infallible> {
+        Ok(if id.0 >= run_first {
+            TypeId(id.0 - shift)
+        } else {
+            id
+        })
+    };
+    let mut run = Btf {
+        types: Vec::with_capacity(relocated.types.len() - start),
+        base_type_count: base_count,
+        base_str_len: relocated.base_str_len,
+    };
+    for ty in relocated.types.iter().skip(start) {
+        let mut ty = ty.clone();
+        refs::remap_ids(&mut ty, lower).map_err(|never| match never {})?;
+        run.types.push(ty);
+    }
+    // libbpf 1.1's rules, not 1.7's: 1.7 files base TYPEDEFs under a key
+    // split TYPEDEFs never look up, so a typedef copy could not find its
+    // original. 1.1 compares typedefs as the reference types they are.
+    let folded = crate::dedup::dedup_as(&run, Some(base), crate::dedup::Flavor::Libbpf1_1)?;
+
+    // Where a reference to an id of the run now points: a base type, or a
+    // copy that stays, numbered after the split's own types.
+    let raise = |id: TypeId| -> TypeId {
+        if id.0 > base_count {
+            TypeId(id.0 + shift)
+        } else {
+            id
+        }
+    };
+    let follow = |id: TypeId| -> Result<TypeId, std::convert::Infallible> {
+        if id.0 < run_first {
+            return Ok(id);
+        }
+        // An id past the end was invalid in the input and stays so.
+        let in_run = (id.0 - shift) as usize;
+        Ok(folded.remap.get(in_run).map_or(id, |&to| raise(to)))
+    };
+    let mut types = Vec::with_capacity(start + folded.btf.types.len());
+    for ty in relocated.types.iter().take(start) {
+        let mut ty = ty.clone();
+        refs::remap_ids(&mut ty, follow).map_err(|never| match never {})?;
+        types.push(ty);
+    }
+    for ty in &folded.btf.types {
+        let mut ty = ty.clone();
+        refs::remap_ids(&mut ty, |id| Ok::<_, std::convert::Infallible>(raise(id)))
+            .map_err(|never| match never {})?;
+        types.push(ty);
+    }
+    Ok(Btf {
+        types,
+        base_type_count: base_count,
+        base_str_len: relocated.base_str_len,
+    })
+}
+
+/// Index in `relocated.types` of the first of the trailing copies of base
+/// types that distilling appended (the length when there are none).
+fn copies_start(relocated: &Btf<'_>, base: &Btf<'_>) -> Result<usize, crate::dedup::Error> {
+    // libbpf 1.1's rules, for the reason given where the run is folded.
+    let deduped = crate::dedup::dedup_as(relocated, Some(base), crate::dedup::Flavor::Libbpf1_1)?;
+    let first = relocated.first_id().0 as usize;
+    let base_count = relocated.base_type_count;
+    // The dedup keeps first occurrences in input order, so a type is kept
+    // exactly when its new id is above every earlier split type's.
+    let mut merged_away = Vec::with_capacity(relocated.types.len());
+    let mut highest_kept = base_count;
+    for index in 0..relocated.types.len() {
+        let to = deduped.remap.get(first + index).map_or(0, |t| t.0);
+        let kept = to > highest_kept;
+        highest_kept = highest_kept.max(to);
+        merged_away.push(!kept);
+    }
+    let mut start = merged_away
+        .iter()
+        .rposition(|&away| !away)
+        .map_or(0, |i| i + 1);
+    // A copy of a base type refers only to base types and other copies: cut
+    // the run after any type that refers to a split type before the run.
+    loop {
+        let run_first = (first + start) as u32;
+        let split_first = first as u32;
+        let mut last_offender = None;
+        for (offset, ty) in relocated.types.iter().enumerate().skip(start) {
+            refs::for_each_id(ty, |id| {
+                if id.0 >= split_first && id.0 < run_first {
+                    last_offender = Some(offset);
+                }
+            });
+        }
+        match last_offender {
+            Some(offset) => start = offset + 1,
+            None => return Ok(start),
+        }
+    }
+}
+
 /// libbpf accepts only named INT, FLOAT, ENUM, STRUCT, UNION and FWD in a
 /// distilled base: anything else means the file is not one.
 fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
@@ -246,7 +385,10 @@ fn size_of(ty: &Type<'_>) -> u32 {
 mod tests {
     use super::*;
     use crate::distill::distill_base;
-    use crate::types::{Composite, Enum, EnumValue, Fwd, Int, IntEncoding, Member, Named};
+    use crate::types::{
+        Composite, Enum, EnumValue, FuncProto, Fwd, Int, IntEncoding, Linkage, Member, Named,
+        Object, Param,
+    };
 
     fn int(name: &'static str, size: u32) -> Type<'static> {
         Type::Int(Int {
@@ -529,10 +671,102 @@ mod tests {
         ));
     }
 
+    /// A relocated split whose own types include `struct s`, a duplicate
+    /// of base 2 that the original dedup kept, followed by one distilled
+    /// copy (7, of base 3). Folding drops the copy only; a plain dedup
+    /// would drop the kept duplicate as well.
+    #[test]
+    fn folding_drops_the_copies_and_keeps_the_split_own_duplicates() {
+        let s = || Type::Struct(aggregate("s", 4, vec![member("a", 1)]));
+        let mut base = Btf::default();
+        base.add(int("int", 4)); // 1
+        base.add(s()); // 2
+        base.add(Type::Ptr(TypeId(2))); // 3
+        let proto = |param: u32| {
+            Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: "p",
+                    ty: TypeId(param),
+                }],
+            })
+        };
+        let func = |proto: u32| {
+            Type::Func(Object {
+                name: "f",
+                ty: TypeId(proto),
+                linkage: Linkage::Static,
+            })
+        };
+        let relocated = Btf {
+            types: vec![s(), proto(7), func(5), Type::Ptr(TypeId(2))],
+            base_type_count: 3,
+            base_str_len: 0,
+        };
+        let folded = fold_distilled_copies(&relocated, &base).unwrap();
+        assert_eq!(folded.types, vec![s(), proto(3), func(5)]);
+        assert_eq!(folded.base_type_count, 3);
+
+        let deduped = crate::dedup::dedup(&relocated, Some(&base)).unwrap().btf;
+        assert_eq!(deduped.types, vec![proto(3), func(4)]);
+    }
+
+    /// A typedef copy with no twin among the split's own types still folds
+    /// back: libbpf 1.7's dedup never matches a split TYPEDEF with a base
+    /// one, so under its rules the copies of base 2 (typedef) and 3 (a
+    /// pointer to it) would look like the split's own types.
+    #[test]
+    fn typedef_copies_fold_back_too() {
+        let u32_t = |to: u32| {
+            Type::Typedef(Named {
+                name: "u32",
+                ty: TypeId(to),
+            })
+        };
+        let mut base = Btf::default();
+        base.add(int("unsigned int", 4)); // 1
+        base.add(u32_t(1)); // 2
+        base.add(Type::Ptr(TypeId(2))); // 3
+        let proto = |param: u32| {
+            Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: "p",
+                    ty: TypeId(param),
+                }],
+            })
+        };
+        let func = Type::Func(Object {
+            name: "f",
+            ty: TypeId(4),
+            linkage: Linkage::Static,
+        });
+        let relocated = Btf {
+            types: vec![proto(7), func.clone(), u32_t(1), Type::Ptr(TypeId(6))],
+            base_type_count: 3,
+            base_str_len: 0,
+        };
+        let folded = fold_distilled_copies(&relocated, &base).unwrap();
+        assert_eq!(folded.types, vec![proto(3), func]);
+    }
+
+    /// With nothing to fold, the split comes back as it was.
+    #[test]
+    fn folding_a_split_without_copies_changes_nothing() {
+        let (base, split) = (vmlinux(), module());
+        assert_eq!(
+            fold_distilled_copies(&split, &base).unwrap().types,
+            split.types
+        );
+    }
+
     /// pahole 1.31's distilled pairs relocated onto the vmlinux BTF they
     /// were distilled from hold every type of pahole's direct split of the
     /// same module (the extra ones are the base types distilling copied
-    /// into the split), and a dedup on the base folds them back.
+    /// into the split), and folding those copies back gives pahole's
+    /// direct split exactly. For nf_conntrack and nf_tables a plain dedup
+    /// would not: it merges the duplicates of base structs
+    /// (`file_system_type`, `module`) that pahole's dedup kept.
     #[test]
     fn pahole_pairs_relocate_back_onto_vmlinux() {
         let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
@@ -542,7 +776,14 @@ mod tests {
             return;
         };
         let base = crate::read::parse(&vmlinux, None).unwrap();
-        for module in ["tcp_bbr", "xfs"] {
+        for module in [
+            "af_key",
+            "nf_conntrack",
+            "nf_tables",
+            "tcp_bbr",
+            "virtio_net",
+            "xfs",
+        ] {
             let (Some(direct), Some(pair_base), Some(pair_split)) = (
                 read(&format!("modules/{module}.btf")),
                 read(&format!("modules/{module}.distilled.base.btf")),
@@ -560,9 +801,12 @@ mod tests {
                 report.kinds.iter().all(|k| k.only_b == 0),
                 "{module}: {report}"
             );
-            let folded = crate::dedup::dedup(&moved, Some(&base.btf)).unwrap().btf;
+            let folded = fold_distilled_copies(&moved, &base.btf).unwrap();
             let report = crate::diff::diff(&folded, Some(&base.btf), &direct.btf, Some(&base.btf));
             assert!(report.is_empty(), "{module}: {report}");
+            // Type for type: the split's own types keep their ids, and
+            // pahole's direct split is exactly those.
+            assert_eq!(folded.types, direct.btf.types, "{module}");
         }
     }
 

@@ -81,10 +81,10 @@ pub enum Command {
         /// Where to write the relocated split BTF.
         #[arg(short = 'o', long = "output", value_name = "OUT")]
         output: PathBuf,
-        /// Afterwards, deduplicate against the full base, folding the types
-        /// the distilled split carries (pointers, typedefs, ...) back into
-        /// the base's: the result is what encoding directly on that base
-        /// gives.
+        /// Afterwards, fold the base types distilling copied into the split
+        /// (pointers, typedefs, ...) back into the full base's, leaving the
+        /// split's own types alone: the result is what encoding directly on
+        /// that base gives.
         #[arg(long)]
         dedup: bool,
     },

@@ -279,9 +279,8 @@ fn relocate(
                 )
             })?;
     if dedup {
-        relocated = btf::dedup::dedup(&relocated, Some(&base_parsed.btf))
-            .with_context(|| format!("{}: dedup after relocation", split.display()))?
-            .btf;
+        relocated = btf::relocate::fold_distilled_copies(&relocated, &base_parsed.btf)
+            .with_context(|| format!("{}: dedup after relocation", split.display()))?;
     }
     relocated.base_str_len = base_parsed.str_end();
     let bytes =
