@@ -28,6 +28,9 @@ pub enum ErrorKind {
     /// Well-formed DWARF that uses something this crate does not support
     /// (cross-unit references, type units, ...).
     UnsupportedDwarf(String),
+    /// A DIE refers into another unit (`DW_FORM_ref_addr`, as LTO output
+    /// has): the units must be walked together ([`crate::walk::walk_units`]).
+    CrossUnitReference(String),
     /// DWARF that is structurally valid but makes no sense (a string that
     /// is not UTF-8, a size that does not fit, ...).
     InvalidDwarf(String),
@@ -117,6 +120,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Dwarf(err) => write!(f, "corrupt DWARF: {err}"),
             ErrorKind::UnsupportedDwarf(msg) => write!(f, "unsupported DWARF: {msg}"),
             ErrorKind::InvalidDwarf(msg) => write!(f, "invalid DWARF: {msg}"),
+            ErrorKind::CrossUnitReference(msg) => write!(f, "cross-unit reference: {msg}"),
         }
     }
 }

@@ -205,7 +205,7 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let units = dwarf.units();
     stats.cus = units.len();
     inline_names.resize_with(units.len(), Bump::new);
-    let lowered: Vec<(u64, LoweredCu<'_>)> = units
+    let each_unit: Result<Vec<(u64, LoweredCu<'_>)>> = units
         .par_iter()
         .zip(inline_names.par_iter_mut())
         .map(|(unit, names)| {
@@ -219,7 +219,20 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
                 .with_context(|| format!("{}: CU at .debug_info+{:#x}", path.display(), cu.offset))?;
             Ok((cu.die_count, lowered))
         })
-        .collect::<Result<_>>()?;
+        .collect();
+    let lowered = match each_unit {
+        // LTO output refers across units, so no unit can be read alone:
+        // read them as one (sequentially; such DWARF is rare). Asking
+        // first would cost every ordinary file a scan of its abbreviations.
+        Err(err) if is_cross_unit_reference(&err) => {
+            let arena = Bump::new();
+            let cu = dwarf::walk::walk_units(&dwarf, units, &arena)?;
+            let lowered = lower::lower_cu(&cu, &ctx)
+                .with_context(|| format!("{}: units walked together (LTO)", path.display()))?;
+            vec![(cu.die_count, lowered)]
+        }
+        other => other?,
+    };
     stats.dies = lowered.iter().map(|(dies, _)| dies).sum();
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
@@ -273,4 +286,13 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let (bytes, distilled_base) = written?;
     stats.write = phase.stop();
     Ok(Encoded { btf: bytes, distilled_base, stats })
+}
+
+/// Whether walking failed only because a DIE refers into another unit.
+fn is_cross_unit_reference(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<dwarf::Error>()
+            .is_some_and(|e| matches!(e.kind(), dwarf::ErrorKind::CrossUnitReference(_)))
+    })
 }

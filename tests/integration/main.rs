@@ -33,6 +33,7 @@ macro_rules! per_fixture {
             zstd_kinds => "obj/compressed/zstd-kinds.o",
             zlib_multi_cu => "obj/compressed/zlib-multi-cu.o",
             zlib_exec => "obj/compressed/prog-zlib",
+            lto_gcc => "obj/lto/prog-gcc",
         );
     };
     (@each $check:expr; $($name:ident => $path:expr),* $(,)?) => {

@@ -385,7 +385,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     Ok(Some(target))
                 } else {
                     Err(self.error(
-                        ErrorKind::UnsupportedDwarf(format!(
+                        ErrorKind::CrossUnitReference(format!(
                             "{name} refers to another unit (DW_FORM_ref_addr to {target:#x}); \
                              walk the units together with walk_units"
                         )),

@@ -672,7 +672,7 @@ fn cross_unit_references_need_walking_units_together() {
     assert!(!errors.is_empty(), "LTO DWARF uses DW_FORM_ref_addr");
     for err in errors {
         assert!(
-            matches!(err.kind(), ErrorKind::UnsupportedDwarf(_)),
+            matches!(err.kind(), ErrorKind::CrossUnitReference(_)),
             "{err}"
         );
         assert!(err.to_string().contains("another unit"), "{err}");
