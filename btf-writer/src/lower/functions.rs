@@ -463,26 +463,12 @@ fn types_match(btf: &Btf<'_>, mut a: TypeId, mut b: TypeId) -> bool {
 
 /// Kind for matching purposes: a FWD counts as the struct or union it
 /// declares.
-fn match_kind(ty: &Type<'_>) -> u8 {
+fn match_kind(ty: &Type<'_>) -> crate::raw::Kind {
+    use crate::raw::Kind;
     match ty {
-        Type::Int(_) => 1,
-        Type::Ptr(_) => 2,
-        Type::Array(_) => 3,
-        Type::Struct(_) | Type::Fwd(crate::types::Fwd { union: false, .. }) => 4,
-        Type::Union(_) | Type::Fwd(crate::types::Fwd { union: true, .. }) => 5,
-        Type::Enum(_) => 6,
-        Type::Typedef(_) => 8,
-        Type::Volatile(_) => 9,
-        Type::Const(_) => 10,
-        Type::Restrict(_) => 11,
-        Type::Func(_) => 12,
-        Type::FuncProto(_) => 13,
-        Type::Var(_) => 14,
-        Type::Datasec(_) => 15,
-        Type::Float(_) => 16,
-        Type::DeclTag(_) => 17,
-        Type::TypeTag(_) => 18,
-        Type::Enum64(_) => 19,
+        Type::Fwd(crate::types::Fwd { union: false, .. }) => Kind::STRUCT,
+        Type::Fwd(crate::types::Fwd { union: true, .. }) => Kind::UNION,
+        other => Kind::of(other),
     }
 }
 
