@@ -1572,10 +1572,9 @@ mod real_files {
     use std::path::Path;
     use std::time::Instant;
 
-    const REFERENCE: &str = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
-
+    
     fn load(relative: &str) -> Option<Vec<u8>> {
-        let path = Path::new(REFERENCE).join(relative);
+        let path = Path::new(crate::test_reference::dir()).join(relative);
         let bytes = std::fs::read(&path);
         if bytes.is_err() {
             eprintln!("skipped: {} not readable", path.display());
@@ -1586,7 +1585,7 @@ mod real_files {
     /// Per-kind counts of bpftool's dump of the file, the oracle for the
     /// report's totals; `None` when bpftool is unavailable.
     fn bpftool_kind_counts(relative: &str) -> Option<HashMap<String, usize>> {
-        let path = Path::new(REFERENCE).join(relative);
+        let path = Path::new(crate::test_reference::dir()).join(relative);
         let output = std::process::Command::new("bpftool")
             .args(["btf", "dump", "file"])
             .arg(path)

@@ -394,7 +394,7 @@ mod tests {
     /// type for type and in the same order.
     #[test]
     fn distilling_pahole_splits_gives_libbpfs_pairs() {
-        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let dir = crate::test_reference::dir();
         let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
         let Some(vmlinux) = read("vmlinux.btf") else {
             eprintln!("SKIPPED: no reference BTF in {dir}");

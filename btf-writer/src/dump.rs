@@ -591,8 +591,7 @@ mod bpftool_oracle {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    const REFERENCE: &str = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
-
+    
     fn run(program: &str, args: &[&str]) -> Option<String> {
         let output = Command::new(program).args(args).output().ok()?;
         if !output.status.success() {
@@ -665,12 +664,12 @@ mod bpftool_oracle {
 
     #[test]
     fn vmlinux_matches_bpftool() {
-        check(&Path::new(REFERENCE).join("vmlinux.btf"), None);
+        check(&Path::new(crate::test_reference::dir()).join("vmlinux.btf"), None);
     }
 
     #[test]
     fn split_modules_match_bpftool() {
-        let reference = Path::new(REFERENCE);
+        let reference = Path::new(crate::test_reference::dir());
         let vmlinux = reference.join("vmlinux.btf");
         for module in [
             "xfs",

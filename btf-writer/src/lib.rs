@@ -31,3 +31,6 @@ pub mod write;
 
 pub use self::error::*;
 pub use self::types::*;
+
+#[cfg(test)]
+mod test_reference;

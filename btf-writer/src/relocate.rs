@@ -769,7 +769,7 @@ mod tests {
     /// (`file_system_type`, `module`) that pahole's dedup kept.
     #[test]
     fn pahole_pairs_relocate_back_onto_vmlinux() {
-        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let dir = crate::test_reference::dir();
         let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
         let Some(vmlinux) = read("vmlinux.btf") else {
             eprintln!("SKIPPED: no reference BTF in {dir}");

@@ -1037,7 +1037,7 @@ mod tests {
 
     /// pahole's reference BTF for Debian's 6.1 kernel, when present.
     fn reference(file: &str) -> Option<Vec<u8>> {
-        let dir = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
+        let dir = crate::test_reference::dir();
         std::fs::read(format!("{dir}/{file}")).ok()
     }
 

@@ -283,7 +283,7 @@ fn gcc_signed_enum_fixed_forms_match_pahole_1_24() {
 }
 
 /// A whole vmlinux against a pahole reference BTF (e.g. the pahole 1.31
-/// one in /work/shared/reference), with the features in
+/// one in ../shared/reference), with the features in
 /// `BTFENC_E2E_FEATURES` (a `--btf_features` list; legacy 1.24 rules when
 /// unset). Heavy: run by hand in release mode with `BTFENC_E2E_VMLINUX`
 /// and `BTFENC_E2E_REFERENCE` set. Prints the difference report.

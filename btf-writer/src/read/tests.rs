@@ -810,10 +810,9 @@ fn kernel_rejects_what_we_reject() {
     }
 }
 
-const REFERENCE: &str = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
 
 fn reference(name: &str) -> Option<Vec<u8>> {
-    let path = format!("{REFERENCE}/{name}");
+    let path = format!("{}/{name}", crate::test_reference::dir());
     match std::fs::read(&path) {
         Ok(data) => Some(data),
         Err(_) => {
@@ -1004,12 +1003,12 @@ fn reference_agrees_with_bpftool() {
         return;
     };
     let base = parse(&base_data, None).unwrap();
-    let vmlinux = format!("{REFERENCE}/vmlinux.btf");
+    let vmlinux = format!("{}/vmlinux.btf", crate::test_reference::dir());
     agrees_with_bpftool(&base, &vmlinux, None);
     let split = parse(&data, Some(&base)).unwrap();
     agrees_with_bpftool(
         &split,
-        &format!("{REFERENCE}/modules/xfs.btf"),
+        &format!("{}/modules/xfs.btf", crate::test_reference::dir()),
         Some(&vmlinux),
     );
 }
