@@ -16,10 +16,15 @@ PREFIX          ?= /usr/local
 BINDIR          ?= $(PREFIX)/bin
 PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
-.PHONY: all build release run test fixtures corpus check-kernel check-kbuild \
+.PHONY: all build release run test deps fixtures corpus check-kernel check-kbuild \
         bench bench-modules install uninstall clean
 
 all: build
+
+# Debian packages `make test` compares against (installed when run as
+# root and missing; see scripts/deps.sh).
+deps:
+	@scripts/deps.sh test
 
 build:
 	$(CARGO) build -p btfenc
@@ -36,7 +41,7 @@ run: release
 # The integration tests drive the btfenc binary, which `cargo test` does not
 # build for another package: build it first and point the tests at it.
 # Skipped checks (e.g. no privilege for BPF_BTF_LOAD) are listed at the end.
-test: build
+test: deps build
 	@rm -f $(SKIP_LOG)
 	@BTFENC_BIN=$(TARGET_DIR)/debug/btfenc BTFENC_SKIP_LOG=$(SKIP_LOG) \
 		$(CARGO) test --workspace; status=$$?; \
