@@ -112,6 +112,16 @@ fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Res
     parse_file(bytes, base).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// Parses an optional standalone BTF file (a `--base`/`--btf_base`) read
+/// with [`read_btf_bytes`]; the parsed form borrows `bytes`, so reading and
+/// parsing are two steps.
+fn parse_optional<'a>(path: Option<&Path>, bytes: &'a Option<InputBytes>) -> Result<Option<Parsed<'a>>> {
+    match (path, bytes) {
+        (Some(path), Some(bytes)) => Ok(Some(parse_btf(path, bytes, None)?)),
+        _ => Ok(None),
+    }
+}
+
 /// The `.BTF.base` of an ELF file (a module with a distilled base), parsed.
 fn distilled_base_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<Option<Parsed<'a>>> {
     if !bytes.starts_with(b"\x7fELF") {
@@ -157,10 +167,7 @@ fn read_on_base<'p, 'a>(
 fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
-    let base_parsed = match (&base_bytes, base) {
-        (Some(b), Some(p)) => Some(parse_btf(p, b, None)?),
-        _ => None,
-    };
+    let base_parsed = parse_optional(base, &base_bytes)?;
     let distilled = distilled_base_of(file, &bytes)?;
     let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
     let stdout = io::stdout();
@@ -181,19 +188,12 @@ fn diff(
     base_b: Option<&Path>,
     options: &btf::diff::DiffOptions,
 ) -> Result<ExitCode> {
-    let bytes = [a, b].map(read_btf_bytes);
-    let [bytes_a, bytes_b] = bytes;
-    let (bytes_a, bytes_b) = (bytes_a?, bytes_b?);
+    let bytes_a = read_btf_bytes(a)?;
+    let bytes_b = read_btf_bytes(b)?;
     let base_a_bytes = base_a.map(read_btf_bytes).transpose()?;
     let base_b_bytes = base_b.map(read_btf_bytes).transpose()?;
-    let parsed_base_a = match (&base_a_bytes, base_a) {
-        (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
-        _ => None,
-    };
-    let parsed_base_b = match (&base_b_bytes, base_b) {
-        (Some(bytes), Some(p)) => Some(parse_btf(p, bytes, None)?),
-        _ => None,
-    };
+    let parsed_base_a = parse_optional(base_a, &base_a_bytes)?;
+    let parsed_base_b = parse_optional(base_b, &base_b_bytes)?;
     let (distilled_a, distilled_b) = (
         distilled_base_of(a, &bytes_a)?,
         distilled_base_of(b, &bytes_b)?,
@@ -311,10 +311,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         .context("cannot start worker threads")?;
 
     let base_bytes = args.btf_base.as_deref().map(read_btf_bytes).transpose()?;
-    let base = match (&base_bytes, args.btf_base.as_deref()) {
-        (Some(bytes), Some(path)) => Some(parse_btf(path, bytes, None)?),
-        _ => None,
-    };
+    let base = parse_optional(args.btf_base.as_deref(), &base_bytes)?;
 
     let base = match (&base, args.btf_base.as_deref()) {
         (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
