@@ -22,9 +22,6 @@ use btf::read::Parsed;
 use btf::strings::StringIndex;
 use dwarf::ElfFile;
 
-/// `e_machine` of BPF-target objects.
-const EM_BPF: u16 = object::elf::EM_BPF.0;
-
 /// What one encoding needs to know besides the input file.
 #[derive(Debug)]
 pub struct Config {
@@ -180,23 +177,13 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let mut inline_names: Vec<Bump> = Vec::new();
     let phase = PhaseTimer::start();
     let elf = ElfFile::open(path)?;
-    let mut symbols = elf.symbols()?;
-    let legacy = config.features.rules == lower::Rules::V1_24;
-    if legacy && elf.machine() == EM_BPF && matches!(elf.kind(), dwarf::ElfKind::Relocatable) {
-        // pahole 1.24 encodes no per-CPU VAR for relocatable BPF objects
-        // (clang -target bpfel/bpfeb, DWARF 4 or 5): elfutils 0.188, which
-        // it reads DWARF with, cannot apply R_BPF_64_ABS64, so every
-        // variable's address is lost (rewriting those relocations as
-        // R_BPF_64_64 makes pahole find the VAR). We follow it so that the
-        // types are the same (tests: pahole_parity, facts BPF_TAGS); the
-        // kernel's objects are never BPF-target.
-        symbols.percpu = None;
-    }
+    let symbols = elf.symbols()?;
     let dwarf = elf.dwarf()?;
     let mut ctx = lower::Context::new(config.features, &symbols);
     ctx.lang_exclude = config.lang_exclude.clone();
     ctx.pointer_size = if elf.is_64() { 8 } else { 4 };
     ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+    ctx.machine = elf.machine();
     ctx.register_params = lower::register_params_for_machine(elf.machine());
     let endian = if elf.is_big_endian() { Endian::Big } else { Endian::Little };
     stats.open = phase.stop();

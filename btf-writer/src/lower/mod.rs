@@ -37,6 +37,9 @@ use self::types::TypeMap;
 use self::vars::{DataSymbols, VariableRules};
 use crate::types::{Btf, Type, TypeId};
 
+/// `EM_X86_64`, the machine [`Context::new`] assumes.
+const X86_64: u16 = 62;
+
 /// What lowering needs besides the CU, shared by all CUs.
 #[derive(Debug)]
 pub struct Context<'facts, 'input> {
@@ -50,6 +53,8 @@ pub struct Context<'facts, 'input> {
     pub pointer_size: u32,
     /// The file is ET_REL (a kernel module): section addresses are all 0.
     pub relocatable: bool,
+    /// The file's ELF `e_machine`.
+    pub machine: u16,
     /// DWARF register numbers of the argument registers, in order (see
     /// [`register_params_for_machine`]); empty disables the check.
     pub register_params: &'static [u16],
@@ -67,7 +72,8 @@ impl<'facts, 'input> Context<'facts, 'input> {
             lang_exclude: Vec::new(),
             pointer_size: 8,
             relocatable: false,
-            register_params: register_params_for_machine(62),
+            machine: X86_64,
+            register_params: register_params_for_machine(X86_64),
             functions: FunctionTable::new(symbols, features.rules),
             data: DataSymbols::new(symbols),
         }
@@ -148,6 +154,7 @@ pub fn lower_cu<'input>(
         symbols: ctx.symbols,
         index: &ctx.data,
         relocatable: ctx.relocatable,
+        machine: ctx.machine,
     };
     let variables = vars::variable_candidates(cu, &map, &rules)?;
     Ok(LoweredCu {

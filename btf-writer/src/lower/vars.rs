@@ -104,7 +104,12 @@ pub(crate) struct VariableRules<'c, 'facts, 'input> {
     /// ET_REL: every section starts at address 0, so an address alone does
     /// not tell sections apart and the symbol name must agree too.
     pub(crate) relocatable: bool,
+    /// ELF `e_machine`.
+    pub(crate) machine: u16,
 }
+
+/// `EM_BPF`.
+const EM_BPF: u16 = 247;
 
 /// The CU's VAR candidates, in DIE order.
 pub(crate) fn variable_candidates<'input>(
@@ -204,6 +209,14 @@ fn place_percpu_v1_24<'input>(
     rules: &VariableRules<'_, '_, 'input>,
 ) -> Result<Option<Placement<'input>>, Error> {
     if !rules.features.var {
+        return Ok(None);
+    }
+    // pahole 1.24 encodes no per-CPU VAR for relocatable BPF objects
+    // (clang -target bpfel/bpfeb): elfutils 0.188, which it reads DWARF
+    // with, cannot apply R_BPF_64_ABS64, so every variable's address is
+    // lost (rewriting those relocations as R_BPF_64_64 makes pahole find
+    // the VAR). Kernel objects are never BPF-target.
+    if rules.relocatable && rules.machine == EM_BPF {
         return Ok(None);
     }
     let Some(section) = rules.symbols.percpu else {
@@ -464,6 +477,7 @@ mod tests {
             symbols: &facts,
             index: &index,
             relocatable,
+            machine: 62,
         };
         variable_candidates(cu, &map, &rules)
     }
@@ -525,6 +539,7 @@ mod tests {
             symbols: &facts,
             index: &index,
             relocatable: false,
+            machine: 62,
         };
         assert!(variable_candidates(&cu, &map, &rules).unwrap().is_empty());
         // Without the declaration, the name is on the definition: kept.
