@@ -13,6 +13,7 @@ mod elf_patch;
 mod inputs;
 mod output;
 mod pipeline;
+mod units;
 
 use std::process::ExitCode;
 

@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use bumpalo::Bump;
-use rayon::prelude::*;
 
-use btf::lower::{self, Features, LoweredCu, SplitBase};
+use btf::lower::{self, Assembler, Features, LoweredCu, SplitBase};
 use btf::raw::Endian;
 use btf::dedup::PreparedBase;
 use btf::read::Parsed;
 use btf::strings::StringIndex;
+
+use crate::units;
 use dwarf::ElfFile;
 
 /// What one encoding needs to know besides the input file.
@@ -36,9 +37,10 @@ pub struct Config {
 pub struct Stats {
     /// Opening the ELF, symbols, DWARF section setup.
     pub open: Phase,
-    /// Walking DIEs and lowering each CU (parallel).
+    /// Walking DIEs and lowering each CU (parallel), and adding each to
+    /// the pre-dedup table as it comes (overlapped, in CU order).
     pub walk_and_lower: Phase,
-    /// Concatenating CUs and selecting FUNC/VAR.
+    /// Selecting FUNCs and VARs across CUs.
     pub assemble: Phase,
     /// Deduplication.
     pub dedup: Phase,
@@ -48,7 +50,10 @@ pub struct Stats {
     pub cus: usize,
     /// DIEs visited.
     pub dies: u64,
-    /// Types before dedup.
+    /// Types the CUs lowered to.
+    pub types_lowered: usize,
+    /// Types before dedup: those left when exact copies are collapsed, plus
+    /// FUNCs, VARs and DATASECs.
     pub types_before: usize,
     /// Types after dedup.
     pub types_after: usize,
@@ -116,7 +121,11 @@ impl Stats {
         };
         eprintln!("btfenc: {}:", path.display());
         line("open", self.open, String::new());
-        line("walk+lower", self.walk_and_lower, format!("  ({} CUs, {} DIEs)", self.cus, self.dies));
+        line(
+            "walk+lower",
+            self.walk_and_lower,
+            format!("  ({} CUs, {} DIEs, {} types lowered)", self.cus, self.dies, self.types_lowered),
+        );
         line("assemble", self.assemble, format!("  ({} types before dedup)", self.types_before));
         line("dedup", self.dedup, format!("  ({} types after dedup)", self.types_after));
         line("write", self.write, String::new());
@@ -192,44 +201,34 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let units = dwarf.units();
     stats.cus = units.len();
     inline_names.resize_with(units.len(), Bump::new);
-    let each_unit: Result<Vec<(u64, LoweredCu<'_>)>> = units
-        .par_iter()
-        .zip(inline_names.par_iter_mut())
-        .map(|(unit, names)| {
-            let arena = Bump::new();
-            let names: &Bump = names;
-            let cu = dwarf::walk::walk_unit_copying_inline_names(&dwarf, unit, &arena, names)?;
-            // Nothing borrows the unit's bytes any more: keeping them
-            // resident would only add to the peak.
-            elf.release_pages_of(dwarf.unit_bytes(unit));
-            let lowered = lower::lower_cu(&cu, &ctx)
-                .with_context(|| format!("{}: CU at .debug_info+{:#x}", path.display(), cu.offset))?;
-            Ok((cu.die_count, lowered))
-        })
-        .collect();
-    let lowered = match each_unit {
+    let split = base.map(|b| SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() });
+    let walked = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, split);
+    let (assembler, counts) = match walked {
         // LTO output refers across units, so no unit can be read alone:
         // read them as one (sequentially; such DWARF is rare). Asking
         // first would cost every ordinary file a scan of its abbreviations.
-        Err(err) if is_cross_unit_reference(&err) => {
+        Err(err) if units::is_cross_unit_reference(&err) => {
             let arena = Bump::new();
             let cu = dwarf::walk::walk_units(&dwarf, units, &arena)?;
-            let lowered = lower::lower_cu(&cu, &ctx)
+            let ready = lower::lower_cu(&cu, &ctx)
+                .and_then(LoweredCu::prepare)
                 .with_context(|| format!("{}: units walked together (LTO)", path.display()))?;
-            vec![(cu.die_count, lowered)]
+            let lowered = ready.type_count();
+            let mut assembler = Assembler::new(split);
+            assembler.add(ready).with_context(|| format!("{}: units walked together (LTO)", path.display()))?;
+            (assembler, units::Counts { dies: cu.die_count, types: lowered })
         }
         other => other?,
     };
-    stats.dies = lowered.iter().map(|(dies, _)| dies).sum();
+    stats.dies = counts.dies;
+    stats.types_lowered = counts.types;
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
     elf.release_resident_pages();
     stats.walk_and_lower = phase.stop();
 
     let phase = PhaseTimer::start();
-    let split = base.map(|b| SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() });
-    let cus = lowered.into_iter().map(|(_, cu)| cu).collect();
-    let assembled = lower::assemble(cus, &ctx, split).with_context(|| format!("{}", path.display()))?;
+    let assembled = assembler.finish(&ctx);
     stats.types_before = assembled.types.len();
     return_freed_memory();
     stats.assemble = phase.stop();
@@ -273,13 +272,4 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let (bytes, distilled_base) = written?;
     stats.write = phase.stop();
     Ok(Encoded { btf: bytes, distilled_base, stats })
-}
-
-/// Whether walking failed only because a DIE refers into another unit.
-fn is_cross_unit_reference(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<dwarf::Error>()
-            .is_some_and(|e| matches!(e.kind(), dwarf::ErrorKind::CrossUnitReference(_)))
-    })
 }

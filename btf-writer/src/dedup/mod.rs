@@ -47,6 +47,9 @@ use std::fmt;
 
 use crate::types::{Btf, TypeId};
 
+pub use self::collapse::{Collapser, CuIds, PreparedCu};
+
+mod collapse;
 mod equiv;
 mod keys;
 mod output;

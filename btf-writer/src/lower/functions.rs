@@ -482,12 +482,16 @@ fn type_name<'a>(ty: &Type<'a>) -> Option<&'a str> {
     }
 }
 
-/// Shifts a candidate's CU-local ids into the assembled table.
-pub(crate) fn shift_candidate(candidate: &mut FunctionCandidate<'_>, shift: u32) {
-    super::shift_id(&mut candidate.proto.ret, shift);
+/// Turns a candidate's CU-local ids into the assembled table's.
+pub(crate) fn remap_candidate<E>(
+    candidate: &mut FunctionCandidate<'_>,
+    remap: impl Fn(TypeId) -> Result<TypeId, E>,
+) -> Result<(), E> {
+    candidate.proto.ret = remap(candidate.proto.ret)?;
     for param in &mut candidate.proto.params {
-        super::shift_id(&mut param.ty, shift);
+        param.ty = remap(param.ty)?;
     }
+    Ok(())
 }
 
 /// DWARF register numbers of the integer argument registers, in argument

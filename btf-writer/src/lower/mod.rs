@@ -23,7 +23,6 @@ mod types;
 mod vars;
 
 use dwarf::model::{CuModel, Language};
-use rayon::prelude::*;
 use dwarf::SymbolFacts;
 
 pub use self::error::Error;
@@ -35,6 +34,7 @@ pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 use self::functions::FunctionTable;
 use self::types::TypeMap;
 use self::vars::{DataSymbols, VariableRules};
+use crate::dedup::{Collapser, PreparedCu};
 use crate::types::{Btf, Type, TypeId};
 
 /// `EM_X86_64`, the machine [`Context::new`] assumes.
@@ -128,6 +128,33 @@ pub struct LoweredCu<'input> {
     pub variables: Vec<VariableCandidate<'input>>,
 }
 
+impl<'input> LoweredCu<'input> {
+    /// Does the part of [`Assembler::add`] that needs no other CU, so that
+    /// it can run in parallel with lowering.
+    pub fn prepare(self) -> Result<ReadyCu<'input>, Error> {
+        let cu_offset = self.offset;
+        let types = PreparedCu::new(self.types)
+            .map_err(|_| Error::DanglingReference { cu_offset, node: 0 })?;
+        Ok(ReadyCu { offset: self.offset, types, functions: self.functions, variables: self.variables })
+    }
+}
+
+/// A lowered CU, prepared for [`Assembler::add`].
+#[derive(Debug)]
+pub struct ReadyCu<'input> {
+    offset: u64,
+    types: PreparedCu<'input>,
+    functions: Vec<FunctionCandidate<'input>>,
+    variables: Vec<VariableCandidate<'input>>,
+}
+
+impl ReadyCu<'_> {
+    /// Number of types the CU lowered to.
+    pub fn type_count(&self) -> usize {
+        self.types.len()
+    }
+}
+
 /// Lowers one CU. A CU whose language is excluded lowers to nothing.
 pub fn lower_cu<'input>(
     cu: &CuModel<'input, '_>,
@@ -174,79 +201,77 @@ pub struct SplitBase {
     pub str_len: u32,
 }
 
-/// Concatenates lowered CUs (in the given order, which should be
-/// `.debug_info` order) into one table, then adds the FUNCs, VARs and
-/// DATASECs. With a `base`, ids continue after the base's.
+/// Builds the pre-dedup table one lowered CU at a time, in `.debug_info`
+/// order, collapsing exact duplicates as it goes
+/// ([`crate::dedup::Collapser`]), then adds the FUNCs, VARs and DATASECs.
+/// A CU's own table can be dropped as soon as it is added, which is what
+/// keeps the peak memory of a vmlinux encoding down.
+#[derive(Debug)]
+pub struct Assembler<'input> {
+    table: Collapser<'input>,
+    functions: Vec<FunctionCandidate<'input>>,
+    variables: Vec<VariableCandidate<'input>>,
+}
+
+impl<'input> Assembler<'input> {
+    /// An empty table; with a `base`, ids continue after the base's.
+    pub fn new(base: Option<SplitBase>) -> Self {
+        let base = base.unwrap_or_default();
+        Assembler {
+            table: Collapser::new(base.type_count, base.str_len),
+            functions: Vec::new(),
+            variables: Vec::new(),
+        }
+    }
+
+    /// Adds the next CU.
+    pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<(), Error> {
+        let cu_offset = cu.offset;
+        let ids = self.table.add(cu.types).map_err(|err| match err {
+            crate::dedup::Error::TooManyTypes { count } => Error::TooManyTypes { count },
+            _ => Error::DanglingReference { cu_offset, node: 0 },
+        })?;
+        let remap = |id: TypeId| {
+            ids.get(id).ok_or(Error::DanglingReference { cu_offset, node: id.0 })
+        };
+        for mut candidate in cu.functions {
+            functions::remap_candidate(&mut candidate, remap)?;
+            self.functions.push(candidate);
+        }
+        for mut candidate in cu.variables {
+            candidate.ty = remap(candidate.ty)?;
+            self.variables.push(candidate);
+        }
+        Ok(())
+    }
+
+    /// Types in the table so far.
+    pub fn type_count(&self) -> usize {
+        self.table.btf().types.len()
+    }
+
+    /// Picks FUNCs and VARs across the CUs added and adds them, with the
+    /// DATASECs: the pre-dedup [`Btf`].
+    pub fn finish(self, ctx: &Context<'_, 'input>) -> Btf<'input> {
+        let mut btf = self.table.into_btf();
+        functions::emit_functions(&mut btf, self.functions, &ctx.features);
+        vars::emit_variables(&mut btf, self.variables, &ctx.features);
+        btf
+    }
+}
+
+/// [`Assembler`] over `cus`, given in `.debug_info` order. With a `base`,
+/// ids continue after the base's.
 pub fn assemble<'input>(
-    mut cus: Vec<LoweredCu<'input>>,
+    cus: Vec<LoweredCu<'input>>,
     ctx: &Context<'_, 'input>,
     base: Option<SplitBase>,
 ) -> Result<Btf<'input>, Error> {
-    let base = base.unwrap_or_default();
-    let type_count: u64 = cus.iter().map(|cu| cu.types.len() as u64).sum();
-    let too_many = Error::TooManyTypes {
-        count: u64::from(base.type_count) + type_count,
-    };
-    // A CU's ids move up by the number of types before it, known before
-    // anything moves: the shifting, per-CU work, runs in parallel, and the
-    // sequential part below is a plain move.
-    let mut shifts = Vec::with_capacity(cus.len());
-    let mut next = u64::from(base.type_count);
-    for cu in &cus {
-        shifts.push(u32::try_from(next).map_err(|_| too_many.clone())?);
-        next += cu.types.len() as u64;
-    }
-    if next > u64::from(u32::MAX) {
-        return Err(too_many);
-    }
-    cus.par_iter_mut()
-        .zip(&shifts)
-        .for_each(|(cu, &shift)| shift_cu(cu, shift));
-
-    let mut btf = Btf {
-        types: Vec::with_capacity(usize::try_from(type_count).unwrap_or(0)),
-        base_type_count: base.type_count,
-        base_str_len: base.str_len,
-    };
-    let mut function_candidates = Vec::new();
-    let mut variable_candidates = Vec::new();
+    let mut assembler = Assembler::new(base);
     for cu in cus {
-        btf.types.extend(cu.types);
-        function_candidates.extend(cu.functions);
-        variable_candidates.extend(cu.variables);
+        assembler.add(cu.prepare()?)?;
     }
-    functions::emit_functions(&mut btf, function_candidates, &ctx.features);
-    vars::emit_variables(&mut btf, variable_candidates, &ctx.features);
-    Ok(btf)
-}
-
-/// Moves every id of one lowered CU into the assembled table.
-fn shift_cu(cu: &mut LoweredCu<'_>, shift: u32) {
-    for ty in &mut cu.types {
-        shift_type(ty, shift);
-    }
-    for candidate in &mut cu.functions {
-        functions::shift_candidate(candidate, shift);
-    }
-    for candidate in &mut cu.variables {
-        shift_id(&mut candidate.ty, shift);
-    }
-}
-
-/// Moves a CU-local id into the assembled table; void stays void.
-fn shift_id(id: &mut TypeId, shift: u32) {
-    if *id != TypeId::VOID {
-        id.0 += shift;
-    }
-}
-
-/// Shifts every type reference of a lowered type.
-fn shift_type(ty: &mut Type<'_>, shift: u32) {
-    let shifted: Result<(), std::convert::Infallible> = crate::refs::remap_ids(ty, |mut id| {
-        shift_id(&mut id, shift);
-        Ok(id)
-    });
-    let Ok(()) = shifted;
+    Ok(assembler.finish(ctx))
 }
 
 /// Builders for hand-made CU models in unit tests.
@@ -359,7 +384,7 @@ mod tests {
     use dwarf::symbols::FuncSymbol;
 
     #[test]
-    fn assemble_shifts_ids_and_adds_funcs() {
+    fn assemble_collapses_repeated_types_and_adds_funcs() {
         let arena = bumpalo::Bump::new();
         let params =
             arena.alloc_slice_copy(&[param(Some("x"), node(1), ParamLocation::Register(5))]);
@@ -397,6 +422,10 @@ mod tests {
             "CU-local before assembly"
         );
 
+        let mut lowered = lowered;
+        let cu2 = cu_with(vec![base("char", 1, dwarf::model::BaseEncoding::SignedChar)]);
+        lowered.push(lower_cu(&cu2, &ctx).unwrap());
+
         let btf = assemble(
             lowered,
             &ctx,
@@ -407,14 +436,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(btf.first_id(), TypeId(11));
+        // CU 1 repeats CU 0 exactly, so it adds nothing; CU 2's new type
+        // continues the ids.
+        assert_eq!(btf.get(TypeId(12)), Some(&crate::types::Type::Ptr(TypeId(11))));
+        assert!(matches!(btf.get(TypeId(13)), Some(crate::types::Type::Int(i)) if i.name == "char"));
+        // One FUNC for "f" (1.24: first definition), after the types.
+        assert_eq!(btf.count(), 5);
         assert_eq!(
             btf.get(TypeId(14)),
-            Some(&crate::types::Type::Ptr(TypeId(13)))
-        );
-        // One FUNC for "f" (1.24: first definition), after the types.
-        assert_eq!(btf.count(), 6);
-        assert_eq!(
-            btf.get(TypeId(15)),
             Some(&crate::types::Type::FuncProto(FuncProto {
                 ret: TypeId(11),
                 params: vec![Param {
@@ -424,10 +453,10 @@ mod tests {
             }))
         );
         assert_eq!(
-            btf.get(TypeId(16)),
+            btf.get(TypeId(15)),
             Some(&crate::types::Type::Func(Object {
                 name: "f",
-                ty: TypeId(15),
+                ty: TypeId(14),
                 linkage: Linkage::Static
             }))
         );

@@ -1,0 +1,596 @@
+//! Collapsing exact duplicates while CUs are added, before libbpf's dedup.
+//!
+//! Every CU repeats the types of the headers it includes, so a kernel's
+//! CUs lower to about 36 times more types than survive dedup. Most of
+//! those copies are exact: the same fields, referring to copies that are
+//! exact too. [`Collapser`] keeps one copy of each such type as CUs arrive
+//! in `.debug_info` order, so the pre-dedup table holds a fraction of the
+//! types, and the CUs' own tables are freed one at a time.
+//!
+//! Why this leaves libbpf's result alone: a type is only ever replaced by
+//! an earlier one identical in every field, whose references are in turn
+//! identical (a bisimulation of the two reference graphs). libbpf maps
+//! such a copy where it maps the original, so the surviving type graph,
+//! and the order of first occurrences that decides canonical ids, are what
+//! the full table would give. Whatever is not provably identical (a CU
+//! that sees a struct only declared where another sees it defined) is
+//! kept, and left to the dedup that follows.
+//!
+//! How a CU is matched: its reference graph is split into strongly
+//! connected components (module `scc`), taken in dependency order.
+//! A type outside any cycle, whose targets are already matched, is looked
+//! up by its fields and its targets' ids. A cycle (a struct and the
+//! pointers back to it) is looked up by a fingerprint of its members'
+//! fields and then confirmed by walking both graphs in step. A type that
+//! refers to anything new is new.
+
+mod scc;
+mod shape;
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use self::scc::{components, Components, Graph};
+use self::shape::{own_hash, same_shape, shape_key};
+use super::table::{Key, PassThrough};
+use super::Error;
+use crate::types::{Btf, Type, TypeId};
+
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
+
+/// No entry (end of a chain, a node not matched yet).
+const NONE: u32 = u32::MAX;
+/// A CU type that has no copy in the table yet.
+const NEW: u32 = u32::MAX - 1;
+/// What a reference inside the component being fingerprinted contributes
+/// (mixed with the target's own key): ids there mean nothing across CUs.
+const INSIDE: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Chains of entries under one key, oldest first.
+#[derive(Debug, Default)]
+struct Chains {
+    heads: KeyMap<(u32, u32)>,
+    next: Vec<u32>,
+}
+
+impl Chains {
+    fn push(&mut self, key: u64, entry: u32) {
+        let slot = entry as usize;
+        if self.next.len() <= slot {
+            self.next.resize(slot + 1, NONE);
+        }
+        match self.heads.get_mut(&key) {
+            Some((_, tail)) => {
+                if let Some(link) = self.next.get_mut(*tail as usize) {
+                    *link = entry;
+                }
+                *tail = entry;
+            }
+            None => {
+                self.heads.insert(key, (entry, entry));
+            }
+        }
+    }
+
+    fn iter(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
+        let mut at = self.heads.get(&key).map_or(NONE, |&(head, _)| head);
+        std::iter::from_fn(move || {
+            let entry = (at != NONE).then_some(at)?;
+            at = self.next.get(entry as usize).copied().unwrap_or(NONE);
+            Some(entry)
+        })
+    }
+}
+
+/// A cycle kept in the table: where its members are in `cycle_members`.
+#[derive(Debug)]
+struct Cycle {
+    start: u32,
+    len: u32,
+}
+
+/// The pre-dedup table, built one CU at a time (see the module docs).
+#[derive(Debug)]
+pub struct Collapser<'a> {
+    btf: Btf<'a>,
+    /// Table types outside cycles, by [`shape_key`] over their targets' ids
+    /// (chained by table index).
+    singles: Chains,
+    /// Cycles by fingerprint (chained by cycle index).
+    cycles: Chains,
+    cycle_list: Vec<Cycle>,
+    /// Members of every cycle: table id and member key.
+    cycle_members: Vec<(u32, u64)>,
+}
+
+/// One CU's types with what matching them needs that does not depend on
+/// the table: their reference graph, its cycles and the types' own
+/// hashes. Preparing is the costly part and needs no table, so CUs are
+/// prepared in parallel and then added one at a time.
+#[derive(Debug)]
+pub struct PreparedCu<'a> {
+    types: Vec<Type<'a>>,
+    graph: Graph,
+    comps: Components,
+    own: Vec<u64>,
+}
+
+impl<'a> PreparedCu<'a> {
+    /// Prepares a CU's types (CU-local ids `1..=types.len()`).
+    pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
+        let graph = Graph::new(&types).ok_or(Error::DanglingReference {
+            type_id: TypeId(1),
+            referenced: TypeId(types.len() as u32 + 1),
+        })?;
+        let comps = components(&graph);
+        let own = types.iter().map(own_hash).collect();
+        Ok(PreparedCu { types, graph, comps, own })
+    }
+
+    /// Number of types.
+    pub fn len(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Whether the CU has no types.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+}
+
+/// Where one CU's types went: the table id of each CU-local id.
+#[derive(Debug)]
+pub struct CuIds(Vec<u32>);
+
+impl CuIds {
+    /// The table id of CU-local `id`; `void` stays `void`, ids past the
+    /// CU give `None`.
+    pub fn get(&self, id: TypeId) -> Option<TypeId> {
+        if id == TypeId::VOID {
+            return Some(TypeId::VOID);
+        }
+        self.0.get(id.0 as usize - 1).map(|&t| TypeId(t))
+    }
+}
+
+impl<'a> Collapser<'a> {
+    /// An empty table; with a base, ids continue after its types.
+    pub fn new(base_type_count: u32, base_str_len: u32) -> Self {
+        Collapser {
+            btf: Btf { types: Vec::new(), base_type_count, base_str_len },
+            singles: Chains::default(),
+            cycles: Chains::default(),
+            cycle_list: Vec::new(),
+            cycle_members: Vec::new(),
+        }
+    }
+
+    /// The table so far.
+    pub fn btf(&self) -> &Btf<'a> {
+        &self.btf
+    }
+
+    /// The table, to add more types to (FUNCs, VARs) or to deduplicate.
+    pub fn into_btf(self) -> Btf<'a> {
+        self.btf
+    }
+
+    /// Adds one CU's types, keeping only those without an identical copy
+    /// in the table.
+    pub fn add(&mut self, prepared: PreparedCu<'a>) -> Result<CuIds, Error> {
+        let PreparedCu { types, graph, comps, own } = prepared;
+        let mut cu = CuMatch { types: &types, graph: &graph, comps: &comps, own: &own, ids: vec![NONE; types.len()] };
+        let mut scratch = Scratch {
+            pairs: Vec::new(),
+            tentative: vec![NONE; types.len()],
+            touched: Vec::new(),
+            stack: Vec::new(),
+            own: vec![0; types.len()],
+            keys: Vec::new(),
+            sorted: Vec::new(),
+        };
+        for c in 0..comps.len() {
+            self.match_component(&mut cu, c, &mut scratch);
+        }
+
+        // New types take the next ids in CU order, so that the table lists
+        // types in the order of their first occurrence.
+        let first = self.btf.first_id().0;
+        let mut next = first + self.btf.types.len() as u32;
+        let mut fresh = Vec::new();
+        for (index, id) in cu.ids.iter_mut().enumerate() {
+            if *id == NEW {
+                *id = next;
+                next = next.checked_add(1).ok_or(Error::TooManyTypes { count: u64::from(next) + 1 })?;
+                fresh.push(index as u32);
+            }
+        }
+        self.file_new_types(&cu, &fresh, &mut scratch);
+        let ids = cu.ids;
+        let mut keep = fresh.iter().peekable();
+        for (index, mut t) in types.into_iter().enumerate() {
+            if keep.next_if(|&&k| k as usize == index).is_none() {
+                continue;
+            }
+            let moved: Result<(), Error> = crate::refs::remap_ids(&mut t, |id| {
+                if id == TypeId::VOID {
+                    return Ok(id);
+                }
+                ids.get(id.0 as usize - 1).map(|&t| TypeId(t)).ok_or(Error::Unresolved { type_id: id })
+            });
+            moved?;
+            self.btf.types.push(t);
+        }
+        Ok(CuIds(ids))
+    }
+
+    fn match_component(&self, cu: &mut CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) {
+        let members = cu.comps.members(c);
+        let refers_to_new = members
+            .iter()
+            .any(|&m| cu.graph.children(m).iter().any(|&child| cu.ids.get(child as usize) == Some(&NEW)));
+        let found = if refers_to_new {
+            None
+        } else if let [node] = members {
+            if cu.graph.children(*node).contains(node) {
+                self.find_cycle(cu, c, scratch)
+            } else {
+                self.find_single(cu, *node).map(|id| scratch_single(scratch, *node, id))
+            }
+        } else {
+            self.find_cycle(cu, c, scratch)
+        };
+        match found {
+            Some(()) => {
+                for &(node, id) in &scratch.pairs {
+                    if let Some(slot) = cu.ids.get_mut(node as usize) {
+                        *slot = id;
+                    }
+                }
+            }
+            None => {
+                for &m in members {
+                    if let Some(slot) = cu.ids.get_mut(m as usize) {
+                        *slot = NEW;
+                    }
+                }
+            }
+        }
+        scratch.pairs.clear();
+    }
+
+    /// A table type identical to `node`, whose targets are all matched.
+    fn find_single(&self, cu: &CuMatch<'_, 'a>, node: u32) -> Option<u32> {
+        let t = cu.types.get(node as usize)?;
+        let key = cu.key(node, t);
+        let first = self.btf.first_id().0;
+        self.singles.iter(key).map(|index| first + index).find(|&id| {
+            self.btf.get(TypeId(id)).is_some_and(|candidate| {
+                same_shape(t, candidate, |a, b| cu.id_of(a) == b.0)
+            })
+        })
+    }
+
+    /// A table cycle identical to component `c`; on success its pairs are
+    /// in `scratch.pairs`.
+    fn find_cycle(&self, cu: &CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) -> Option<()> {
+        let members = cu.comps.members(c);
+        cu.member_keys(c, scratch);
+        let fingerprint = fingerprint(scratch);
+        // The walk starts from the member with the smallest key, ties to
+        // the first: any fixed choice finds the same start in a copy.
+        let (start, start_key) = members
+            .iter()
+            .copied()
+            .zip(scratch.keys.iter().copied())
+            .min_by_key(|&(node, key)| (key, node))?;
+        for cycle in self.cycles.iter(fingerprint) {
+            let Some(cycle) = self.cycle_list.get(cycle as usize) else { continue };
+            if cycle.len as usize != members.len() {
+                continue;
+            }
+            let range = cycle.start as usize..(cycle.start + cycle.len) as usize;
+            for &(id, key) in self.cycle_members.get(range).unwrap_or(&[]) {
+                if key == start_key && self.pair_up(cu, c, start, id, scratch) {
+                    return Some(());
+                }
+            }
+        }
+        None
+    }
+
+    /// Walks component `c` from `node` and the table from `id` in step,
+    /// pairing types; true when every pair is identical and the whole
+    /// component got paired.
+    fn pair_up(&self, cu: &CuMatch<'_, 'a>, c: usize, node: u32, id: u32, scratch: &mut Scratch) -> bool {
+        let component = c as u32;
+        scratch.pairs.clear();
+        let mut stack = std::mem::take(&mut scratch.stack);
+        stack.clear();
+        stack.push((node, id));
+        let mut ok = true;
+        while let Some((a, b)) = stack.pop() {
+            if cu.comps.of.get(a as usize) != Some(&component) {
+                if cu.ids.get(a as usize) != Some(&b) {
+                    ok = false;
+                    break;
+                }
+                continue;
+            }
+            match scratch.tentative.get(a as usize) {
+                Some(&NONE) => {}
+                Some(&paired) if paired == b => continue,
+                _ => {
+                    ok = false;
+                    break;
+                }
+            }
+            if let Some(slot) = scratch.tentative.get_mut(a as usize) {
+                *slot = b;
+            }
+            scratch.touched.push(a);
+            let (Some(t), Some(candidate)) = (cu.types.get(a as usize), self.btf.get(TypeId(b))) else {
+                ok = false;
+                break;
+            };
+            let same = same_shape(t, candidate, |x, y| {
+                if x == TypeId::VOID || y == TypeId::VOID {
+                    return x == y;
+                }
+                stack.push((x.0 - 1, y.0));
+                true
+            });
+            if !same {
+                ok = false;
+                break;
+            }
+        }
+        ok &= scratch.touched.len() == cu.comps.members(c).len();
+        for &a in &scratch.touched {
+            if let Some(slot) = scratch.tentative.get_mut(a as usize) {
+                if ok {
+                    scratch.pairs.push((a, *slot));
+                }
+                *slot = NONE;
+            }
+        }
+        scratch.touched.clear();
+        scratch.stack = stack;
+        ok
+    }
+
+    /// Files the CU's new types (with their table ids in `cu.ids`) so that
+    /// later CUs find them.
+    fn file_new_types(&mut self, cu: &CuMatch<'_, 'a>, fresh: &[u32], scratch: &mut Scratch) {
+        let first = self.btf.first_id().0;
+        for &node in fresh {
+            let Some(&c) = cu.comps.of.get(node as usize) else { continue };
+            let members = cu.comps.members(c as usize);
+            let is_cycle = members.len() > 1 || cu.graph.children(node).contains(&node);
+            if !is_cycle {
+                if let (Some(t), Some(&id)) = (cu.types.get(node as usize), cu.ids.get(node as usize)) {
+                    self.singles.push(cu.key(node, t), id - first);
+                }
+                continue;
+            }
+            // A cycle is new as a whole; file it once, at its first member.
+            if members.first() != Some(&node) {
+                continue;
+            }
+            cu.member_keys(c as usize, scratch);
+            let start = self.cycle_members.len() as u32;
+            for (&m, &key) in members.iter().zip(&scratch.keys) {
+                self.cycle_members.push((cu.ids.get(m as usize).copied().unwrap_or(NONE), key));
+            }
+            let index = self.cycle_list.len() as u32;
+            self.cycle_list.push(Cycle { start, len: members.len() as u32 });
+            self.cycles.push(fingerprint(scratch), index);
+        }
+    }
+}
+
+/// A matched single type's pair, for [`Collapser::match_component`].
+fn scratch_single(scratch: &mut Scratch, node: u32, id: u32) {
+    scratch.pairs.push((node, id));
+}
+
+/// One CU being matched.
+struct CuMatch<'c, 'a> {
+    types: &'c [Type<'a>],
+    graph: &'c Graph,
+    comps: &'c Components,
+    /// Each type's [`own_hash`].
+    own: &'c [u64],
+    /// Table id of each CU type: `NONE` before its component is matched,
+    /// `NEW` when it has no copy (until new ids are handed out).
+    ids: Vec<u32>,
+}
+
+impl CuMatch<'_, '_> {
+    /// The key of a type whose references all have table ids.
+    fn key(&self, node: u32, t: &Type<'_>) -> u64 {
+        let own = self.own.get(node as usize).copied().unwrap_or(0);
+        shape_key(own, t, |id| u64::from(self.id_of(id)))
+    }
+
+    /// The table id of a CU-local reference (`void` is 0).
+    fn id_of(&self, id: TypeId) -> u32 {
+        if id == TypeId::VOID {
+            return 0;
+        }
+        self.ids.get(id.0 as usize - 1).copied().unwrap_or(NONE)
+    }
+
+    /// Keys of component `c`'s members (into `scratch.keys`) that do not
+    /// depend on the CU's own numbering: references out of the component
+    /// count by table id, references inside by the target's own fields.
+    fn member_keys(&self, c: usize, scratch: &mut Scratch) {
+        let component = c as u32;
+        let inside = |id: TypeId| {
+            let index = id.0.wrapping_sub(1) as usize;
+            id != TypeId::VOID && self.comps.of.get(index) == Some(&component)
+        };
+        let members = self.comps.members(c);
+        for &node in members {
+            let own = self.own.get(node as usize).copied().unwrap_or(0);
+            let key = self.types.get(node as usize).map_or(0, |t| {
+                shape_key(own, t, |r| if inside(r) { INSIDE } else { u64::from(self.id_of(r)) })
+            });
+            if let Some(slot) = scratch.own.get_mut(node as usize) {
+                *slot = key;
+            }
+        }
+        let own = &scratch.own;
+        scratch.keys.clear();
+        scratch.keys.extend(members.iter().map(|&node| {
+            let own_hash = self.own.get(node as usize).copied().unwrap_or(0);
+            self.types.get(node as usize).map_or(0, |t| {
+                shape_key(own_hash, t, |r| {
+                    if inside(r) {
+                        INSIDE ^ own.get(r.0 as usize - 1).copied().unwrap_or(0)
+                    } else {
+                        u64::from(self.id_of(r))
+                    }
+                })
+            })
+        }));
+    }
+}
+
+/// Reused buffers of cycle matching.
+struct Scratch {
+    /// The pairs (CU index, table id) of the last successful match.
+    pairs: Vec<(u32, u32)>,
+    /// The table id a CU type is paired with during a walk.
+    tentative: Vec<u32>,
+    touched: Vec<u32>,
+    /// Pairs still to compare during a walk.
+    stack: Vec<(u32, u32)>,
+    /// Per CU type: its own key within its component (see
+    /// [`CuMatch::member_keys`]), valid for the component at hand.
+    own: Vec<u64>,
+    /// Member keys of the component at hand, in member order.
+    keys: Vec<u64>,
+    /// The same, sorted, for the fingerprint.
+    sorted: Vec<u64>,
+}
+
+/// A cycle's fingerprint: its member keys (`scratch.keys`) as a multiset.
+fn fingerprint(scratch: &mut Scratch) -> u64 {
+    scratch.sorted.clear();
+    scratch.sorted.extend_from_slice(&scratch.keys);
+    scratch.sorted.sort_unstable();
+    scratch.sorted.iter().fold(Key::new(scratch.sorted.len() as u64), |k, &key| k.word(key)).finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Composite, Fwd, Int, IntEncoding, Member};
+
+    fn int(name: &'static str) -> Type<'static> {
+        Type::Int(Int { name, size: 4, encoding: IntEncoding(IntEncoding::SIGNED), offset: 0, bits: 32 })
+    }
+
+    fn st(name: &'static str, members: &[(&'static str, u32)]) -> Type<'static> {
+        Type::Struct(Composite {
+            name,
+            size: 8 * members.len() as u32,
+            members: members
+                .iter()
+                .enumerate()
+                .map(|(i, &(name, ty))| Member { name, ty: TypeId(ty), bit_offset: 64 * i as u32, bitfield_size: 0 })
+                .collect(),
+            kind_flag: false,
+        })
+    }
+
+    fn add(c: &mut Collapser<'static>, types: Vec<Type<'static>>) -> Vec<u32> {
+        let n = types.len() as u32;
+        let ids = c.add(PreparedCu::new(types).unwrap()).unwrap();
+        (1..=n).map(|i| ids.get(TypeId(i)).unwrap().0).collect()
+    }
+
+    fn list_head_cu() -> Vec<Type<'static>> {
+        vec![st("list_head", &[("next", 2), ("prev", 2)]), Type::Ptr(TypeId(1))]
+    }
+
+    #[test]
+    fn a_repeated_cycle_is_kept_once_whatever_the_order() {
+        let mut c = Collapser::new(0, 0);
+        assert_eq!(add(&mut c, list_head_cu()), vec![1, 2]);
+        // The same cycle listed pointer first, after a new type.
+        let shuffled = vec![int("int"), Type::Ptr(TypeId(3)), st("list_head", &[("next", 2), ("prev", 2)])];
+        assert_eq!(add(&mut c, shuffled), vec![3, 2, 1]);
+        assert_eq!(c.btf().types.len(), 3);
+    }
+
+    #[test]
+    fn a_declared_struct_keeps_what_reaches_it_apart() {
+        let mut c = Collapser::new(0, 0);
+        let full = vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])];
+        assert_eq!(add(&mut c, full), vec![1, 2, 3, 4]);
+        let declared = vec![
+            int("int"),
+            Type::Fwd(Fwd { name: "foo", union: false }),
+            Type::Ptr(TypeId(2)),
+            st("bar", &[("f", 3)]),
+        ];
+        // Only `int` is identical: bar and the pointer lead to a FWD here.
+        assert_eq!(add(&mut c, declared), vec![1, 5, 6, 7]);
+    }
+
+    #[test]
+    fn every_field_counts() {
+        let mut c = Collapser::new(0, 0);
+        add(&mut c, list_head_cu());
+        let renamed = vec![st("list_head", &[("next", 2), ("last", 2)]), Type::Ptr(TypeId(1))];
+        assert_eq!(add(&mut c, renamed), vec![3, 4]);
+        let mut bitfield = list_head_cu();
+        if let Type::Struct(s) = &mut bitfield[0] {
+            s.kind_flag = true;
+        }
+        assert_eq!(add(&mut c, bitfield), vec![5, 6]);
+    }
+
+    #[test]
+    fn ids_continue_after_a_base() {
+        let mut c = Collapser::new(100, 7);
+        assert_eq!(add(&mut c, list_head_cu()), vec![101, 102]);
+        assert_eq!(add(&mut c, list_head_cu()), vec![101, 102]);
+        assert_eq!(c.btf().types.get(1), Some(&Type::Ptr(TypeId(101))));
+    }
+
+    #[test]
+    fn dedup_gives_the_same_types_with_or_without_collapsing() {
+        let cus = [
+            list_head_cu(),
+            vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])],
+            vec![
+                int("int"),
+                Type::Fwd(Fwd { name: "foo", union: false }),
+                Type::Ptr(TypeId(2)),
+                st("bar", &[("f", 3)]),
+            ],
+            vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])],
+            list_head_cu(),
+        ];
+        let mut collapsed = Collapser::new(0, 0);
+        let mut whole = Btf::default();
+        for cu in &cus {
+            add(&mut collapsed, cu.clone());
+            let shift = whole.types.len() as u32;
+            whole.types.extend(cu.iter().cloned().map(|mut t| {
+                let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
+                    Ok(if id == TypeId::VOID { id } else { TypeId(id.0 + shift) })
+                });
+                t
+            }));
+        }
+        let collapsed = collapsed.into_btf();
+        assert!(collapsed.types.len() < whole.types.len());
+        let a = crate::dedup::dedup(&collapsed, None).unwrap();
+        let b = crate::dedup::dedup(&whole, None).unwrap();
+        assert_eq!(a.btf.types, b.btf.types);
+    }
+}

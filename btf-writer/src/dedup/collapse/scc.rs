@@ -1,0 +1,194 @@
+//! One table's reference graph and its strongly connected components.
+//!
+//! Types that reach each other (a struct, a pointer to it, a member of it
+//! pointing back) can only be matched together, while everything else can
+//! be matched bottom-up once its targets are: the components, in an order
+//! where a component comes after every component it refers to, say which
+//! is which.
+
+use crate::refs::for_each_id;
+use crate::types::Type;
+
+/// The references of a table's types (0-based indexes, `void` left out),
+/// in compressed rows.
+#[derive(Debug)]
+pub(super) struct Graph {
+    starts: Vec<u32>,
+    edges: Vec<u32>,
+}
+
+impl Graph {
+    /// The graph of `types`, whose ids are `1..=types.len()`; `None` when a
+    /// type refers past the table.
+    pub(super) fn new(types: &[Type<'_>]) -> Option<Graph> {
+        let mut starts = Vec::with_capacity(types.len() + 1);
+        let mut edges = Vec::with_capacity(types.len() * 2);
+        let mut dangling = false;
+        for t in types {
+            starts.push(edges.len() as u32);
+            for_each_id(t, |id| {
+                if id.0 != 0 {
+                    match usize::try_from(id.0 - 1) {
+                        Ok(index) if index < types.len() => edges.push(index as u32),
+                        _ => dangling = true,
+                    }
+                }
+            });
+        }
+        starts.push(edges.len() as u32);
+        (!dangling).then_some(Graph { starts, edges })
+    }
+
+    /// Number of nodes.
+    pub(super) fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The nodes `node` refers to.
+    pub(super) fn children(&self, node: u32) -> &[u32] {
+        let node = node as usize;
+        match (self.starts.get(node), self.starts.get(node + 1)) {
+            (Some(&start), Some(&end)) => self.edges.get(start as usize..end as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// The components of a [`Graph`].
+#[derive(Debug)]
+pub(super) struct Components {
+    /// Nodes grouped by component, components in dependency order (each
+    /// after the components it refers to).
+    pub(super) nodes: Vec<u32>,
+    /// Where each component starts in `nodes`, plus the end.
+    pub(super) starts: Vec<u32>,
+    /// Each node's component index.
+    pub(super) of: Vec<u32>,
+}
+
+impl Components {
+    /// Number of components.
+    pub(super) fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The nodes of component `c`, in ascending order.
+    pub(super) fn members(&self, c: usize) -> &[u32] {
+        match (self.starts.get(c), self.starts.get(c + 1)) {
+            (Some(&start), Some(&end)) => self.nodes.get(start as usize..end as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+const UNVISITED: u32 = u32::MAX;
+
+/// Tarjan's algorithm, iteratively (reference chains can be deep). It
+/// finishes a component only after every component reachable from it,
+/// which is the dependency order wanted.
+pub(super) fn components(graph: &Graph) -> Components {
+    let n = graph.len();
+    let mut index = vec![UNVISITED; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    // (node, next child position)
+    let mut calls: Vec<(u32, u32)> = Vec::new();
+    let mut next_index = 0u32;
+    let mut out = Components { nodes: Vec::with_capacity(n), starts: vec![0], of: vec![0; n] };
+
+    for root in 0..n as u32 {
+        if index[root as usize] != UNVISITED {
+            continue;
+        }
+        calls.push((root, 0));
+        index[root as usize] = next_index;
+        low[root as usize] = next_index;
+        next_index += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(top) = calls.last_mut() {
+            let node = top.0;
+            if let Some(&child) = graph.children(node).get(top.1 as usize) {
+                top.1 += 1;
+                let c = child as usize;
+                if index[c] == UNVISITED {
+                    index[c] = next_index;
+                    low[c] = next_index;
+                    next_index += 1;
+                    stack.push(child);
+                    on_stack[c] = true;
+                    calls.push((child, 0));
+                } else if on_stack[c] {
+                    low[node as usize] = low[node as usize].min(index[c]);
+                }
+                continue;
+            }
+            calls.pop();
+            let v = node as usize;
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent as usize] = low[parent as usize].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let component = out.len() as u32;
+                let start = out.nodes.len();
+                while let Some(w) = stack.pop() {
+                    on_stack[w as usize] = false;
+                    out.of[w as usize] = component;
+                    out.nodes.push(w);
+                    if w == node {
+                        break;
+                    }
+                }
+                out.nodes[start..].sort_unstable();
+                out.starts.push(out.nodes.len() as u32);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Composite, Member, TypeId};
+
+    fn node_struct(targets: &[u32]) -> Type<'static> {
+        Type::Struct(Composite {
+            name: "s",
+            size: 8,
+            members: targets
+                .iter()
+                .map(|&t| Member { name: "m", ty: TypeId(t), bit_offset: 0, bitfield_size: 0 })
+                .collect(),
+            kind_flag: false,
+        })
+    }
+
+    #[test]
+    fn cycles_form_one_component_after_what_they_reach() {
+        // 1 -> 2 -> 3 -> 2, 3 -> 4; 5 alone; 6 -> 6.
+        let types = vec![
+            node_struct(&[2]),
+            Type::Ptr(TypeId(3)),
+            node_struct(&[2, 4]),
+            node_struct(&[]),
+            node_struct(&[0]),
+            Type::Ptr(TypeId(6)),
+        ];
+        let graph = Graph::new(&types).unwrap();
+        let comps = components(&graph);
+        let sets: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
+        let position = |node: u32| sets.iter().position(|s| s.contains(&node)).unwrap();
+        assert_eq!(sets[position(1)], vec![1, 2], "2 and 3 (0-based 1, 2) reach each other");
+        assert!(position(3) < position(1), "4 is finished before the cycle that reaches it");
+        assert!(position(1) < position(0), "1 after the cycle it points into");
+        assert_eq!(sets.iter().map(Vec::len).sum::<usize>(), 6);
+        assert_eq!(comps.of[5], position(5) as u32);
+    }
+
+    #[test]
+    fn references_past_the_table_are_refused() {
+        assert!(Graph::new(&[Type::Ptr(TypeId(2))]).is_none());
+    }
+}

@@ -1,0 +1,132 @@
+//! Comparing and hashing a type's own fields, with its references handed
+//! to the caller: the collapse compares types of different tables, whose
+//! ids only the caller knows how to relate.
+
+use super::super::table::Key;
+use super::super::view::same_str;
+use crate::types::{Type, TypeId};
+
+/// Whether `a` and `b` agree in every field that is not a reference, and
+/// `refs` accepts each pair of corresponding references (in record order,
+/// after all other fields matched). Every field counts, not only those
+/// libbpf's dedup looks at: collapsed types must write the same bytes.
+pub(super) fn same_shape(
+    a: &Type<'_>,
+    b: &Type<'_>,
+    mut refs: impl FnMut(TypeId, TypeId) -> bool,
+) -> bool {
+    match (a, b) {
+        (Type::Int(x), Type::Int(y)) => x == y,
+        (Type::Float(x), Type::Float(y)) => x == y,
+        (Type::Fwd(x), Type::Fwd(y)) => x == y,
+        (Type::Enum(x), Type::Enum(y)) | (Type::Enum64(x), Type::Enum64(y)) => {
+            same_str(x.name, y.name)
+                && x.size == y.size
+                && x.signed == y.signed
+                && x.values.len() == y.values.len()
+                && x.values.iter().zip(&y.values).all(|(v, w)| v.value == w.value && same_str(v.name, w.name))
+        }
+        (Type::Ptr(x), Type::Ptr(y))
+        | (Type::Volatile(x), Type::Volatile(y))
+        | (Type::Const(x), Type::Const(y))
+        | (Type::Restrict(x), Type::Restrict(y)) => refs(*x, *y),
+        (Type::Array(x), Type::Array(y)) => {
+            x.nelems == y.nelems && refs(x.elem, y.elem) && refs(x.index, y.index)
+        }
+        (Type::Struct(x), Type::Struct(y)) | (Type::Union(x), Type::Union(y)) => {
+            same_str(x.name, y.name)
+                && x.size == y.size
+                && x.kind_flag == y.kind_flag
+                && x.members.len() == y.members.len()
+                && x.members.iter().zip(&y.members).all(|(m, n)| {
+                    same_str(m.name, n.name)
+                        && m.bit_offset == n.bit_offset
+                        && m.bitfield_size == n.bitfield_size
+                })
+                && x.members.iter().zip(&y.members).all(|(m, n)| refs(m.ty, n.ty))
+        }
+        (Type::Typedef(x), Type::Typedef(y)) | (Type::TypeTag(x), Type::TypeTag(y)) => {
+            same_str(x.name, y.name) && refs(x.ty, y.ty)
+        }
+        (Type::Func(x), Type::Func(y)) | (Type::Var(x), Type::Var(y)) => {
+            same_str(x.name, y.name) && x.linkage == y.linkage && refs(x.ty, y.ty)
+        }
+        (Type::DeclTag(x), Type::DeclTag(y)) => {
+            same_str(x.name, y.name) && x.component_idx == y.component_idx && refs(x.ty, y.ty)
+        }
+        (Type::FuncProto(x), Type::FuncProto(y)) => {
+            x.params.len() == y.params.len()
+                && x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
+                && refs(x.ret, y.ret)
+                && x.params.iter().zip(&y.params).all(|(p, q)| refs(p.ty, q.ty))
+        }
+        (Type::Datasec(x), Type::Datasec(y)) => {
+            same_str(x.name, y.name)
+                && x.size == y.size
+                && x.vars.len() == y.vars.len()
+                && x.vars.iter().zip(&y.vars).all(|(v, w)| v.offset == w.offset && v.size == w.size)
+                && x.vars.iter().zip(&y.vars).all(|(v, w)| refs(v.ty, w.ty))
+        }
+        _ => false,
+    }
+}
+
+/// A hash of every field [`same_shape`] compares other than references:
+/// the part of a type's key that does not depend on where its references
+/// point, so it can be computed for a CU before its types are matched.
+pub(super) fn own_hash(t: &Type<'_>) -> u64 {
+    let k = Key::new(u64::from(crate::raw::Kind::of(t).0));
+    let k = match t {
+        Type::Int(x) => k
+            .str(x.name)
+            .word(u64::from(x.size))
+            .word(u64::from(x.encoding.0) << 16 | u64::from(x.offset) << 8 | u64::from(x.bits)),
+        Type::Float(x) => k.str(x.name).word(u64::from(x.size)),
+        Type::Fwd(x) => k.str(x.name).word(u64::from(x.union)),
+        Type::Enum(x) | Type::Enum64(x) => {
+            let mut k = k.str(x.name).word(u64::from(x.size) << 1 | u64::from(x.signed));
+            for v in &x.values {
+                k = k.str(v.name).word(v.value);
+            }
+            k
+        }
+        Type::Ptr(_) | Type::Volatile(_) | Type::Const(_) | Type::Restrict(_) => k,
+        Type::Array(x) => k.word(u64::from(x.nelems)),
+        Type::Struct(x) | Type::Union(x) => {
+            let mut k = k.str(x.name).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
+            for m in &x.members {
+                k = k.str(m.name).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
+            }
+            k
+        }
+        Type::Typedef(x) | Type::TypeTag(x) => k.str(x.name),
+        Type::Func(x) | Type::Var(x) => {
+            k.str(x.name).word(u64::from(crate::raw::linkage_value(x.linkage)))
+        }
+        Type::DeclTag(x) => k.str(x.name).word(x.component_idx as u64),
+        Type::FuncProto(x) => {
+            let mut k = k;
+            for p in &x.params {
+                k = k.str(p.name);
+            }
+            k
+        }
+        Type::Datasec(x) => {
+            let mut k = k.str(x.name).word(u64::from(x.size));
+            for v in &x.vars {
+                k = k.word(u64::from(v.offset) << 32 | u64::from(v.size));
+            }
+            k
+        }
+    };
+    k.finish()
+}
+
+/// A type's key: its [`own_hash`] and a word for each reference, in
+/// record order, as `refs` gives it. Types that pass [`same_shape`] with
+/// references judged by the same words get the same key.
+pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> u64) -> u64 {
+    let mut k = Key::new(own);
+    crate::refs::for_each_id(t, |id| k = k.word(refs(id)));
+    k.finish()
+}
