@@ -195,6 +195,9 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     ctx.machine = elf.machine();
     ctx.register_params = lower::register_params_for_machine(elf.machine());
     let endian = if elf.is_big_endian() { Endian::Big } else { Endian::Little };
+    // Listing the units touched a page of .debug_info per unit, and the
+    // kernel mapped the pages around each: give them back until needed.
+    elf.release_resident_pages();
     stats.open = phase.stop();
 
     let phase = PhaseTimer::start();

@@ -20,6 +20,13 @@ use bumpalo::Bump;
 use btf::lower::{self, Assembler, ReadyCu, SplitBase};
 use dwarf::{Dwarf, ElfFile, UnitHeader};
 
+/// Units walked between two releases of every mapped page. Units share
+/// pages of the other sections (location and range lists, abbreviations,
+/// strings) that no single unit can give back, and reading one unit's
+/// header maps the pages around it (fault-around): released now and then,
+/// they never add up. Pages still in use are simply read back.
+const RELEASE_EVERY: usize = 64;
+
 /// What the walk counted.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Counts {
@@ -66,6 +73,9 @@ pub(crate) fn walk_and_assemble<'input>(
                     let Some((index, (unit, names))) = next else { break };
                     let names: &'input Bump = names;
                     let ready = walk_and_lower(elf, dwarf, unit, names, ctx);
+                    if index % RELEASE_EVERY == RELEASE_EVERY - 1 {
+                        elf.release_resident_pages();
+                    }
                     if ready.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
