@@ -52,6 +52,8 @@ pub struct Stats {
     pub dies: u64,
     /// Types the CUs lowered to.
     pub types_lowered: usize,
+    /// CPU time spent adding CUs to the table, on one thread.
+    pub adding_cpu: Duration,
     /// Types before dedup: those left when exact copies are collapsed, plus
     /// FUNCs, VARs and DATASECs.
     pub types_before: usize,
@@ -124,7 +126,13 @@ impl Stats {
         line(
             "walk+lower",
             self.walk_and_lower,
-            format!("  ({} CUs, {} DIEs, {} types lowered)", self.cus, self.dies, self.types_lowered),
+            format!(
+                "  ({} CUs, {} DIEs, {} types lowered; adding them in order: cpu {:.1} ms)",
+                self.cus,
+                self.dies,
+                self.types_lowered,
+                self.adding_cpu.as_secs_f64() * 1000.0
+            ),
         );
         line("assemble", self.assemble, format!("  ({} types before dedup)", self.types_before));
         line("dedup", self.dedup, format!("  ({} types after dedup)", self.types_after));
@@ -219,12 +227,13 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
             let lowered = ready.type_count();
             let mut assembler = Assembler::new(split);
             assembler.add(ready).with_context(|| format!("{}: units walked together (LTO)", path.display()))?;
-            (assembler, units::Counts { dies: cu.die_count, types: lowered })
+            (assembler, units::Counts { dies: cu.die_count, types: lowered, ..Default::default() })
         }
         other => other?,
     };
     stats.dies = counts.dies;
     stats.types_lowered = counts.types;
+    stats.adding_cpu = counts.adding_cpu;
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
     elf.release_resident_pages();

@@ -13,6 +13,7 @@ in that order, which keeps the output independent of the thread count.
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use bumpalo::Bump;
@@ -34,6 +35,9 @@ pub(crate) struct Counts {
     pub dies: u64,
     /// Types the CUs lowered to, before collapsing.
     pub types: usize,
+    /// CPU time of the thread that added the CUs to the table: the
+    /// sequential part of the phase.
+    pub adding_cpu: Duration,
 }
 
 /// Walks, lowers and adds every unit of `units` (see the module docs).
@@ -131,7 +135,18 @@ fn add_in_order<'input>(
             assembler.add(cu)?;
         }
     }
+    counts.adding_cpu = thread_cpu_time();
     Ok((assembler, counts))
+}
+
+/// CPU time of the calling thread so far.
+fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the struct it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(now.tv_sec.max(0) as u64, now.tv_nsec.clamp(0, 999_999_999) as u32)
 }
 
 /// Whether walking failed only because a DIE refers into another unit.
