@@ -3,6 +3,7 @@
 //! names.
 
 use super::desc::{Desc, Interner, MemberDesc, NodeId, RefKind, NO_NODE};
+use crate::refs;
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
 
 /// Progress of one type id's description.
@@ -126,7 +127,7 @@ impl<'t, 's> Describer<'t, 's> {
                 continue;
             };
             let mut index = start;
-            while let Some(child) = reference_at(ty, index) {
+            while let Some(child) = refs::id_at(ty, index) {
                 index += 1;
                 if let Reference::Expand = self.classify(child) {
                     if self.state(child) == State::Unvisited {
@@ -340,32 +341,5 @@ fn named_reference<'s>(ty: &Type<'s>) -> Option<Desc<'s>> {
         None
     } else {
         Some(Desc::Ref(kind, name))
-    }
-}
-
-/// The `index`-th type id that `ty` references, in field order.
-fn reference_at(ty: &Type<'_>, index: usize) -> Option<TypeId> {
-    match ty {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Fwd(_) | Type::Float(_) => None,
-        Type::Ptr(target)
-        | Type::Volatile(target)
-        | Type::Const(target)
-        | Type::Restrict(target) => (index == 0).then_some(*target),
-        Type::Typedef(named) | Type::TypeTag(named) => (index == 0).then_some(named.ty),
-        Type::Func(object) | Type::Var(object) => (index == 0).then_some(object.ty),
-        Type::DeclTag(tag) => (index == 0).then_some(tag.ty),
-        Type::Array(array) => match index {
-            0 => Some(array.elem),
-            1 => Some(array.index),
-            _ => None,
-        },
-        Type::Struct(composite) | Type::Union(composite) => {
-            composite.members.get(index).map(|member| member.ty)
-        }
-        Type::FuncProto(proto) => match index.checked_sub(1) {
-            None => Some(proto.ret),
-            Some(param) => proto.params.get(param).map(|param| param.ty),
-        },
-        Type::Datasec(datasec) => datasec.vars.get(index).map(|var| var.ty),
     }
 }

@@ -1,8 +1,11 @@
 //! The comparison on small hand-built tables, one property at a time.
 
+use std::convert::Infallible;
+
 use super::render::MAX_RENDERED_LEN;
 use super::*;
 use crate::raw::Kind;
+use crate::refs::remap_ids;
 use crate::types::*;
 
 fn int_type(name: &str, size: u32, signed: bool) -> Type<'_> {
@@ -154,45 +157,6 @@ fn sample() -> Btf<'static> {
     btf
 }
 
-/// `ty` with every referenced id passed through `m`.
-pub(super) fn remap_type<'a>(ty: Type<'a>, m: &impl Fn(TypeId) -> TypeId) -> Type<'a> {
-    match ty {
-        Type::Ptr(t) => Type::Ptr(m(t)),
-        Type::Volatile(t) => Type::Volatile(m(t)),
-        Type::Const(t) => Type::Const(m(t)),
-        Type::Restrict(t) => Type::Restrict(m(t)),
-        Type::Array(a) => Type::Array(Array {
-            elem: m(a.elem),
-            index: m(a.index),
-            nelems: a.nelems,
-        }),
-        Type::Struct(mut c) => {
-            c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
-            Type::Struct(c)
-        }
-        Type::Union(mut c) => {
-            c.members.iter_mut().for_each(|mb| mb.ty = m(mb.ty));
-            Type::Union(c)
-        }
-        Type::Typedef(n) => Type::Typedef(Named { ty: m(n.ty), ..n }),
-        Type::TypeTag(n) => Type::TypeTag(Named { ty: m(n.ty), ..n }),
-        Type::Func(o) => Type::Func(Object { ty: m(o.ty), ..o }),
-        Type::Var(o) => Type::Var(Object { ty: m(o.ty), ..o }),
-        Type::FuncProto(mut p) => {
-            p.ret = m(p.ret);
-            p.params.iter_mut().for_each(|pa| pa.ty = m(pa.ty));
-            Type::FuncProto(p)
-        }
-        Type::Datasec(mut d) => {
-            d.vars.iter_mut().for_each(|v| v.ty = m(v.ty));
-            Type::Datasec(d)
-        }
-        Type::DeclTag(t) => Type::DeclTag(DeclTag { ty: m(t.ty), ..t }),
-        other
-        @ (Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Fwd(_) | Type::Float(_)) => other,
-    }
-}
-
 /// A map from old to new absolute ids (indexed by old id) that
 /// renumbers `btf`'s own types by `order` (the type at `order[i]` moves
 /// to position i) and keeps void and the base's ids.
@@ -215,7 +179,11 @@ pub(super) fn reorder<'a>(btf: &Btf<'a>, order: &[usize], map: &[u32]) -> Btf<'a
         base_str_len: btf.base_str_len,
         types: order
             .iter()
-            .map(|&i| remap_type(btf.types[i].clone(), &m))
+            .map(|&i| {
+                let mut ty = btf.types[i].clone();
+                let Ok(()) = remap_ids::<Infallible>(&mut ty, |id| Ok(m(id)));
+                ty
+            })
             .collect(),
     }
 }
