@@ -58,7 +58,7 @@ mod view;
 #[cfg(test)]
 mod test_cus;
 #[cfg(test)]
-mod test_io;
+mod test_oracle;
 
 /// Why deduplication failed. Each names the offending type by input id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -352,7 +352,7 @@ mod tests {
     /// real libbpf 1.1 `btf__dedup` produces from the same raw input.
     /// Returns false when the oracle is unavailable.
     fn agrees_with_libbpf(btf: &Btf<'_>, base: Option<&Btf<'_>>) -> bool {
-        let Some(theirs) = test_io::libbpf_dedup(btf, base) else {
+        let Some(theirs) = test_oracle::libbpf_dedup(btf, base) else {
             return false;
         };
         let ours = dedup_as(btf, base, Flavor::Libbpf1_1);
@@ -367,9 +367,8 @@ mod tests {
             Ok(d) => d,
             Err(e) => panic!("we failed ({e}) where libbpf succeeded"),
         };
-        let parsed_base = theirs.base.as_deref().map(|b| test_io::parse(b, None));
-        let (theirs, _) =
-            test_io::parse(&theirs.deduped, parsed_base.as_ref().map(|(b, s)| (b, *s)));
+        let parsed_base = theirs.base.as_deref().map(|b| parse(b, None));
+        let theirs = parse(&theirs.deduped, parsed_base.as_ref()).btf;
         if let Some(i) = (0..ours.btf.types.len().max(theirs.types.len()))
             .find(|&i| ours.btf.types.get(i) != theirs.types.get(i))
         {
@@ -1024,15 +1023,22 @@ mod tests {
             }
         }
         let Some(base_data) = reference("vmlinux.btf") else { return };
-        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
-        let prepared = PreparedBase::new(&vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
+        let base = parse(&base_data, None);
+        let vmlinux = &base.btf;
+        let prepared = PreparedBase::new(vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
         for module in ["tcp_bbr", "nf_conntrack", "af_key"] {
             let Some(data) = reference(&format!("modules/{module}.btf")) else { continue };
-            let (split, _) = test_io::parse(&data, Some((&vmlinux, base_strs)));
-            same(&split, &vmlinux, &prepared, Flavor::Libbpf1_7);
+            let split = parse(&data, Some(&base)).btf;
+            same(&split, vmlinux, &prepared, Flavor::Libbpf1_7);
         }
         let short = Btf { types: vec![], base_type_count: 2, base_str_len: 0 };
         assert!(matches!(dedup_on(&short, &prepared), Err(Error::BaseMismatch { .. })));
+    }
+
+    /// `data` read by the crate's reader (as a split on `base`, if given);
+    /// a reference file or oracle output that does not parse fails the test.
+    fn parse<'a>(data: &'a [u8], base: Option<&crate::read::Parsed<'a>>) -> crate::read::Parsed<'a> {
+        crate::read::parse(data, base).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// pahole's reference BTF for Debian's 6.1 kernel, when present.
@@ -1063,7 +1069,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         assert_eq!(vmlinux.count(), 94_547);
         let d = match dedup(&vmlinux, None) {
             Ok(d) => d,
@@ -1080,7 +1086,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let n = vmlinux.count();
         let mut types = vmlinux.types.clone();
         types.extend(shifted(&vmlinux.types, n));
@@ -1122,7 +1128,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         for seed in seeds {
             let quirks = test_cus::Quirks {
                 shuffle_percent: 30,
@@ -1152,13 +1158,13 @@ mod tests {
         let Some(base_data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
+        let base = parse(&base_data, None);
         for module in modules {
             let Some(data) = reference(&format!("modules/{module}.btf")) else {
                 continue;
             };
-            let (split, _) = test_io::parse(&data, Some((&vmlinux, base_strs)));
-            if !agrees_with_libbpf(&split, Some(&vmlinux)) {
+            let split = parse(&data, Some(&base)).btf;
+            if !agrees_with_libbpf(&split, Some(&base.btf)) {
                 return;
             }
         }
@@ -1181,7 +1187,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         for seed in seeds {
             let quirks = test_cus::Quirks {
                 shuffle_percent: 30,
@@ -1212,7 +1218,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let quirks = test_cus::Quirks {
             shuffle_percent: 30,
             duplicate_ptr_percent: 5,
@@ -1241,7 +1247,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         for seed in 11..=11 {
             let quirks = test_cus::Quirks {
                 shuffle_percent: 0,
@@ -1263,7 +1269,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let quirks = test_cus::Quirks {
             shuffle_percent: 0,
             duplicate_ptr_percent: 0,
@@ -1301,7 +1307,7 @@ mod tests {
         let ours = dedup_as(&small, None, Flavor::Libbpf1_1).map(|d| d.btf.count());
         let ours_time = started.elapsed();
         let started = std::time::Instant::now();
-        let theirs = test_io::libbpf_dedup(&small, None).map(|r| r.is_ok());
+        let theirs = test_oracle::libbpf_dedup(&small, None).map(|r| r.is_ok());
         eprintln!(
             "{} types: ours {ours:?} in {ours_time:?}, libbpf ok={theirs:?} in {:?} (incl. I/O)",
             small.count(),
@@ -1381,7 +1387,7 @@ mod tests {
                 cpu_ms() - cpu_before
             );
             if flavor == Flavor::Libbpf1_7 {
-                let (theirs, _) = test_io::parse(&reference, None);
+                let theirs = parse(&reference, None).btf;
                 let report = crate::diff::diff(&d.btf, None, &theirs, None);
                 // Only FUNC selection (lowering, not dedup) may differ.
                 let outside = report
@@ -1403,7 +1409,6 @@ mod tests {
         let Ok(base) = crate::read::parse(&base_data, None) else {
             return;
         };
-        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
         let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
             panic!("features");
         };
@@ -1421,13 +1426,14 @@ mod tests {
             let Some(theirs_data) = reference(&format!("modules/{name}.btf")) else {
                 continue;
             };
-            let (theirs, _) = test_io::parse(&theirs_data, Some((&vmlinux, base_strs)));
+            let theirs = parse(&theirs_data, Some(&base)).btf;
             with_lowered(&modules.join(module), Some(&base), features, |split| {
                 let ours = match dedup(split, Some(&base.btf)) {
                     Ok(d) => d,
                     Err(e) => panic!("{name}: {e}"),
                 };
-                let report = crate::diff::diff(&ours.btf, Some(&vmlinux), &theirs, Some(&vmlinux));
+                let report =
+                    crate::diff::diff(&ours.btf, Some(&base.btf), &theirs, Some(&base.btf));
                 let outside = report
                     .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
                 eprintln!(
@@ -1556,7 +1562,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let mut types = vmlinux.types.clone();
         types.extend(shifted(&vmlinux.types, vmlinux.count()));
         agrees_with_libbpf(&standalone(types), None);
