@@ -394,21 +394,12 @@ mod tests {
     /// type for type and in the same order.
     #[test]
     fn distilling_pahole_splits_gives_libbpfs_pairs() {
-        let dir = crate::test_reference::dir();
-        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        use crate::test_reference::{read, MODULES};
         let Some(vmlinux) = read("vmlinux.btf") else {
-            eprintln!("SKIPPED: no reference BTF in {dir}");
             return;
         };
         let base = crate::read::parse(&vmlinux, None).unwrap();
-        for module in [
-            "tcp_bbr",
-            "af_key",
-            "virtio_net",
-            "nf_conntrack",
-            "nf_tables",
-            "xfs",
-        ] {
+        for module in MODULES {
             let (Some(split), Some(pair_base), Some(pair_split)) = (
                 read(&format!("modules/{module}.btf")),
                 read(&format!("modules/{module}.distilled.base.btf")),

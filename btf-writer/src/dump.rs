@@ -671,14 +671,7 @@ mod bpftool_oracle {
     fn split_modules_match_bpftool() {
         let reference = Path::new(crate::test_reference::dir());
         let vmlinux = reference.join("vmlinux.btf");
-        for module in [
-            "xfs",
-            "nf_tables",
-            "nf_conntrack",
-            "af_key",
-            "tcp_bbr",
-            "virtio_net",
-        ] {
+        for module in crate::test_reference::MODULES {
             let modules = reference.join("modules");
             check(&modules.join(format!("{module}.btf")), Some(&vmlinux));
             // The distilled pair: a small base and a split on top of it.

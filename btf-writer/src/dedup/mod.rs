@@ -254,6 +254,7 @@ mod tests {
     //! is sketched next to each case.
 
     use super::*;
+    use crate::test_reference::read as reference;
     use crate::types::*;
 
     fn int(name: &str) -> Type<'_> {
@@ -1041,10 +1042,21 @@ mod tests {
         crate::read::parse(data, base).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// pahole's reference BTF for Debian's 6.1 kernel, when present.
-    fn reference(file: &str) -> Option<Vec<u8>> {
-        let dir = crate::test_reference::dir();
-        std::fs::read(format!("{dir}/{file}")).ok()
+    /// CPU time (user + system) this process has used so far, in ms: the
+    /// speed tests report it beside wall time, which is noisy on a shared
+    /// machine.
+    fn cpu_ms() -> u64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after_name = stat.rsplit(')').next().unwrap_or("");
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // utime and stime, fields 14 and 15 of the line, in 10 ms ticks.
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        (ticks(11) + ticks(12)) * 10
     }
 
     /// `types` with every non-void reference moved up by `by`.
@@ -1275,20 +1287,6 @@ mod tests {
             duplicate_ptr_percent: 0,
         };
         let btf = test_cus::concatenated_cus(&vmlinux, 7, 2000, 3, quirks);
-        // CPU time too: the machine is shared, wall time is noisy.
-        let cpu_ms = || -> u64 {
-            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-            let after_name = stat.rsplit(')').next().unwrap_or("");
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            // utime and stime, fields 14 and 15 of the line, in 10 ms ticks.
-            let ticks = |i: usize| {
-                fields
-                    .get(i)
-                    .and_then(|f| f.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            (ticks(11) + ticks(12)) * 10
-        };
         let started = std::time::Instant::now();
         let cpu_before = cpu_ms();
         let d = match dedup(&btf, None) {
@@ -1323,78 +1321,40 @@ mod tests {
     #[test]
     #[ignore]
     fn real_vmlinux_dedup_speed_and_result() {
-        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, Features};
-        use rayon::prelude::*;
+        use crate::test_reference::{debian_debug, DEBIAN_VMLINUX};
         let path = std::env::var_os("BTFENC_DEDUP_VMLINUX")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                    .join(".cache/btfenc/extract/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64")
-            });
-        let (Ok(elf), Some(reference)) = (dwarf::ElfFile::open(&path), reference("vmlinux.btf"))
-        else {
+            .map_or_else(|| debian_debug(DEBIAN_VMLINUX), std::path::PathBuf::from);
+        let Some(reference) = reference("vmlinux.btf") else {
             return;
         };
-        let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
-            return;
+        let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
+            panic!("features");
         };
-        let features = match Features::parse(
-            "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs",
-            true,
-        ) {
-            Ok(f) => f,
-            Err(e) => panic!("{e:?}"),
-        };
-        let mut ctx = Context::new(features, &symbols);
-        ctx.register_params = register_params_for_machine(elf.machine());
-        ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
-        let lowered: Vec<_> = dwarf
-            .units()
-            .par_iter()
-            .filter_map(|header| {
-                let arena = bumpalo::Bump::new();
-                let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).ok()?;
-                lower_cu(&cu, &ctx).ok()
-            })
-            .collect();
-        let Ok(btf) = assemble(lowered, &ctx, None) else {
-            return;
-        };
-        let cpu_ms = || -> u64 {
-            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-            let after_name = stat.rsplit(')').next().unwrap_or("");
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            let ticks = |i: usize| {
-                fields
-                    .get(i)
-                    .and_then(|f| f.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            (ticks(11) + ticks(12)) * 10
-        };
-        for flavor in [Flavor::Libbpf1_7, Flavor::Libbpf1_1] {
-            let started = std::time::Instant::now();
-            let cpu_before = cpu_ms();
-            let d = match dedup_as(&btf, None, flavor) {
-                Ok(d) => d,
-                Err(e) => panic!("{e}"),
-            };
-            eprintln!(
-                "{flavor:?}: {} types -> {} in {:?} wall, {} ms CPU",
-                btf.count(),
-                d.btf.count(),
-                started.elapsed(),
-                cpu_ms() - cpu_before
-            );
-            if flavor == Flavor::Libbpf1_7 {
-                let theirs = parse(&reference, None).btf;
-                let report = crate::diff::diff(&d.btf, None, &theirs, None);
-                // Only FUNC selection (lowering, not dedup) may differ.
-                let outside = report
-                    .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
-                assert!(outside.is_empty(), "{report}");
+        with_lowered(&path, None, features, |btf| {
+            for flavor in [Flavor::Libbpf1_7, Flavor::Libbpf1_1] {
+                let started = std::time::Instant::now();
+                let cpu_before = cpu_ms();
+                let d = match dedup_as(btf, None, flavor) {
+                    Ok(d) => d,
+                    Err(e) => panic!("{e}"),
+                };
+                eprintln!(
+                    "{flavor:?}: {} types -> {} in {:?} wall, {} ms CPU",
+                    btf.count(),
+                    d.btf.count(),
+                    started.elapsed(),
+                    cpu_ms() - cpu_before
+                );
+                if flavor == Flavor::Libbpf1_7 {
+                    let theirs = parse(&reference, None).btf;
+                    let report = crate::diff::diff(&d.btf, None, &theirs, None);
+                    // Only FUNC selection (lowering, not dedup) may differ.
+                    let outside = report
+                        .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                    assert!(outside.is_empty(), "{report}");
+                }
             }
-        }
+        });
     }
 
     /// Real modules lowered with the kernel's 1.31 features, split on
@@ -1412,9 +1372,7 @@ mod tests {
         let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
             panic!("features");
         };
-        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
-        let modules = home
-            .join(".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel");
+        let modules = crate::test_reference::debian_debug(crate::test_reference::DEBIAN_MODULES);
         for (module, name) in [
             ("net/ipv4/tcp_bbr.ko", "tcp_bbr"),
             ("net/key/af_key.ko", "af_key"),
@@ -1454,9 +1412,8 @@ mod tests {
     #[ignore]
     fn real_kernel_agrees_with_libbpf() {
         use object::{Object, ObjectSection};
-        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
-        let root = home.join(".cache/btfenc/extract/usr/lib/debug");
-        let vmlinux_path = root.join("boot/vmlinux-6.1.0-56-cloud-amd64");
+        use crate::test_reference::{debian_debug, DEBIAN_MODULES, DEBIAN_VMLINUX};
+        let vmlinux_path = debian_debug(DEBIAN_VMLINUX);
         let Ok(vmlinux) = std::fs::read(&vmlinux_path) else {
             return;
         };
@@ -1472,7 +1429,7 @@ mod tests {
         let Ok(base) = crate::read::parse(base_bytes, None) else {
             return;
         };
-        let modules = root.join("lib/modules/6.1.0-56-cloud-amd64/kernel");
+        let modules = debian_debug(DEBIAN_MODULES);
         for module in [
             "net/ipv4/tcp_bbr.ko",
             "net/key/af_key.ko",

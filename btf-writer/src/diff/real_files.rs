@@ -9,16 +9,8 @@ use super::tests::{permutation_map, permute, reorder, scrambled};
 use super::*;
 use crate::raw::Kind;
 use crate::read;
+use crate::test_reference::{self, debian_debug, DEBIAN_MODULES, DEBIAN_VMLINUX};
 use crate::types::{Composite, Type};
-
-fn load(relative: &str) -> Option<Vec<u8>> {
-    let path = Path::new(crate::test_reference::dir()).join(relative);
-    let bytes = std::fs::read(&path);
-    if bytes.is_err() {
-        eprintln!("skipped: {} not readable", path.display());
-    }
-    bytes.ok()
-}
 
 /// Per-kind counts of bpftool's dump of the file, the oracle for the
 /// report's totals; `None` when bpftool is unavailable.
@@ -43,7 +35,7 @@ fn bpftool_kind_counts(relative: &str) -> Option<HashMap<String, usize>> {
 
 #[test]
 fn vmlinux_equals_itself_and_its_permutations() {
-    let Some(bytes) = load("vmlinux.btf") else {
+    let Some(bytes) = test_reference::read("vmlinux.btf") else {
         return;
     };
     let btf = read::parse(&bytes, None).unwrap().btf;
@@ -87,7 +79,7 @@ fn first_struct_where<'t, 'a>(
 
 #[test]
 fn single_changes_in_vmlinux_are_single_differences() {
-    let Some(bytes) = load("vmlinux.btf") else {
+    let Some(bytes) = test_reference::read("vmlinux.btf") else {
         return;
     };
     let btf = read::parse(&bytes, None).unwrap().btf;
@@ -130,10 +122,6 @@ fn single_changes_in_vmlinux_are_single_differences() {
     );
 }
 
-/// Debian's own `.BTF` in the same vmlinux, written by pahole v1.24.
-const DEBIAN_VMLINUX: &str =
-    ".cache/btfenc/extract/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64";
-
 /// The `.BTF` section of a large ELF file, read without loading the
 /// whole file (the vmlinux is 590 MB).
 fn btf_section_of(path: &Path) -> Option<Vec<u8>> {
@@ -151,10 +139,12 @@ fn btf_section_of(path: &Path) -> Option<Vec<u8>> {
 /// functions get a FUNC and in one per-CPU VAR.
 #[test]
 fn pahole_versions_differ_only_where_documented() {
-    let home = std::env::var_os("HOME").unwrap_or_default();
-    let debian_path = Path::new(&home).join(DEBIAN_VMLINUX);
-    let (Some(new_bytes), Some(old_bytes)) = (load("vmlinux.btf"), btf_section_of(&debian_path))
-    else {
+    // Debian's own `.BTF` in the same vmlinux, written by pahole v1.24.
+    let debian_path = debian_debug(DEBIAN_VMLINUX);
+    let (Some(new_bytes), Some(old_bytes)) = (
+        test_reference::read("vmlinux.btf"),
+        btf_section_of(&debian_path),
+    ) else {
         eprintln!("skipped: {} not readable", debian_path.display());
         return;
     };
@@ -178,10 +168,6 @@ fn pahole_versions_differ_only_where_documented() {
     assert!(!report.kind(Kind::FUNC).unwrap().is_empty());
 }
 
-/// Debian's xfs.ko, whose `.BTF` pahole v1.24 split on Debian's vmlinux.
-const DEBIAN_XFS: &str =
-    ".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko";
-
 /// The same module split on two different bases (pahole 1.24's and
 /// 1.31's vmlinux, whose type ids differ from the first FUNC on): its
 /// named aggregates must compare equal through the bases. (The other
@@ -189,12 +175,12 @@ const DEBIAN_XFS: &str =
 /// and arrays that its base already has.)
 #[test]
 fn module_splits_on_different_bases_compare_through_them() {
-    let home = std::env::var_os("HOME").unwrap_or_default();
-    let old_vmlinux = btf_section_of(&Path::new(&home).join(DEBIAN_VMLINUX));
-    let old_xfs = btf_section_of(&Path::new(&home).join(DEBIAN_XFS));
+    let old_vmlinux = btf_section_of(&debian_debug(DEBIAN_VMLINUX));
+    // Debian's xfs.ko, whose `.BTF` pahole v1.24 split on Debian's vmlinux.
+    let old_xfs = btf_section_of(&debian_debug(&format!("{DEBIAN_MODULES}/fs/xfs/xfs.ko")));
     let (Some(new_base_bytes), Some(new_xfs_bytes), Some(old_base_bytes), Some(old_xfs_bytes)) = (
-        load("vmlinux.btf"),
-        load("modules/xfs.btf"),
+        test_reference::read("vmlinux.btf"),
+        test_reference::read("modules/xfs.btf"),
         old_vmlinux,
         old_xfs,
     ) else {
@@ -221,8 +207,10 @@ fn module_splits_on_different_bases_compare_through_them() {
 
 #[test]
 fn split_module_compares_through_its_base() {
-    let (Some(base_bytes), Some(split_bytes)) = (load("vmlinux.btf"), load("modules/xfs.btf"))
-    else {
+    let (Some(base_bytes), Some(split_bytes)) = (
+        test_reference::read("vmlinux.btf"),
+        test_reference::read("modules/xfs.btf"),
+    ) else {
         return;
     };
     let base = read::parse(&base_bytes, None).unwrap();
