@@ -181,7 +181,8 @@ pub(super) fn reorder<'a>(btf: &Btf<'a>, order: &[usize], map: &[u32]) -> Btf<'a
             .iter()
             .map(|&i| {
                 let mut ty = btf.types[i].clone();
-                let Ok(()) = remap_ids::<Infallible>(&mut ty, |id| Ok(m(id)));
+                remap_ids::<Infallible>(&mut ty, |id| Ok(m(id)))
+                    .unwrap_or_else(|never| match never {});
                 ty
             })
             .collect(),
