@@ -223,16 +223,11 @@ pub fn write(distilled: &mut Distilled<'_>, endian: Endian) -> Result<WrittenDis
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Array, EnumValue, Fwd, Int, IntEncoding, Member, Named};
+    use crate::types::{Array, EnumValue, Fwd, IntEncoding, Member, Named};
 
+    /// A signed 4-byte INT.
     fn int(name: &'static str) -> Type<'static> {
-        Type::Int(Int {
-            name,
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        })
+        crate::test_types::int(name, 4, IntEncoding::SIGNED)
     }
 
     fn member(name: &'static str, ty: u32, bit_offset: u32) -> Member<'static> {

@@ -262,6 +262,7 @@ pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_types;
     use crate::types::*;
 
     fn dump(btf: &Btf, base: Option<&Btf>) -> String {
@@ -276,27 +277,9 @@ mod tests {
     #[test]
     fn scalar_and_reference_kinds() {
         let mut btf = Btf::default();
-        let int = btf.add(Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        }));
-        btf.add(Type::Int(Int {
-            name: "_Bool",
-            size: 1,
-            encoding: IntEncoding(IntEncoding::BOOL),
-            offset: 0,
-            bits: 8,
-        }));
-        btf.add(Type::Int(Int {
-            name: "unsigned int",
-            size: 4,
-            encoding: IntEncoding(0),
-            offset: 0,
-            bits: 32,
-        }));
+        let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
+        btf.add(test_types::int("_Bool", 1, IntEncoding::BOOL));
+        btf.add(test_types::int("unsigned int", 4, 0));
         let ptr = btf.add(Type::Ptr(int));
         btf.add(Type::Const(ptr));
         btf.add(Type::Volatile(int));
@@ -347,13 +330,7 @@ mod tests {
     #[test]
     fn aggregates_enums_functions_and_sections() {
         let mut btf = Btf::default();
-        let int = btf.add(Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        }));
+        let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
         let bits = btf.add(Type::Struct(Composite {
             name: "bits",
             size: 8,
@@ -524,13 +501,7 @@ mod tests {
     #[test]
     fn split_types_are_numbered_after_the_base_and_resolve_into_it() {
         let mut base = Btf::default();
-        let int = base.add(Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        }));
+        let int = base.add(test_types::int("int", 4, IntEncoding::SIGNED));
         let base_var = base.add(Type::Var(Object {
             name: "v",
             ty: int,

@@ -386,18 +386,12 @@ mod tests {
     use super::*;
     use crate::distill::distill_base;
     use crate::types::{
-        Composite, Enum, EnumValue, FuncProto, Fwd, Int, IntEncoding, Linkage, Member, Named,
-        Object, Param,
+        Composite, Enum, EnumValue, FuncProto, Fwd, Linkage, Member, Named, Object, Param,
     };
 
+    /// An unsigned INT of `size` bytes.
     fn int(name: &'static str, size: u32) -> Type<'static> {
-        Type::Int(Int {
-            name,
-            size,
-            encoding: IntEncoding(0),
-            offset: 0,
-            bits: (size * 8) as u8,
-        })
+        crate::test_types::int(name, size, 0)
     }
 
     fn aggregate(

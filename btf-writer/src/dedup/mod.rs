@@ -258,13 +258,7 @@ mod tests {
     use crate::types::*;
 
     fn int(name: &str) -> Type<'_> {
-        Type::Int(Int {
-            name,
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        })
+        crate::test_types::int(name, 4, IntEncoding::SIGNED)
     }
     fn ptr(to: u32) -> Type<'static> {
         Type::Ptr(TypeId(to))

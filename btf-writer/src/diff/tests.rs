@@ -6,17 +6,8 @@ use super::render::MAX_RENDERED_LEN;
 use super::*;
 use crate::raw::Kind;
 use crate::refs::remap_ids;
+use crate::test_types;
 use crate::types::*;
-
-fn int_type(name: &str, size: u32, signed: bool) -> Type<'_> {
-    Type::Int(Int {
-        name,
-        size,
-        encoding: IntEncoding(if signed { IntEncoding::SIGNED } else { 0 }),
-        offset: 0,
-        bits: (size * 8) as u8,
-    })
-}
 
 fn member(name: &str, ty: TypeId, bit_offset: u32, bitfield_size: u8) -> Member<'_> {
     Member {
@@ -31,8 +22,8 @@ fn member(name: &str, ty: TypeId, bit_offset: u32, bitfield_size: u8) -> Member<
 /// anonymous union nested in a struct, and a DATASEC.
 fn sample() -> Btf<'static> {
     let mut btf = Btf::default();
-    let int = btf.add(int_type("int", 4, true));
-    let uint = btf.add(int_type("unsigned int", 4, false));
+    let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
+    let uint = btf.add(test_types::int("unsigned int", 4, 0));
     let list = TypeId(btf.count() + 2);
     let list_ptr = btf.add(Type::Ptr(list));
     btf.add(Type::Struct(Composite {
@@ -309,11 +300,11 @@ fn multiplicity_counts() {
 #[test]
 fn split_tables_compare_through_equal_bases_with_different_ids() {
     let mut base_a = Btf::default();
-    let int_a = base_a.add(int_type("int", 4, true));
-    let long_a = base_a.add(int_type("long", 8, true));
+    let int_a = base_a.add(test_types::int("int", 4, IntEncoding::SIGNED));
+    let long_a = base_a.add(test_types::int("long", 8, IntEncoding::SIGNED));
     let mut base_b = Btf::default();
-    let long_b = base_b.add(int_type("long", 8, true));
-    let int_b = base_b.add(int_type("int", 4, true));
+    let long_b = base_b.add(test_types::int("long", 8, IntEncoding::SIGNED));
+    let int_b = base_b.add(test_types::int("int", 4, IntEncoding::SIGNED));
     let split = |int: TypeId, long: TypeId| {
         let mut split = Btf {
             base_type_count: 2,
@@ -337,7 +328,7 @@ fn split_tables_compare_through_equal_bases_with_different_ids() {
     // Same ids, but the base's `long` became 4 bytes: the split's
     // struct differs although its own fields did not change.
     let mut base_c = base_a.clone();
-    base_c.types[1] = int_type("long", 4, true);
+    base_c.types[1] = test_types::int("long", 4, IntEncoding::SIGNED);
     let report = diff(&split_a, Some(&base_a), &split_a, Some(&base_c));
     assert_eq!(
         report.kind(Kind::STRUCT).map(|k| (k.only_a, k.only_b)),
@@ -437,7 +428,7 @@ fn invalid_graphs_terminate() {
             member("bad", TypeId(9_999_999), 0, 0),
         ],
     }));
-    let mut previous = btf.add(int_type("int", 4, true));
+    let mut previous = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     for _ in 0..200_000 {
         previous = btf.add(Type::Ptr(previous));
     }

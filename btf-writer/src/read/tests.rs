@@ -4,6 +4,7 @@
 use super::*;
 use crate::raw::{self, Kind};
 use crate::test_reference::{debian_debug, read as reference, DEBIAN_MODULES, DEBIAN_VMLINUX};
+use crate::test_types;
 use crate::types::*;
 use crate::write::{write, write_split, write_with, WriteOptions};
 
@@ -11,13 +12,7 @@ use crate::write::{write, write_split, write_with, WriteOptions};
 /// enumerators, varargs and a DATASEC.
 pub(crate) fn all_kinds() -> Btf<'static> {
     let mut btf = Btf::default();
-    let int = btf.add(Type::Int(Int {
-        name: "int",
-        size: 4,
-        encoding: IntEncoding(IntEncoding::SIGNED),
-        offset: 0,
-        bits: 32,
-    }));
+    let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     let ptr = btf.add(Type::Ptr(int));
     btf.add(Type::Array(Array {
         elem: int,
@@ -227,13 +222,7 @@ fn hand_derived_bytes_of_an_int() {
     // btf.rst: header (24 bytes), then name_off=1, info=INT<<24, size=4,
     // int data = SIGNED<<24 | 32; strings "\0int\0".
     let mut btf = Btf::default();
-    btf.add(Type::Int(Int {
-        name: "int",
-        size: 4,
-        encoding: IntEncoding(1),
-        offset: 0,
-        bits: 32,
-    }));
+    btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     let blob = write(&btf, Endian::Little).unwrap();
     let mut expected = vec![0x9f, 0xeb, 1, 0];
     for word in [24u32, 0, 16, 16, 5, 1, 0x0100_0000, 4, 0x0100_0020] {
