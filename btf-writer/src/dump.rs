@@ -66,8 +66,8 @@ pub fn dump_type(
             array.elem.0, array.index.0, array.nelems
         )?,
         Type::Struct(composite) | Type::Union(composite) => dump_members(out, composite)?,
-        Type::Enum(e) => dump_enum32(out, e)?,
-        Type::Enum64(e) => dump_enum64(out, e)?,
+        Type::Enum(e) => dump_enum(out, e, false)?,
+        Type::Enum64(e) => dump_enum(out, e, true)?,
         Type::Fwd(fwd) => write!(out, " fwd_kind={}", fwd_kind_name(fwd.union))?,
         Type::Func(func) => write!(
             out,
@@ -149,7 +149,9 @@ fn dump_members(out: &mut dyn Write, composite: &Composite<'_>) -> io::Result<()
     Ok(())
 }
 
-fn dump_enum32(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
+/// An ENUM (`wide` false) or ENUM64's header and values, as bpftool
+/// prints them: ENUM64 values carry C's `LL`/`ULL` suffix.
+fn dump_enum(out: &mut dyn Write, e: &Enum<'_>, wide: bool) -> io::Result<()> {
     write!(
         out,
         " encoding={} size={} vlen={}",
@@ -158,36 +160,15 @@ fn dump_enum32(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
         e.values.len()
     )?;
     for value in &e.values {
+        let name = or_anon(value.name);
         // ENUM stores 32 bits; the model may hold them zero- or
         // sign-extended, so only the low half is meaningful.
         let low = value.value as u32;
-        if e.signed {
-            write!(out, "\n\t'{}' val={}", or_anon(value.name), low as i32)?;
-        } else {
-            write!(out, "\n\t'{}' val={}", or_anon(value.name), low)?;
-        }
-    }
-    Ok(())
-}
-
-fn dump_enum64(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
-    write!(
-        out,
-        " encoding={} size={} vlen={}",
-        signedness(e.signed),
-        e.size,
-        e.values.len()
-    )?;
-    for value in &e.values {
-        if e.signed {
-            write!(
-                out,
-                "\n\t'{}' val={}LL",
-                or_anon(value.name),
-                value.value as i64
-            )?;
-        } else {
-            write!(out, "\n\t'{}' val={}ULL", or_anon(value.name), value.value)?;
+        match (wide, e.signed) {
+            (false, true) => write!(out, "\n\t'{name}' val={}", low as i32)?,
+            (false, false) => write!(out, "\n\t'{name}' val={low}")?,
+            (true, true) => write!(out, "\n\t'{name}' val={}LL", value.value as i64)?,
+            (true, false) => write!(out, "\n\t'{name}' val={}ULL", value.value)?,
         }
     }
     Ok(())
