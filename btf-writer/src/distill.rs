@@ -223,16 +223,11 @@ pub fn write(distilled: &mut Distilled<'_>, endian: Endian) -> Result<WrittenDis
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Array, EnumValue, Fwd, Int, IntEncoding, Member, Named};
+    use crate::types::{Array, EnumValue, Fwd, IntEncoding, Member, Named};
 
+    /// A signed 4-byte INT.
     fn int(name: &'static str) -> Type<'static> {
-        Type::Int(Int {
-            name,
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        })
+        crate::test_types::int(name, 4, IntEncoding::SIGNED)
     }
 
     fn member(name: &'static str, ty: u32, bit_offset: u32) -> Member<'static> {
@@ -394,21 +389,12 @@ mod tests {
     /// type for type and in the same order.
     #[test]
     fn distilling_pahole_splits_gives_libbpfs_pairs() {
-        let dir = crate::test_reference::dir();
-        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        use crate::test_reference::{read, MODULES};
         let Some(vmlinux) = read("vmlinux.btf") else {
-            eprintln!("SKIPPED: no reference BTF in {dir}");
             return;
         };
         let base = crate::read::parse(&vmlinux, None).unwrap();
-        for module in [
-            "tcp_bbr",
-            "af_key",
-            "virtio_net",
-            "nf_conntrack",
-            "nf_tables",
-            "xfs",
-        ] {
+        for module in MODULES {
             let (Some(split), Some(pair_base), Some(pair_split)) = (
                 read(&format!("modules/{module}.btf")),
                 read(&format!("modules/{module}.distilled.base.btf")),

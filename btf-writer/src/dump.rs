@@ -66,8 +66,8 @@ pub fn dump_type(
             array.elem.0, array.index.0, array.nelems
         )?,
         Type::Struct(composite) | Type::Union(composite) => dump_members(out, composite)?,
-        Type::Enum(e) => dump_enum32(out, e)?,
-        Type::Enum64(e) => dump_enum64(out, e)?,
+        Type::Enum(e) => dump_enum(out, e, false)?,
+        Type::Enum64(e) => dump_enum(out, e, true)?,
         Type::Fwd(fwd) => write!(out, " fwd_kind={}", fwd_kind_name(fwd.union))?,
         Type::Func(func) => write!(
             out,
@@ -149,7 +149,9 @@ fn dump_members(out: &mut dyn Write, composite: &Composite<'_>) -> io::Result<()
     Ok(())
 }
 
-fn dump_enum32(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
+/// An ENUM (`wide` false) or ENUM64's header and values, as bpftool
+/// prints them: ENUM64 values carry C's `LL`/`ULL` suffix.
+fn dump_enum(out: &mut dyn Write, e: &Enum<'_>, wide: bool) -> io::Result<()> {
     write!(
         out,
         " encoding={} size={} vlen={}",
@@ -158,36 +160,15 @@ fn dump_enum32(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
         e.values.len()
     )?;
     for value in &e.values {
+        let name = or_anon(value.name);
         // ENUM stores 32 bits; the model may hold them zero- or
         // sign-extended, so only the low half is meaningful.
         let low = value.value as u32;
-        if e.signed {
-            write!(out, "\n\t'{}' val={}", or_anon(value.name), low as i32)?;
-        } else {
-            write!(out, "\n\t'{}' val={}", or_anon(value.name), low)?;
-        }
-    }
-    Ok(())
-}
-
-fn dump_enum64(out: &mut dyn Write, e: &Enum<'_>) -> io::Result<()> {
-    write!(
-        out,
-        " encoding={} size={} vlen={}",
-        signedness(e.signed),
-        e.size,
-        e.values.len()
-    )?;
-    for value in &e.values {
-        if e.signed {
-            write!(
-                out,
-                "\n\t'{}' val={}LL",
-                or_anon(value.name),
-                value.value as i64
-            )?;
-        } else {
-            write!(out, "\n\t'{}' val={}ULL", or_anon(value.name), value.value)?;
+        match (wide, e.signed) {
+            (false, true) => write!(out, "\n\t'{name}' val={}", low as i32)?,
+            (false, false) => write!(out, "\n\t'{name}' val={low}")?,
+            (true, true) => write!(out, "\n\t'{name}' val={}LL", value.value as i64)?,
+            (true, false) => write!(out, "\n\t'{name}' val={}ULL", value.value)?,
         }
     }
     Ok(())
@@ -262,6 +243,7 @@ pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_types;
     use crate::types::*;
 
     fn dump(btf: &Btf, base: Option<&Btf>) -> String {
@@ -276,27 +258,9 @@ mod tests {
     #[test]
     fn scalar_and_reference_kinds() {
         let mut btf = Btf::default();
-        let int = btf.add(Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        }));
-        btf.add(Type::Int(Int {
-            name: "_Bool",
-            size: 1,
-            encoding: IntEncoding(IntEncoding::BOOL),
-            offset: 0,
-            bits: 8,
-        }));
-        btf.add(Type::Int(Int {
-            name: "unsigned int",
-            size: 4,
-            encoding: IntEncoding(0),
-            offset: 0,
-            bits: 32,
-        }));
+        let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
+        btf.add(test_types::int("_Bool", 1, IntEncoding::BOOL));
+        btf.add(test_types::int("unsigned int", 4, 0));
         let ptr = btf.add(Type::Ptr(int));
         btf.add(Type::Const(ptr));
         btf.add(Type::Volatile(int));
@@ -347,13 +311,7 @@ mod tests {
     #[test]
     fn aggregates_enums_functions_and_sections() {
         let mut btf = Btf::default();
-        let int = btf.add(Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        }));
+        let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
         let bits = btf.add(Type::Struct(Composite {
             name: "bits",
             size: 8,
@@ -524,13 +482,7 @@ mod tests {
     #[test]
     fn split_types_are_numbered_after_the_base_and_resolve_into_it() {
         let mut base = Btf::default();
-        let int = base.add(Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        }));
+        let int = base.add(test_types::int("int", 4, IntEncoding::SIGNED));
         let base_var = base.add(Type::Var(Object {
             name: "v",
             ty: int,
@@ -671,14 +623,7 @@ mod bpftool_oracle {
     fn split_modules_match_bpftool() {
         let reference = Path::new(crate::test_reference::dir());
         let vmlinux = reference.join("vmlinux.btf");
-        for module in [
-            "xfs",
-            "nf_tables",
-            "nf_conntrack",
-            "af_key",
-            "tcp_bbr",
-            "virtio_net",
-        ] {
+        for module in crate::test_reference::MODULES {
             let modules = reference.join("modules");
             check(&modules.join(format!("{module}.btf")), Some(&vmlinux));
             // The distilled pair: a small base and a split on top of it.

@@ -34,3 +34,5 @@ pub use self::types::*;
 
 #[cfg(test)]
 mod test_reference;
+#[cfg(test)]
+mod test_types;

@@ -1,7 +1,8 @@
 //! Visiting the type ids a [`Type`] refers to: which fields of which kind
 //! are references, for the passes that move types between tables
 //! ([`crate::distill`], [`crate::relocate`], [`crate::dedup`]'s
-//! renumbering, [`crate::lower`]'s id shifting). The one place that knows.
+//! renumbering, [`crate::lower`]'s id shifting) and for [`crate::diff`]'s
+//! walk. The one place that knows.
 
 use crate::types::{Type, TypeId};
 
@@ -25,6 +26,32 @@ pub(crate) fn for_each_id(t: &Type<'_>, mut f: impl FnMut(TypeId)) {
             p.params.iter().for_each(|param| f(param.ty));
         }
         Type::Datasec(d) => d.vars.iter().for_each(|v| f(v.ty)),
+    }
+}
+
+/// The `index`-th type id `t` refers to, in the order of [`for_each_id`];
+/// `None` past the last. For walks that keep their own stack and resume a
+/// type's references where they left off.
+pub(crate) fn id_at(t: &Type<'_>, index: usize) -> Option<TypeId> {
+    match t {
+        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => None,
+        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
+            (index == 0).then_some(*id)
+        }
+        Type::Typedef(x) | Type::TypeTag(x) => (index == 0).then_some(x.ty),
+        Type::Func(x) | Type::Var(x) => (index == 0).then_some(x.ty),
+        Type::DeclTag(x) => (index == 0).then_some(x.ty),
+        Type::Array(a) => match index {
+            0 => Some(a.elem),
+            1 => Some(a.index),
+            _ => None,
+        },
+        Type::Struct(c) | Type::Union(c) => c.members.get(index).map(|m| m.ty),
+        Type::FuncProto(p) => match index.checked_sub(1) {
+            None => Some(p.ret),
+            Some(param) => p.params.get(param).map(|param| param.ty),
+        },
+        Type::Datasec(d) => d.vars.get(index).map(|v| v.ty),
     }
 }
 
@@ -96,7 +123,7 @@ pub(crate) fn embedded_composite<'t, 'a: 't>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Array, Composite, Member, Named};
+    use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
 
     #[test]
     fn visits_and_rewrites_every_reference() {
@@ -117,6 +144,57 @@ mod tests {
                 nelems: 2
             })
         );
+    }
+
+    #[test]
+    fn indexed_access_agrees_with_the_visit() {
+        let types = [
+            Type::Int(crate::types::Int {
+                name: "int",
+                size: 4,
+                encoding: crate::types::IntEncoding(0),
+                offset: 0,
+                bits: 32,
+            }),
+            Type::Const(TypeId(7)),
+            Type::Array(Array {
+                elem: TypeId(3),
+                index: TypeId(4),
+                nelems: 2,
+            }),
+            Type::FuncProto(FuncProto {
+                ret: TypeId(5),
+                params: vec![
+                    Param {
+                        name: "a",
+                        ty: TypeId(6),
+                    },
+                    Param {
+                        name: "b",
+                        ty: TypeId(0),
+                    },
+                ],
+            }),
+            Type::Struct(Composite {
+                name: "s",
+                size: 8,
+                members: (1..4)
+                    .map(|n| Member {
+                        name: "m",
+                        ty: TypeId(n),
+                        bit_offset: n * 8,
+                        bitfield_size: 0,
+                    })
+                    .collect(),
+                kind_flag: false,
+            }),
+        ];
+        for t in &types {
+            let mut visited = Vec::new();
+            for_each_id(t, |id| visited.push(id));
+            let indexed: Vec<TypeId> = (0..).map_while(|index| id_at(t, index)).collect();
+            assert_eq!(indexed, visited, "{t:?}");
+        }
     }
 
     #[test]

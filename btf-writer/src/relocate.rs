@@ -386,18 +386,12 @@ mod tests {
     use super::*;
     use crate::distill::distill_base;
     use crate::types::{
-        Composite, Enum, EnumValue, FuncProto, Fwd, Int, IntEncoding, Linkage, Member, Named,
-        Object, Param,
+        Composite, Enum, EnumValue, FuncProto, Fwd, Linkage, Member, Named, Object, Param,
     };
 
+    /// An unsigned INT of `size` bytes.
     fn int(name: &'static str, size: u32) -> Type<'static> {
-        Type::Int(Int {
-            name,
-            size,
-            encoding: IntEncoding(0),
-            offset: 0,
-            bits: (size * 8) as u8,
-        })
+        crate::test_types::int(name, size, 0)
     }
 
     fn aggregate(
@@ -769,21 +763,12 @@ mod tests {
     /// (`file_system_type`, `module`) that pahole's dedup kept.
     #[test]
     fn pahole_pairs_relocate_back_onto_vmlinux() {
-        let dir = crate::test_reference::dir();
-        let read = |name: &str| std::fs::read(format!("{dir}/{name}")).ok();
+        use crate::test_reference::{read, MODULES};
         let Some(vmlinux) = read("vmlinux.btf") else {
-            eprintln!("SKIPPED: no reference BTF in {dir}");
             return;
         };
         let base = crate::read::parse(&vmlinux, None).unwrap();
-        for module in [
-            "af_key",
-            "nf_conntrack",
-            "nf_tables",
-            "tcp_bbr",
-            "virtio_net",
-            "xfs",
-        ] {
+        for module in MODULES {
             let (Some(direct), Some(pair_base), Some(pair_split)) = (
                 read(&format!("modules/{module}.btf")),
                 read(&format!("modules/{module}.distilled.base.btf")),

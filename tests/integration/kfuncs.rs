@@ -15,8 +15,7 @@ use btfenc_tests::{kernel_load_btf, report_skip, Encoder, LoadResult};
 use crate::fixtures::{encode_into, read, scratch};
 
 /// The kernel's --btf_features list (scripts/Makefile.btf, pahole >= 1.26).
-const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,\
-optimized_func,consistent_func,decl_tag_kfuncs";
+const KERNEL_FEATURES: &str = concat!("--btf_features=", kernel_features!());
 
 /// Every DECL_TAG of the BTF as (tag name, tagged FUNC name,
 /// component_idx), sorted but with repeats kept, plus every FUNC name.

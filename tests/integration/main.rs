@@ -46,6 +46,14 @@ macro_rules! per_fixture {
     };
 }
 
+/// The kernel's `--btf_features` list (scripts/Makefile.btf, pahole >=
+/// 1.26), as a literal that `concat!` can extend.
+macro_rules! kernel_features {
+    () => {
+        "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs"
+    };
+}
+
 mod bad_input;
 mod bpftool_dump;
 mod cli;

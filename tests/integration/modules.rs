@@ -15,7 +15,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{assert_clean_failure, bpftool_btf_dump, btfenc, fixture, run, Encoder};
+use btfenc_tests::{
+    assert_clean_failure, bpftool_btf_dump, btfenc, fixture, run, Encoder, RunOutput,
+};
 
 use crate::fixtures::{files_in, read, scratch};
 
@@ -31,9 +33,8 @@ const MODULES: [&str; 3] = [
 /// The kernel's feature list (scripts/Makefile.btf for pahole >= 1.26).
 /// `--btf_features` selects exactly what it lists, so a distilled and a
 /// direct encoding are compared with the same list, plus `distilled_base`.
-const FEATURES: &str =
-    "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
-const DISTILLED_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs,distilled_base";
+const FEATURES: &str = concat!("--btf_features=", kernel_features!());
+const DISTILLED_FEATURES: &str = concat!("--btf_features=", kernel_features!(), ",distilled_base");
 
 fn pahole_base(dir: &Path) -> PathBuf {
     let base = dir.join("vmlinux.btf");
@@ -50,6 +51,29 @@ fn copy_fixture(relative: &str, to: &Path) -> PathBuf {
 
 fn base_flag(base: &Path) -> String {
     format!("--btf_base={}", base.display())
+}
+
+/// `btfenc relocate SPLIT [--distilled-base DISTILLED] --base BASE -o OUT`,
+/// then `extra`.
+fn relocate(
+    split: &Path,
+    distilled: Option<&Path>,
+    base: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> RunOutput {
+    let mut args: Vec<&OsStr> = vec!["relocate".as_ref(), split.as_os_str()];
+    if let Some(distilled) = distilled {
+        args.extend(["--distilled-base".as_ref(), distilled.as_os_str()]);
+    }
+    args.extend([
+        "--base".as_ref(),
+        base.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    args.extend(extra.iter().map(OsStr::new));
+    btfenc(&args)
 }
 
 /// `btfenc diff` per kind: (only_a, only_b).
@@ -317,17 +341,7 @@ fn distilled_base_follows_libbpf_rules_and_relocates_back() {
         .assert_success();
 
         let relocated = dir.path().join(format!("{name}.relocated.btf"));
-        btfenc::<&OsStr>(&[
-            "relocate".as_ref(),
-            split.as_os_str(),
-            "--distilled-base".as_ref(),
-            distilled.as_os_str(),
-            "--base".as_ref(),
-            base.as_os_str(),
-            "-o".as_ref(),
-            relocated.as_os_str(),
-        ])
-        .assert_success();
+        relocate(&split, Some(&distilled), &base, &relocated, &[]).assert_success();
         // bpftool reads it as a split of the full base ...
         let dump = Dump::of_file(&relocated, Some(&base));
         let base_count = Dump::of_file(&base, None).types.len() as u32;
@@ -344,18 +358,7 @@ fn distilled_base_follows_libbpf_rules_and_relocates_back() {
         // Deduplicating against the full base afterwards folds those back:
         // the same types as the direct encoding.
         let folded = dir.path().join(format!("{name}.folded.btf"));
-        btfenc::<&OsStr>(&[
-            "relocate".as_ref(),
-            split.as_os_str(),
-            "--distilled-base".as_ref(),
-            distilled.as_os_str(),
-            "--base".as_ref(),
-            base.as_os_str(),
-            "-o".as_ref(),
-            folded.as_os_str(),
-            "--dedup".as_ref(),
-        ])
-        .assert_success();
+        relocate(&split, Some(&distilled), &base, &folded, &["--dedup"]).assert_success();
         for (kind, counts) in diff_counts(&folded, &base, &direct, &base) {
             assert_eq!(
                 counts,
@@ -389,16 +392,7 @@ fn relocate_onto_a_base_without_the_types_fails_clearly() {
     .assert_success();
     let out = dir.path().join("out.btf");
     let distilled = dir.path().join("structs.btf.base");
-    let run = btfenc::<&OsStr>(&[
-        "relocate".as_ref(),
-        split.as_os_str(),
-        "--distilled-base".as_ref(),
-        distilled.as_os_str(),
-        "--base".as_ref(),
-        other.as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
+    let run = relocate(&split, Some(&distilled), &other, &out, &[]);
     assert_clean_failure(&run, &split.to_string_lossy());
     assert!(
         run.stderr.contains("has no match in the base BTF"),
@@ -504,15 +498,7 @@ fn in_place_distilled_adds_btf_and_btf_base() {
 
     // relocate takes the module itself: .BTF.base comes from the ELF.
     let relocated = dir.path().join("relocated.btf");
-    btfenc::<&OsStr>(&[
-        "relocate".as_ref(),
-        object.as_os_str(),
-        "--base".as_ref(),
-        base.as_os_str(),
-        "-o".as_ref(),
-        relocated.as_os_str(),
-    ])
-    .assert_success();
+    relocate(&object, None, &base, &relocated, &[]).assert_success();
     Dump::of_file(&relocated, Some(&base));
 }
 

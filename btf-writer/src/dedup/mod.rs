@@ -61,7 +61,7 @@ mod view;
 #[cfg(test)]
 mod test_cus;
 #[cfg(test)]
-mod test_io;
+mod test_oracle;
 
 /// Why deduplication failed. Each names the offending type by input id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -257,16 +257,11 @@ mod tests {
     //! is sketched next to each case.
 
     use super::*;
+    use crate::test_reference::read as reference;
     use crate::types::*;
 
     fn int(name: &str) -> Type<'_> {
-        Type::Int(Int {
-            name,
-            size: 4,
-            encoding: IntEncoding(IntEncoding::SIGNED),
-            offset: 0,
-            bits: 32,
-        })
+        crate::test_types::int(name, 4, IntEncoding::SIGNED)
     }
     fn ptr(to: u32) -> Type<'static> {
         Type::Ptr(TypeId(to))
@@ -355,7 +350,7 @@ mod tests {
     /// real libbpf 1.1 `btf__dedup` produces from the same raw input.
     /// Returns false when the oracle is unavailable.
     fn agrees_with_libbpf(btf: &Btf<'_>, base: Option<&Btf<'_>>) -> bool {
-        let Some(theirs) = test_io::libbpf_dedup(btf, base) else {
+        let Some(theirs) = test_oracle::libbpf_dedup(btf, base) else {
             return false;
         };
         let ours = dedup_as(btf, base, Flavor::Libbpf1_1);
@@ -370,9 +365,8 @@ mod tests {
             Ok(d) => d,
             Err(e) => panic!("we failed ({e}) where libbpf succeeded"),
         };
-        let parsed_base = theirs.base.as_deref().map(|b| test_io::parse(b, None));
-        let (theirs, _) =
-            test_io::parse(&theirs.deduped, parsed_base.as_ref().map(|(b, s)| (b, *s)));
+        let parsed_base = theirs.base.as_deref().map(|b| parse(b, None));
+        let theirs = parse(&theirs.deduped, parsed_base.as_ref()).btf;
         if let Some(i) = (0..ours.btf.types.len().max(theirs.types.len()))
             .find(|&i| ours.btf.types.get(i) != theirs.types.get(i))
         {
@@ -1027,21 +1021,39 @@ mod tests {
             }
         }
         let Some(base_data) = reference("vmlinux.btf") else { return };
-        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
-        let prepared = PreparedBase::new(&vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
+        let base = parse(&base_data, None);
+        let vmlinux = &base.btf;
+        let prepared = PreparedBase::new(vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
         for module in ["tcp_bbr", "nf_conntrack", "af_key"] {
             let Some(data) = reference(&format!("modules/{module}.btf")) else { continue };
-            let (split, _) = test_io::parse(&data, Some((&vmlinux, base_strs)));
-            same(&split, &vmlinux, &prepared, Flavor::Libbpf1_7);
+            let split = parse(&data, Some(&base)).btf;
+            same(&split, vmlinux, &prepared, Flavor::Libbpf1_7);
         }
         let short = Btf { types: vec![], base_type_count: 2, base_str_len: 0 };
         assert!(matches!(dedup_on(&short, &prepared), Err(Error::BaseMismatch { .. })));
     }
 
-    /// pahole's reference BTF for Debian's 6.1 kernel, when present.
-    fn reference(file: &str) -> Option<Vec<u8>> {
-        let dir = crate::test_reference::dir();
-        std::fs::read(format!("{dir}/{file}")).ok()
+    /// `data` read by the crate's reader (as a split on `base`, if given);
+    /// a reference file or oracle output that does not parse fails the test.
+    fn parse<'a>(data: &'a [u8], base: Option<&crate::read::Parsed<'a>>) -> crate::read::Parsed<'a> {
+        crate::read::parse(data, base).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// CPU time (user + system) this process has used so far, in ms: the
+    /// speed tests report it beside wall time, which is noisy on a shared
+    /// machine.
+    fn cpu_ms() -> u64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after_name = stat.rsplit(')').next().unwrap_or("");
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // utime and stime, fields 14 and 15 of the line, in 10 ms ticks.
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        (ticks(11) + ticks(12)) * 10
     }
 
     /// `types` with every non-void reference moved up by `by`.
@@ -1066,7 +1078,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         assert_eq!(vmlinux.count(), 94_547);
         let d = match dedup(&vmlinux, None) {
             Ok(d) => d,
@@ -1083,7 +1095,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let n = vmlinux.count();
         let mut types = vmlinux.types.clone();
         types.extend(shifted(&vmlinux.types, n));
@@ -1125,7 +1137,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         for seed in seeds {
             let quirks = test_cus::Quirks {
                 shuffle_percent: 30,
@@ -1155,13 +1167,13 @@ mod tests {
         let Some(base_data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
+        let base = parse(&base_data, None);
         for module in modules {
             let Some(data) = reference(&format!("modules/{module}.btf")) else {
                 continue;
             };
-            let (split, _) = test_io::parse(&data, Some((&vmlinux, base_strs)));
-            if !agrees_with_libbpf(&split, Some(&vmlinux)) {
+            let split = parse(&data, Some(&base)).btf;
+            if !agrees_with_libbpf(&split, Some(&base.btf)) {
                 return;
             }
         }
@@ -1184,7 +1196,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         for seed in seeds {
             let quirks = test_cus::Quirks {
                 shuffle_percent: 30,
@@ -1215,7 +1227,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let quirks = test_cus::Quirks {
             shuffle_percent: 30,
             duplicate_ptr_percent: 5,
@@ -1244,7 +1256,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         for seed in 11..=11 {
             let quirks = test_cus::Quirks {
                 shuffle_percent: 0,
@@ -1266,26 +1278,12 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let quirks = test_cus::Quirks {
             shuffle_percent: 0,
             duplicate_ptr_percent: 0,
         };
         let btf = test_cus::concatenated_cus(&vmlinux, 7, 2000, 3, quirks);
-        // CPU time too: the machine is shared, wall time is noisy.
-        let cpu_ms = || -> u64 {
-            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-            let after_name = stat.rsplit(')').next().unwrap_or("");
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            // utime and stime, fields 14 and 15 of the line, in 10 ms ticks.
-            let ticks = |i: usize| {
-                fields
-                    .get(i)
-                    .and_then(|f| f.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            (ticks(11) + ticks(12)) * 10
-        };
         let started = std::time::Instant::now();
         let cpu_before = cpu_ms();
         let d = match dedup(&btf, None) {
@@ -1304,7 +1302,7 @@ mod tests {
         let ours = dedup_as(&small, None, Flavor::Libbpf1_1).map(|d| d.btf.count());
         let ours_time = started.elapsed();
         let started = std::time::Instant::now();
-        let theirs = test_io::libbpf_dedup(&small, None).map(|r| r.is_ok());
+        let theirs = test_oracle::libbpf_dedup(&small, None).map(|r| r.is_ok());
         eprintln!(
             "{} types: ours {ours:?} in {ours_time:?}, libbpf ok={theirs:?} in {:?} (incl. I/O)",
             small.count(),
@@ -1320,78 +1318,40 @@ mod tests {
     #[test]
     #[ignore]
     fn real_vmlinux_dedup_speed_and_result() {
-        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, Features};
-        use rayon::prelude::*;
+        use crate::test_reference::{debian_debug, DEBIAN_VMLINUX};
         let path = std::env::var_os("BTFENC_DEDUP_VMLINUX")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                    .join(".cache/btfenc/extract/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64")
-            });
-        let (Ok(elf), Some(reference)) = (dwarf::ElfFile::open(&path), reference("vmlinux.btf"))
-        else {
+            .map_or_else(|| debian_debug(DEBIAN_VMLINUX), std::path::PathBuf::from);
+        let Some(reference) = reference("vmlinux.btf") else {
             return;
         };
-        let (Ok(dwarf), Ok(symbols)) = (elf.dwarf(), elf.symbols()) else {
-            return;
+        let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
+            panic!("features");
         };
-        let features = match Features::parse(
-            "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs",
-            true,
-        ) {
-            Ok(f) => f,
-            Err(e) => panic!("{e:?}"),
-        };
-        let mut ctx = Context::new(features, &symbols);
-        ctx.register_params = register_params_for_machine(elf.machine());
-        ctx.lang_exclude = Context::parse_languages("rust").unwrap_or_default();
-        let lowered: Vec<_> = dwarf
-            .units()
-            .par_iter()
-            .filter_map(|header| {
-                let arena = bumpalo::Bump::new();
-                let cu = dwarf::walk::walk_unit(&dwarf, header, &arena).ok()?;
-                lower_cu(&cu, &ctx).ok()
-            })
-            .collect();
-        let Ok(btf) = assemble(lowered, &ctx, None) else {
-            return;
-        };
-        let cpu_ms = || -> u64 {
-            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-            let after_name = stat.rsplit(')').next().unwrap_or("");
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            let ticks = |i: usize| {
-                fields
-                    .get(i)
-                    .and_then(|f| f.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            (ticks(11) + ticks(12)) * 10
-        };
-        for flavor in [Flavor::Libbpf1_7, Flavor::Libbpf1_1] {
-            let started = std::time::Instant::now();
-            let cpu_before = cpu_ms();
-            let d = match dedup_as(&btf, None, flavor) {
-                Ok(d) => d,
-                Err(e) => panic!("{e}"),
-            };
-            eprintln!(
-                "{flavor:?}: {} types -> {} in {:?} wall, {} ms CPU",
-                btf.count(),
-                d.btf.count(),
-                started.elapsed(),
-                cpu_ms() - cpu_before
-            );
-            if flavor == Flavor::Libbpf1_7 {
-                let (theirs, _) = test_io::parse(&reference, None);
-                let report = crate::diff::diff(&d.btf, None, &theirs, None);
-                // Only FUNC selection (lowering, not dedup) may differ.
-                let outside = report
-                    .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
-                assert!(outside.is_empty(), "{report}");
+        with_lowered(&path, None, features, |btf| {
+            for flavor in [Flavor::Libbpf1_7, Flavor::Libbpf1_1] {
+                let started = std::time::Instant::now();
+                let cpu_before = cpu_ms();
+                let d = match dedup_as(btf, None, flavor) {
+                    Ok(d) => d,
+                    Err(e) => panic!("{e}"),
+                };
+                eprintln!(
+                    "{flavor:?}: {} types -> {} in {:?} wall, {} ms CPU",
+                    btf.count(),
+                    d.btf.count(),
+                    started.elapsed(),
+                    cpu_ms() - cpu_before
+                );
+                if flavor == Flavor::Libbpf1_7 {
+                    let theirs = parse(&reference, None).btf;
+                    let report = crate::diff::diff(&d.btf, None, &theirs, None);
+                    // Only FUNC selection (lowering, not dedup) may differ.
+                    let outside = report
+                        .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                    assert!(outside.is_empty(), "{report}");
+                }
             }
-        }
+        });
     }
 
     /// Real modules lowered with the kernel's 1.31 features, split on
@@ -1406,13 +1366,10 @@ mod tests {
         let Ok(base) = crate::read::parse(&base_data, None) else {
             return;
         };
-        let (vmlinux, base_strs) = test_io::parse(&base_data, None);
         let Ok(features) = crate::lower::Features::parse(KERNEL_FEATURES, true) else {
             panic!("features");
         };
-        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
-        let modules = home
-            .join(".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel");
+        let modules = crate::test_reference::debian_debug(crate::test_reference::DEBIAN_MODULES);
         for (module, name) in [
             ("net/ipv4/tcp_bbr.ko", "tcp_bbr"),
             ("net/key/af_key.ko", "af_key"),
@@ -1424,13 +1381,14 @@ mod tests {
             let Some(theirs_data) = reference(&format!("modules/{name}.btf")) else {
                 continue;
             };
-            let (theirs, _) = test_io::parse(&theirs_data, Some((&vmlinux, base_strs)));
+            let theirs = parse(&theirs_data, Some(&base)).btf;
             with_lowered(&modules.join(module), Some(&base), features, |split| {
                 let ours = match dedup(split, Some(&base.btf)) {
                     Ok(d) => d,
                     Err(e) => panic!("{name}: {e}"),
                 };
-                let report = crate::diff::diff(&ours.btf, Some(&vmlinux), &theirs, Some(&vmlinux));
+                let report =
+                    crate::diff::diff(&ours.btf, Some(&base.btf), &theirs, Some(&base.btf));
                 let outside = report
                     .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
                 eprintln!(
@@ -1451,9 +1409,8 @@ mod tests {
     #[ignore]
     fn real_kernel_agrees_with_libbpf() {
         use object::{Object, ObjectSection};
-        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
-        let root = home.join(".cache/btfenc/extract/usr/lib/debug");
-        let vmlinux_path = root.join("boot/vmlinux-6.1.0-56-cloud-amd64");
+        use crate::test_reference::{debian_debug, DEBIAN_MODULES, DEBIAN_VMLINUX};
+        let vmlinux_path = debian_debug(DEBIAN_VMLINUX);
         let Ok(vmlinux) = std::fs::read(&vmlinux_path) else {
             return;
         };
@@ -1469,7 +1426,7 @@ mod tests {
         let Ok(base) = crate::read::parse(base_bytes, None) else {
             return;
         };
-        let modules = root.join("lib/modules/6.1.0-56-cloud-amd64/kernel");
+        let modules = debian_debug(DEBIAN_MODULES);
         for module in [
             "net/ipv4/tcp_bbr.ko",
             "net/key/af_key.ko",
@@ -1559,7 +1516,7 @@ mod tests {
         let Some(data) = reference("vmlinux.btf") else {
             return;
         };
-        let (vmlinux, _) = test_io::parse(&data, None);
+        let vmlinux = parse(&data, None).btf;
         let mut types = vmlinux.types.clone();
         types.extend(shifted(&vmlinux.types, vmlinux.count()));
         agrees_with_libbpf(&standalone(types), None);

@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::raw::{self, Kind};
+use crate::test_reference::{debian_debug, read as reference, DEBIAN_MODULES, DEBIAN_VMLINUX};
+use crate::test_types;
 use crate::types::*;
 use crate::write::{write, write_split, write_with, WriteOptions};
 
@@ -10,13 +12,7 @@ use crate::write::{write, write_split, write_with, WriteOptions};
 /// enumerators, varargs and a DATASEC.
 pub(crate) fn all_kinds() -> Btf<'static> {
     let mut btf = Btf::default();
-    let int = btf.add(Type::Int(Int {
-        name: "int",
-        size: 4,
-        encoding: IntEncoding(IntEncoding::SIGNED),
-        offset: 0,
-        bits: 32,
-    }));
+    let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     let ptr = btf.add(Type::Ptr(int));
     btf.add(Type::Array(Array {
         elem: int,
@@ -226,13 +222,7 @@ fn hand_derived_bytes_of_an_int() {
     // btf.rst: header (24 bytes), then name_off=1, info=INT<<24, size=4,
     // int data = SIGNED<<24 | 32; strings "\0int\0".
     let mut btf = Btf::default();
-    btf.add(Type::Int(Int {
-        name: "int",
-        size: 4,
-        encoding: IntEncoding(1),
-        offset: 0,
-        bits: 32,
-    }));
+    btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     let blob = write(&btf, Endian::Little).unwrap();
     let mut expected = vec![0x9f, 0xeb, 1, 0];
     for word in [24u32, 0, 16, 16, 5, 1, 0x0100_0000, 4, 0x0100_0020] {
@@ -810,18 +800,6 @@ fn kernel_rejects_what_we_reject() {
     }
 }
 
-
-fn reference(name: &str) -> Option<Vec<u8>> {
-    let path = format!("{}/{name}", crate::test_reference::dir());
-    match std::fs::read(&path) {
-        Ok(data) => Some(data),
-        Err(_) => {
-            eprintln!("SKIPPED: {path} is absent");
-            None
-        }
-    }
-}
-
 fn kind_counts(btf: &Btf<'_>) -> [u32; 20] {
     let mut counts = [0u32; 20];
     for ty in &btf.types {
@@ -1015,10 +993,7 @@ fn reference_agrees_with_bpftool() {
 
 /// Maps a file of Debian's extracted kernel debug package, if present.
 fn debian_file(path: &str) -> Option<memmap2::Mmap> {
-    let home = std::env::var_os("HOME")?;
-    let path = std::path::Path::new(&home)
-        .join(".cache/btfenc/extract/usr/lib/debug")
-        .join(path);
+    let path = debian_debug(path);
     let Ok(file) = std::fs::File::open(&path) else {
         eprintln!("SKIPPED: {} is absent", path.display());
         return None;
@@ -1031,10 +1006,11 @@ fn debian_file(path: &str) -> Option<memmap2::Mmap> {
 fn debian_elf_btf_of_pahole_1_24() {
     // The .BTF sections Debian's build left in vmlinux and xfs.ko (pahole
     // 1.24), read through the ELF path.
-    let Some(vmlinux) = debian_file("boot/vmlinux-6.1.0-56-cloud-amd64") else {
+    let xfs_path = format!("{DEBIAN_MODULES}/fs/xfs/xfs.ko");
+    let Some(vmlinux) = debian_file(DEBIAN_VMLINUX) else {
         return;
     };
-    let Some(xfs) = debian_file("lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko") else {
+    let Some(xfs) = debian_file(&xfs_path) else {
         return;
     };
     let base = parse_file(&vmlinux, None).unwrap();
@@ -1058,9 +1034,7 @@ fn debian_elf_btf_of_pahole_1_24() {
     let raw_base =
         std::env::temp_dir().join(format!("btfenc-debian-vmlinux-{}.btf", std::process::id()));
     std::fs::write(&raw_base, elf_section(&vmlinux, ".BTF").unwrap().unwrap()).unwrap();
-    let xfs_path = std::path::Path::new(&std::env::var_os("HOME").unwrap()).join(
-        ".cache/btfenc/extract/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/kernel/fs/xfs/xfs.ko",
-    );
+    let xfs_path = debian_debug(&xfs_path);
     agrees_with_bpftool(&split, xfs_path.to_str().unwrap(), raw_base.to_str());
     let _ = std::fs::remove_file(&raw_base);
 }

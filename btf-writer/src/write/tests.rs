@@ -4,17 +4,12 @@
 use super::*;
 use crate::error::ErrorKind;
 use crate::raw;
+use crate::test_types;
 use crate::types::*;
 
 fn one(ty: Type<'static>) -> Btf<'static> {
     let mut btf = Btf::default();
-    btf.add(Type::Int(Int {
-        name: "int",
-        size: 4,
-        encoding: IntEncoding(1),
-        offset: 0,
-        bits: 32,
-    }));
+    btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     btf.add(ty);
     btf
 }

@@ -1,0 +1,16 @@
+//! Builders for the types tests write by hand, where spelling out every
+//! field would bury what the test is about.
+
+use crate::types::{Int, IntEncoding, Type};
+
+/// An INT of `size` bytes that uses all its bits, with `encoding`
+/// ([`IntEncoding::SIGNED`], [`IntEncoding::BOOL`], ... or 0).
+pub(crate) fn int(name: &str, size: u32, encoding: u8) -> Type<'_> {
+    Type::Int(Int {
+        name,
+        size,
+        encoding: IntEncoding(encoding),
+        offset: 0,
+        bits: (size * 8) as u8,
+    })
+}
