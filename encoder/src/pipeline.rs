@@ -2,10 +2,10 @@
 One file's encoding: ELF + DWARF → per-CU model → BTF → dedup → bytes.
 
 CUs are walked and lowered in parallel, each in its own arena that is
-dropped as soon as the CU is lowered, so peak memory holds lowered BTF, not
-DWARF models. Results are collected in `.debug_info` order before anything
-assigns global ids, which is what makes the output independent of the
-thread count.
+dropped as soon as the CU is lowered, and added to the pre-dedup table in
+`.debug_info` order as they come, which collapses the types every CU
+repeats (see [`crate::units`]). Nothing assigns a global id out of that
+order, which is what makes the output independent of the thread count.
 */
 
 use std::path::Path;

@@ -1,8 +1,9 @@
 //! Cross-CU type deduplication with the semantics of libbpf's
 //! `btf__dedup()` (libbpf 1.7, which pahole 1.31 embeds).
 //!
-//! The input is the concatenation of every CU's types, as the lowering
-//! produces it; the output holds one type per distinct type graph, in the
+//! The input is every CU's types in CU order, as the lowering produces them
+//! (with exact copies already collapsed by [`Collapser`], which leaves the
+//! result unchanged); the output holds one type per distinct type graph, in the
 //! order of first (canonical) occurrence, exactly the type graph libbpf
 //! would produce from the same input. The passes:
 //!
@@ -31,9 +32,10 @@
 //! order of libbpf's chained hash map, growth reversals included.
 //!
 //! The passes are inherently sequential (each type's outcome depends on
-//! every earlier one); setup and the final copy run in parallel. Debian's
-//! vmlinux (3.4 million pre-dedup types from our lowering) takes about
-//! 1.3-1.8 s of CPU on the shared 2-core box, comparable to libbpf.
+//! every earlier one); setup and the final copy run in parallel. On
+//! Debian's vmlinux, the CUs lower to 3.3 million types; the collapse
+//! leaves 0.85 million for these passes (about 0.35 s of CPU; 1.1 s for
+//! the uncollapsed table).
 //!
 //! How it is checked (tests at the end of this file): hand-derived
 //! graphs; [`Flavor::Libbpf1_1`] against the system's libbpf 1.1 (an

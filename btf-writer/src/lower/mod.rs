@@ -12,9 +12,11 @@
 //!   CU-local ids `1..=n`, plus the functions and variables it proposes for
 //!   FUNC and VAR. Nothing in it borrows the CU's arena, so the arena can be
 //!   dropped right after.
-//! - [`assemble`] concatenates the lowered CUs in `.debug_info` order,
-//!   shifting ids, then picks FUNCs and VARs across CUs and adds the
-//!   DATASECs: the pre-dedup [`Btf`].
+//! - [`LoweredCu::prepare`] readies a lowered CU for the table (in parallel),
+//!   and [`Assembler`] adds the CUs in `.debug_info` order, keeping one copy
+//!   of the types CUs repeat exactly ([`crate::dedup::Collapser`]), then
+//!   picks FUNCs and VARs across CUs and adds the DATASECs: the pre-dedup
+//!   [`Btf`]. [`assemble`] does all that for CUs already in hand.
 
 mod error;
 mod features;
