@@ -35,9 +35,22 @@ pub(crate) struct Counts {
     pub dies: u64,
     /// Types the CUs lowered to, before collapsing.
     pub types: usize,
+    /// CPU time the workers spent walking DIEs, summed over CUs.
+    pub walk_cpu: Duration,
+    /// CPU time the workers spent lowering to BTF and preparing the CUs
+    /// for the table, summed over CUs.
+    pub lower_cpu: Duration,
     /// CPU time of the thread that added the CUs to the table: the
     /// sequential part of the phase.
     pub adding_cpu: Duration,
+}
+
+/// What one unit cost its worker.
+#[derive(Debug, Default, Clone, Copy)]
+struct UnitCosts {
+    dies: u64,
+    walk_cpu: Duration,
+    lower_cpu: Duration,
 }
 
 /// Walks, lowers and adds every unit of `units` (see the module docs).
@@ -54,7 +67,7 @@ pub(crate) fn walk_and_assemble<'input>(
     let path = dwarf.path();
     let work = Mutex::new(units.iter().zip(inline_names.iter_mut()).enumerate());
     let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<(usize, Result<(u64, ReadyCu<'input>)>)>();
+    let (sender, receiver) = mpsc::channel::<(usize, Result<(UnitCosts, ReadyCu<'input>)>)>();
 
     std::thread::scope(|scope| {
         let stop = &stop;
@@ -103,22 +116,29 @@ fn walk_and_lower<'input>(
     unit: &UnitHeader<'input>,
     names: &'input Bump,
     ctx: &lower::Context<'_, 'input>,
-) -> Result<(u64, ReadyCu<'input>)> {
+) -> Result<(UnitCosts, ReadyCu<'input>)> {
+    let start = thread_cpu_time();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_unit_copying_inline_names(dwarf, unit, &arena, names)?;
     // Nothing borrows the unit's bytes any more: keeping them resident
     // would only add to the peak.
     elf.release_pages_of(dwarf.unit_bytes(unit));
+    let walked = thread_cpu_time();
     let ready = lower::lower_cu(&cu, ctx)
         .and_then(lower::LoweredCu::prepare)
         .with_context(|| format!("{}: CU at .debug_info+{:#x}", dwarf.path().display(), cu.offset))?;
-    Ok((cu.die_count, ready))
+    let costs = UnitCosts {
+        dies: cu.die_count,
+        walk_cpu: walked.saturating_sub(start),
+        lower_cpu: thread_cpu_time().saturating_sub(walked),
+    };
+    Ok((costs, ready))
 }
 
 /// Adds units to a new table in index order as they arrive in any order.
 /// The first failure in index order is the one reported.
 fn add_in_order<'input>(
-    arrivals: mpsc::Receiver<(usize, Result<(u64, ReadyCu<'input>)>)>,
+    arrivals: mpsc::Receiver<(usize, Result<(UnitCosts, ReadyCu<'input>)>)>,
     split: Option<SplitBase>,
 ) -> Result<(Assembler<'input>, Counts)> {
     let mut assembler = Assembler::new(split);
@@ -129,8 +149,10 @@ fn add_in_order<'input>(
         waiting.insert(index, ready);
         while let Some(ready) = waiting.remove(&next) {
             next += 1;
-            let (dies, cu) = ready?;
-            counts.dies += dies;
+            let (costs, cu) = ready?;
+            counts.dies += costs.dies;
+            counts.walk_cpu += costs.walk_cpu;
+            counts.lower_cpu += costs.lower_cpu;
             counts.types += cu.type_count();
             assembler.add(cu)?;
         }
