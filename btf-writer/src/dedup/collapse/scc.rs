@@ -81,67 +81,78 @@ impl Components {
     }
 }
 
-const UNVISITED: u32 = u32::MAX;
-
-/// Tarjan's algorithm, iteratively (reference chains can be deep). It
-/// finishes a component only after every component reachable from it,
-/// which is the dependency order wanted.
+/// Tarjan's algorithm in Pearce's form (one number per node instead of an
+/// index, a low-link and an on-stack flag), iteratively: reference chains
+/// can be deep. It finishes a component only after every component
+/// reachable from it, which is the dependency order wanted.
+///
+/// A node's number is 0 before it is visited, its visit rank while its
+/// component is open, and `FINISHED` after.
 pub(super) fn components(graph: &Graph) -> Components {
+    const FINISHED: u32 = u32::MAX;
     let n = graph.len();
-    let mut index = vec![UNVISITED; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<u32> = Vec::new();
+    let mut rank = vec![0u32; n];
+    // Whether a node is still the root of its component candidate.
+    let mut root = vec![false; n];
+    let mut open: Vec<u32> = Vec::new();
     // (node, next child position)
     let mut calls: Vec<(u32, u32)> = Vec::new();
-    let mut next_index = 0u32;
-    let mut out = Components { nodes: Vec::with_capacity(n), starts: vec![0], of: vec![0; n] };
+    let mut next_rank = 1u32;
+    let mut out = Components { nodes: Vec::with_capacity(n), starts: Vec::with_capacity(n + 1), of: vec![0; n] };
+    out.starts.push(0);
 
-    for root in 0..n as u32 {
-        if index[root as usize] != UNVISITED {
+    for start in 0..n as u32 {
+        if rank[start as usize] != 0 {
             continue;
         }
-        calls.push((root, 0));
-        index[root as usize] = next_index;
-        low[root as usize] = next_index;
-        next_index += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
+        rank[start as usize] = next_rank;
+        root[start as usize] = true;
+        next_rank += 1;
+        calls.push((start, 0));
         while let Some(top) = calls.last_mut() {
             let node = top.0;
             if let Some(&child) = graph.children(node).get(top.1 as usize) {
                 top.1 += 1;
-                let c = child as usize;
-                if index[c] == UNVISITED {
-                    index[c] = next_index;
-                    low[c] = next_index;
-                    next_index += 1;
-                    stack.push(child);
-                    on_stack[c] = true;
+                if rank[child as usize] == 0 {
+                    rank[child as usize] = next_rank;
+                    root[child as usize] = true;
+                    next_rank += 1;
                     calls.push((child, 0));
-                } else if on_stack[c] {
-                    low[node as usize] = low[node as usize].min(index[c]);
+                } else if rank[child as usize] < rank[node as usize] {
+                    rank[node as usize] = rank[child as usize];
+                    root[node as usize] = false;
                 }
                 continue;
             }
             calls.pop();
             let v = node as usize;
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent as usize] = low[parent as usize].min(low[v]);
-            }
-            if low[v] == index[v] {
+            if root[v] {
                 let component = out.len() as u32;
-                let start = out.nodes.len();
-                while let Some(w) = stack.pop() {
-                    on_stack[w as usize] = false;
-                    out.of[w as usize] = component;
-                    out.nodes.push(w);
-                    if w == node {
+                let first = out.nodes.len();
+                out.nodes.push(node);
+                while let Some(&w) = open.last() {
+                    if rank[w as usize] < rank[v] {
                         break;
                     }
+                    open.pop();
+                    out.nodes.push(w);
                 }
-                out.nodes[start..].sort_unstable();
+                for &w in &out.nodes[first..] {
+                    rank[w as usize] = FINISHED;
+                    out.of[w as usize] = component;
+                }
+                if out.nodes.len() - first > 1 {
+                    out.nodes[first..].sort_unstable();
+                }
                 out.starts.push(out.nodes.len() as u32);
+            } else {
+                open.push(node);
+            }
+            if let Some(&(parent, _)) = calls.last() {
+                if rank[v] < rank[parent as usize] {
+                    rank[parent as usize] = rank[v];
+                    root[parent as usize] = false;
+                }
             }
         }
     }

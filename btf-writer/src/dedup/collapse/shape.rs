@@ -71,48 +71,49 @@ pub(super) fn same_shape(
     }
 }
 
-/// A hash of every field [`same_shape`] compares other than references:
+/// A hash of every field [`same_shape`] compares other than references
+/// (names by a [`sketch`]):
 /// the part of a type's key that does not depend on where its references
 /// point, so it can be computed for a CU before its types are matched.
 pub(super) fn own_hash(t: &Type<'_>) -> u64 {
     let k = Key::new(u64::from(crate::raw::Kind::of(t).0));
     let k = match t {
         Type::Int(x) => k
-            .str(x.name)
+            .word(sketch(x.name))
             .word(u64::from(x.size))
             .word(u64::from(x.encoding.0) << 16 | u64::from(x.offset) << 8 | u64::from(x.bits)),
-        Type::Float(x) => k.str(x.name).word(u64::from(x.size)),
-        Type::Fwd(x) => k.str(x.name).word(u64::from(x.union)),
+        Type::Float(x) => k.word(sketch(x.name)).word(u64::from(x.size)),
+        Type::Fwd(x) => k.word(sketch(x.name)).word(u64::from(x.union)),
         Type::Enum(x) | Type::Enum64(x) => {
-            let mut k = k.str(x.name).word(u64::from(x.size) << 1 | u64::from(x.signed));
+            let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.signed));
             for v in &x.values {
-                k = k.str(v.name).word(v.value);
+                k = k.word(sketch(v.name)).word(v.value);
             }
             k
         }
         Type::Ptr(_) | Type::Volatile(_) | Type::Const(_) | Type::Restrict(_) => k,
         Type::Array(x) => k.word(u64::from(x.nelems)),
         Type::Struct(x) | Type::Union(x) => {
-            let mut k = k.str(x.name).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
+            let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
             for m in &x.members {
-                k = k.str(m.name).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
+                k = k.word(sketch(m.name)).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
             }
             k
         }
-        Type::Typedef(x) | Type::TypeTag(x) => k.str(x.name),
+        Type::Typedef(x) | Type::TypeTag(x) => k.word(sketch(x.name)),
         Type::Func(x) | Type::Var(x) => {
-            k.str(x.name).word(u64::from(crate::raw::linkage_value(x.linkage)))
+            k.word(sketch(x.name)).word(u64::from(crate::raw::linkage_value(x.linkage)))
         }
-        Type::DeclTag(x) => k.str(x.name).word(x.component_idx as u64),
+        Type::DeclTag(x) => k.word(sketch(x.name)).word(x.component_idx as u64),
         Type::FuncProto(x) => {
             let mut k = k;
             for p in &x.params {
-                k = k.str(p.name);
+                k = k.word(sketch(p.name));
             }
             k
         }
         Type::Datasec(x) => {
-            let mut k = k.str(x.name).word(u64::from(x.size));
+            let mut k = k.word(sketch(x.name)).word(u64::from(x.size));
             for v in &x.vars {
                 k = k.word(u64::from(v.offset) << 32 | u64::from(v.size));
             }
@@ -120,6 +121,21 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
         }
     };
     k.finish()
+}
+
+/// A word standing for a name in [`own_hash`]: its length and its first
+/// and last eight bytes. Hashes only sort types into buckets, and names
+/// that agree on all three are rare enough that hashing every byte costs
+/// more than the comparisons it would save.
+fn sketch(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut head = [0u8; 8];
+    let mut tail = [0u8; 8];
+    let n = bytes.len().min(8);
+    head[..n].copy_from_slice(&bytes[..n]);
+    tail[..n].copy_from_slice(&bytes[bytes.len() - n..]);
+    u64::from_le_bytes(head).rotate_left(17) ^ u64::from_le_bytes(tail).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ (bytes.len() as u64) << 56
 }
 
 /// A type's key: its [`own_hash`] and a word for each reference, in
