@@ -56,7 +56,8 @@ pub struct Stats {
     pub walk_cpu: Duration,
     /// Of the walk phase: CPU time lowering and preparing CUs (all workers).
     pub lower_cpu: Duration,
-    /// Of the walk phase: CPU time adding CUs to the table, on one thread.
+    /// Of the walk phase: CPU time adding CUs to the table, one worker at
+    /// a time.
     pub adding_cpu: Duration,
     /// Types before dedup: those left when exact copies are collapsed, plus
     /// FUNCs, VARs and DATASECs.
@@ -138,7 +139,7 @@ impl Stats {
         };
         part("walk", self.walk_cpu, "  (DIEs to CU models, on the workers)");
         part("lower", self.lower_cpu, "  (CU models to BTF, on the workers)");
-        part("collapse", self.adding_cpu, "  (CUs added in order, one thread)");
+        part("collapse", self.adding_cpu, "  (CUs added in order, one worker at a time)");
         line("assemble", self.assemble, format!("  ({} types before dedup)", self.types_before));
         line("dedup", self.dedup, format!("  ({} types after dedup)", self.types_after));
         line("write", self.write, String::new());

@@ -1,6 +1,6 @@
 /*!
-Walking and lowering a file's units in parallel while one thread adds them
-to the pre-dedup table in `.debug_info` order.
+Walking and lowering a file's units in parallel, adding them to the
+pre-dedup table in `.debug_info` order as they come.
 
 The table collapses exact duplicates as CUs are added
 ([`btf::dedup::Collapser`]), so each CU's own types are freed soon after
@@ -8,11 +8,13 @@ it is lowered instead of all CUs waiting for an assembly at the end: that
 is what bounds the peak memory. Workers take units in `.debug_info` order,
 so the CUs waiting for their turn stay few; the table only ever sees them
 in that order, which keeps the output independent of the thread count.
+Adding is sequential; the worker that finishes the CU whose turn it is does
+it, so no thread sits waiting and the CU is added while still in cache.
 */
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -40,8 +42,8 @@ pub(crate) struct Counts {
     /// CPU time the workers spent lowering to BTF and preparing the CUs
     /// for the table, summed over CUs.
     pub lower_cpu: Duration,
-    /// CPU time of the thread that added the CUs to the table: the
-    /// sequential part of the phase.
+    /// CPU time spent adding the CUs to the table, one worker at a time:
+    /// the sequential part of the phase.
     pub adding_cpu: Duration,
 }
 
@@ -51,6 +53,23 @@ struct UnitCosts {
     dies: u64,
     walk_cpu: Duration,
     lower_cpu: Duration,
+}
+
+/// A CU walked and lowered, or why it could not be.
+type Lowered<'input> = Result<(UnitCosts, ReadyCu<'input>)>;
+
+/// CUs waiting for their turn to be added, and whose turn it is.
+struct Queue<'input> {
+    waiting: BTreeMap<usize, Lowered<'input>>,
+    next: usize,
+}
+
+/// The table, what adding to it counted, and the first failure in unit
+/// order (after which nothing more is added).
+struct Table<'input> {
+    assembler: Assembler<'input>,
+    counts: Counts,
+    failed: Option<anyhow::Error>,
 }
 
 /// Walks, lowers and adds every unit of `units` (see the module docs).
@@ -64,49 +83,107 @@ pub(crate) fn walk_and_assemble<'input>(
     ctx: &lower::Context<'_, 'input>,
     split: Option<SplitBase>,
 ) -> Result<(Assembler<'input>, Counts)> {
-    let path = dwarf.path();
     let work = Mutex::new(units.iter().zip(inline_names.iter_mut()).enumerate());
     let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<(usize, Result<(UnitCosts, ReadyCu<'input>)>)>();
+    let queue = Mutex::new(Queue { waiting: BTreeMap::new(), next: 0 });
+    let table = Mutex::new(Table { assembler: Assembler::new(split), counts: Counts::default(), failed: None });
+    let (work, stop, queue, table) = (&work, &stop, &queue, &table);
+    rayon::scope(|workers| {
+        for _ in 0..rayon::current_num_threads() {
+            workers.spawn(move |_| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let next = lock(work).next();
+                let Some((index, (unit, names))) = next else { break };
+                let names: &'input Bump = names;
+                let lowered = walk_and_lower(elf, dwarf, unit, names, ctx);
+                if index % RELEASE_EVERY == RELEASE_EVERY - 1 {
+                    elf.release_resident_pages();
+                }
+                if lowered.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                lock(queue).waiting.insert(index, lowered);
+                add_whose_turn_it_is(queue, table, stop, Wait::No);
+            });
+        }
+    });
+    add_whose_turn_it_is(queue, table, stop, Wait::Yes);
+    let mut table = lock(table);
+    let assembler = std::mem::replace(&mut table.assembler, Assembler::new(split));
+    match table.failed.take() {
+        Some(err) => Err(err),
+        None => Ok((assembler, table.counts)),
+    }
+}
 
-    std::thread::scope(|scope| {
-        let stop = &stop;
-        let assembling = scope.spawn(move || {
-            let added = add_in_order(receiver, split);
-            if added.is_err() {
+/// Whether to wait for the table when another worker is adding to it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    Yes,
+    No,
+}
+
+/// Adds the CUs whose turn has come. The worker that lowered a CU adds it
+/// right away when it is its turn, while the CU is still in that core's
+/// cache; a worker that finds another one adding leaves its CU queued for
+/// it instead of waiting.
+fn add_whose_turn_it_is<'input>(
+    queue: &Mutex<Queue<'input>>,
+    table: &Mutex<Table<'input>>,
+    stop: &AtomicBool,
+    wait: Wait,
+) {
+    loop {
+        let mut table = match (wait, table.try_lock()) {
+            (_, Ok(table)) => table,
+            (_, Err(TryLockError::Poisoned(poisoned))) => poisoned.into_inner(),
+            (Wait::Yes, Err(TryLockError::WouldBlock)) => lock(table),
+            (Wait::No, Err(TryLockError::WouldBlock)) => return,
+        };
+        let start = thread_cpu_time();
+        loop {
+            let turn = {
+                let mut queue = lock(queue);
+                let next = queue.next;
+                let turn = queue.waiting.remove(&next);
+                if turn.is_some() {
+                    queue.next += 1;
+                }
+                turn
+            };
+            let Some(lowered) = turn else { break };
+            if table.failed.is_some() {
+                continue;
+            }
+            let added = lowered.and_then(|(costs, cu)| {
+                table.counts.dies += costs.dies;
+                table.counts.walk_cpu += costs.walk_cpu;
+                table.counts.lower_cpu += costs.lower_cpu;
+                table.counts.types += cu.type_count();
+                table.assembler.add(cu).map_err(anyhow::Error::from)
+            });
+            if let Err(err) = added {
+                table.failed = Some(err);
                 stop.store(true, Ordering::Relaxed);
             }
-            added
-        });
-        let work = &work;
-        rayon::scope(|workers| {
-            for _ in 0..rayon::current_num_threads() {
-                let sender = sender.clone();
-                workers.spawn(move |_| loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let next = work.lock().ok().and_then(|mut units| units.next());
-                    let Some((index, (unit, names))) = next else { break };
-                    let names: &'input Bump = names;
-                    let ready = walk_and_lower(elf, dwarf, unit, names, ctx);
-                    if index % RELEASE_EVERY == RELEASE_EVERY - 1 {
-                        elf.release_resident_pages();
-                    }
-                    if ready.is_err() {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    if sender.send((index, ready)).is_err() {
-                        break;
-                    }
-                });
-            }
-        });
-        drop(sender);
-        assembling
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("{}: the assembling thread panicked", path.display())))
-    })
+        }
+        table.counts.adding_cpu += thread_cpu_time().saturating_sub(start);
+        drop(table);
+        // A CU queued while this worker held the table would otherwise
+        // wait for the next worker to finish one.
+        let queue = lock(queue);
+        if !queue.waiting.contains_key(&queue.next) {
+            return;
+        }
+    }
+}
+
+/// Locks `mutex`; a worker that panicked while holding it is reported by
+/// rayon, so the data is still usable for unwinding.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One unit, up to the point where it needs the others.
@@ -133,32 +210,6 @@ fn walk_and_lower<'input>(
         lower_cpu: thread_cpu_time().saturating_sub(walked),
     };
     Ok((costs, ready))
-}
-
-/// Adds units to a new table in index order as they arrive in any order.
-/// The first failure in index order is the one reported.
-fn add_in_order<'input>(
-    arrivals: mpsc::Receiver<(usize, Result<(UnitCosts, ReadyCu<'input>)>)>,
-    split: Option<SplitBase>,
-) -> Result<(Assembler<'input>, Counts)> {
-    let mut assembler = Assembler::new(split);
-    let mut counts = Counts::default();
-    let mut waiting = BTreeMap::new();
-    let mut next = 0;
-    for (index, ready) in arrivals {
-        waiting.insert(index, ready);
-        while let Some(ready) = waiting.remove(&next) {
-            next += 1;
-            let (costs, cu) = ready?;
-            counts.dies += costs.dies;
-            counts.walk_cpu += costs.walk_cpu;
-            counts.lower_cpu += costs.lower_cpu;
-            counts.types += cu.type_count();
-            assembler.add(cu)?;
-        }
-    }
-    counts.adding_cpu = thread_cpu_time();
-    Ok((assembler, counts))
 }
 
 /// CPU time of the calling thread so far.
