@@ -24,6 +24,8 @@
 //! fields and then confirmed by walking both graphs in step. A type that
 //! refers to anything new is new.
 
+#[cfg(test)]
+mod real_files;
 mod scc;
 mod shape;
 

@@ -1,0 +1,84 @@
+//! The collapse's promise on real DWARF: deduplicating the collapsed table
+//! gives exactly the types that deduplicating every CU's types, simply
+//! concatenated, gives. Multi-CU fixtures always; Debian's modules when the
+//! corpus is there (`make corpus`).
+
+use bumpalo::Bump;
+use dwarf::ElfFile;
+
+use super::{Collapser, PreparedCu};
+use crate::dedup::dedup;
+use crate::lower::{lower_cu, Context, Features};
+use crate::types::{Btf, TypeId};
+
+/// Every CU's lowered types, in `.debug_info` order.
+fn lowered_cus(path: &std::path::Path) -> Vec<Vec<crate::types::Type<'static>>> {
+    // Leaked so that names can borrow the file for the test's duration.
+    let elf: &'static ElfFile = Box::leak(Box::new(ElfFile::open(path).expect("open")));
+    let symbols = Box::leak(Box::new(elf.symbols().expect("symbols")));
+    let dwarf = Box::leak(Box::new(elf.dwarf().expect("dwarf")));
+    let mut ctx = Context::new(Features::default(), symbols);
+    ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+    dwarf
+        .units()
+        .iter()
+        .map(|unit| {
+            let arena = Bump::new();
+            let cu = dwarf::walk::walk_unit(dwarf, unit, &arena).expect("walk");
+            lower_cu(&cu, &ctx).expect("lower").types
+        })
+        .collect()
+}
+
+fn check(path: &std::path::Path) {
+    let cus = lowered_cus(path);
+    let mut collapsed = Collapser::new(0, 0);
+    let mut whole = Btf::default();
+    for types in &cus {
+        collapsed.add(PreparedCu::new(types.clone()).expect("prepare")).expect("add");
+        let shift = whole.types.len() as u32;
+        whole.types.extend(types.iter().cloned().map(|mut t| {
+            let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
+                Ok(if id == TypeId::VOID { id } else { TypeId(id.0 + shift) })
+            });
+            t
+        }));
+    }
+    let collapsed = collapsed.into_btf();
+    let a = dedup(&collapsed, None).expect("dedup collapsed");
+    let b = dedup(&whole, None).expect("dedup whole");
+    assert!(
+        a.btf.types == b.btf.types,
+        "{}: {} CUs, {} types, {} after collapsing: dedup differs ({} vs {} types)",
+        path.display(),
+        cus.len(),
+        whole.types.len(),
+        collapsed.types.len(),
+        a.btf.types.len(),
+        b.btf.types.len()
+    );
+}
+
+#[test]
+fn multi_cu_fixtures_dedup_alike_collapsed_or_not() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/obj");
+    for file in ["multi-cu/gcc-dwarf5.o", "multi-cu/clang.o", "exec/prog-gcc", "exec/prog-clang"] {
+        check(&std::path::Path::new(root).join(file));
+    }
+}
+
+#[test]
+fn debian_modules_dedup_alike_collapsed_or_not() {
+    let modules = crate::test_reference::debian_debug(crate::test_reference::DEBIAN_MODULES);
+    let mut checked = 0;
+    for module in ["net/key/af_key.ko", "net/ipv4/tcp_bbr.ko", "net/netfilter/nf_conntrack.ko"] {
+        let path = modules.join(module);
+        if !path.exists() {
+            eprintln!("SKIPPED: {} (run `make corpus`)", path.display());
+            continue;
+        }
+        check(&path);
+        checked += 1;
+    }
+    eprintln!("{checked} modules checked");
+}
