@@ -70,6 +70,9 @@ impl Deduper<'_, '_> {
             return;
         }
         work.push((cand_id, canon_id));
+        self.types.prefetch(cand_id);
+        self.types.prefetch(canon_id);
+        super::view::prefetch(self.hypot.as_ptr().wrapping_add(canon_id as usize));
     }
 
     /// Checks one pair; pushes the pairs its verdict depends on.

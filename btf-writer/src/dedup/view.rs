@@ -58,6 +58,14 @@ impl<'t, 'a> Types<'t, 'a> {
         (self.base.len() + self.split.len()) as u32 + 1
     }
 
+    /// Starts loading the type with `id` into the cache (see [`prefetch`]).
+    #[inline]
+    pub(super) fn prefetch(&self, id: u32) {
+        if let Some(t) = self.get(id) {
+            prefetch(t);
+        }
+    }
+
     /// The type with `id`; `None` for `void` (and, defensively, for ids
     /// past the end, which validation rules out).
     #[inline]
@@ -68,6 +76,20 @@ impl<'t, 'a> Types<'t, 'a> {
             None => self.split.get(index - self.base.len()),
         }
     }
+}
+
+/// Asks the CPU to start loading the cache line at `p`, which a later
+/// step will read: a hint only, with no effect on results.
+#[inline(always)]
+pub(super) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults or changes memory, whatever the
+    // address; SSE is part of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The BTF kind number of `t`.
