@@ -41,6 +41,11 @@ impl Hasher for NameHasher {
 /// this long means a malformed loop, and stops before the stack does.
 const REF_DEPTH_LIMIT: u32 = 1000;
 
+/// How many ids ahead of the one being deduplicated a pass starts loading
+/// types' variable-length parts: far enough for the loads to land in time,
+/// near enough for them to stay in cache.
+const PREFETCH_DISTANCE: u32 = 16;
+
 impl<'a> Deduper<'_, 'a> {
     /// Runs all passes.
     pub(super) fn run(&mut self) -> Result<(), Error> {
@@ -53,6 +58,7 @@ impl<'a> Deduper<'_, 'a> {
         }
         self.resolve_fwds();
         for id in self.start..end {
+            self.types.prefetch_tail(id.saturating_add(PREFETCH_DISTANCE));
             self.dedup_reference(id, 0)?;
         }
         Ok(())

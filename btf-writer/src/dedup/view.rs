@@ -66,6 +66,18 @@ impl<'t, 'a> Types<'t, 'a> {
         }
     }
 
+    /// Starts loading the variable-length part (members, parameters,
+    /// values) of the type with `id`, which sits in its own allocation.
+    #[inline]
+    pub(super) fn prefetch_tail(&self, id: u32) {
+        match self.get(id) {
+            Some(Type::Struct(c) | Type::Union(c)) => prefetch(c.members.as_ptr()),
+            Some(Type::FuncProto(p)) => prefetch(p.params.as_ptr()),
+            Some(Type::Enum(e) | Type::Enum64(e)) => prefetch(e.values.as_ptr()),
+            _ => {}
+        }
+    }
+
     /// The type with `id`; `None` for `void` (and, defensively, for ids
     /// past the end, which validation rules out).
     #[inline]
