@@ -87,17 +87,24 @@ type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 /// in order) so that a layer can sit between a frozen base chain and the
 /// entries added on top of it: the deque is `front.rev() ++ back`.
 ///
-/// The front's first entry is kept inline: most keys have a single
-/// candidate, and a lookup then reads no memory beyond the map's own.
+/// Most keys have a single candidate: the front's first entry is kept
+/// inline and the rest boxed, so that a map bucket is small (more of the
+/// map stays in cache) and a lookup reads no memory beyond the map's own.
 #[derive(Clone, Debug)]
 struct Chain {
     /// `front[0]`, or [`NO_ID`] while the front is empty.
     front_first: u32,
+    /// Growth parity at which the deque's front is the chain head.
+    front_parity: bool,
+    more: Option<Box<MoreEntries>>,
+}
+
+/// The entries of a [`Chain`] beyond the inline one.
+#[derive(Clone, Debug, Default)]
+struct MoreEntries {
     /// `front[1..]`.
     front_rest: Vec<u32>,
     back: Vec<u32>,
-    /// Growth parity at which the deque's front is the chain head.
-    front_parity: bool,
 }
 
 /// Marks an empty inline slot; ids are below 2^31.
@@ -105,21 +112,36 @@ const NO_ID: u32 = u32::MAX;
 
 impl Chain {
     fn new(front_parity: bool) -> Chain {
-        Chain { front_first: NO_ID, front_rest: Vec::new(), back: Vec::new(), front_parity }
+        Chain { front_first: NO_ID, front_parity, more: None }
     }
 
     fn push_front(&mut self, id: u32) {
         if self.front_first == NO_ID {
             self.front_first = id;
         } else {
-            self.front_rest.push(id);
+            self.more.get_or_insert_default().front_rest.push(id);
         }
+    }
+
+    fn push_back(&mut self, id: u32) {
+        self.more.get_or_insert_default().back.push(id);
+    }
+
+    /// The only entry, if there is exactly one.
+    fn single(&self) -> Option<u32> {
+        (self.more.is_none() && self.front_first != NO_ID).then_some(self.front_first)
     }
 
     /// The front half in the order stored (the deque's front is its end).
     fn front(&self) -> impl DoubleEndedIterator<Item = &u32> {
         let first: &[u32] = if self.front_first == NO_ID { &[] } else { std::slice::from_ref(&self.front_first) };
-        first.iter().chain(&self.front_rest)
+        let rest: &[u32] = self.more.as_ref().map_or(&[], |m| &m.front_rest);
+        first.iter().chain(rest)
+    }
+
+    /// The back half, in deque order.
+    fn back(&self) -> &[u32] {
+        self.more.as_ref().map_or(&[], |m| &m.back)
     }
 }
 
@@ -185,7 +207,7 @@ impl<'b> CandidateTable<'b> {
         if chain.front_parity == parity {
             chain.push_front(id);
         } else {
-            chain.back.push(id);
+            chain.push_back(id);
         }
     }
 
@@ -197,8 +219,8 @@ impl<'b> CandidateTable<'b> {
         let Some(front_parity) = own.or(base).map(|c| c.front_parity) else { return };
         // The common case: one candidate, in either order.
         if let (Some(c), None) = (own, base) {
-            if c.front_rest.is_empty() && c.back.is_empty() && c.front_first != NO_ID {
-                out.push(c.front_first);
+            if let Some(only) = c.single() {
+                out.push(only);
                 return;
             }
         }
@@ -208,8 +230,8 @@ impl<'b> CandidateTable<'b> {
         let deque = own_front
             .rev()
             .chain(base_front.rev())
-            .chain(base.into_iter().flat_map(|c| &c.back))
-            .chain(own.into_iter().flat_map(|c| &c.back))
+            .chain(base.into_iter().flat_map(Chain::back))
+            .chain(own.into_iter().flat_map(Chain::back))
             .copied();
         if front_parity == self.parity {
             out.extend(deque);
