@@ -70,6 +70,13 @@ impl Deduper<'_, '_> {
             return;
         }
         work.push((cand_id, canon_id));
+        // What the pair's step reads first starts loading now: the pairs
+        // queued with it are checked one after another, so the loads of
+        // the later ones overlap the earlier ones' work instead of each
+        // stalling the walk in turn.
+        self.types.prefetch(cand_id);
+        self.types.prefetch(canon_id);
+        super::view::prefetch(self.hypot.as_ptr().wrapping_add(canon_id as usize));
     }
 
     /// Checks one pair; pushes the pairs its verdict depends on.

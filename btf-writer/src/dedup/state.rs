@@ -40,7 +40,7 @@ impl Chunk {
         let mut chunk = Chunk {
             map: Vec::with_capacity(ids.len()),
             kinds: Vec::with_capacity(ids.len()),
-            slot_start: Vec::new(),
+            slot_start: Vec::with_capacity(ids.len()),
             slots: Vec::new(),
         };
         for id in ids {
@@ -51,10 +51,20 @@ impl Chunk {
                 continue;
             };
             chunk.kinds.push(kind_of(t));
+            // VAR and DATASEC are never deduplicated.
+            chunk.map.push(match t {
+                Type::Var(_) | Type::Datasec(_) => id,
+                _ => UNPROCESSED,
+            });
+            // One walk over the references validates them and, for the
+            // kinds the reference pass rewrites, records them as slots.
+            let keeps_slots = !matches!(t, Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_));
             let mut bad = None;
             for_each_ref(t, |r| {
-                if r >= count && bad.is_none() {
-                    bad = Some(r);
+                if r >= count {
+                    bad = bad.or(Some(r));
+                } else if keeps_slots {
+                    chunk.slots.push(r);
                 }
             });
             if let Some(r) = bad {
@@ -62,15 +72,6 @@ impl Chunk {
                     type_id: TypeId(id),
                     referenced: TypeId(r),
                 });
-            }
-            // VAR and DATASEC are never deduplicated.
-            chunk.map.push(match t {
-                Type::Var(_) | Type::Datasec(_) => id,
-                _ => UNPROCESSED,
-            });
-            match t {
-                Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_) => {}
-                _ => for_each_ref(t, |r| chunk.slots.push(r)),
             }
         }
         Ok(chunk)

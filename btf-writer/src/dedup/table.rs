@@ -83,15 +83,66 @@ impl Hasher for PassThrough {
 
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
-/// One key's entries as a deque, `front` stored reversed (pushed in
-/// order) so that a layer can sit between a frozen base chain and the
+/// One key's entries as a deque, its front half stored reversed (pushed
+/// in order) so that a layer can sit between a frozen base chain and the
 /// entries added on top of it: the deque is `front.rev() ++ back`.
+///
+/// Most keys have a single candidate: the front's first entry is kept
+/// inline and the rest boxed, so that a map bucket is small (more of the
+/// map stays in cache) and a lookup reads no memory beyond the map's own.
 #[derive(Clone, Debug)]
 struct Chain {
-    front: Vec<u32>,
-    back: Vec<u32>,
+    /// `front[0]`, or [`NO_ID`] while the front is empty.
+    front_first: u32,
     /// Growth parity at which the deque's front is the chain head.
     front_parity: bool,
+    more: Option<Box<MoreEntries>>,
+}
+
+/// The entries of a [`Chain`] beyond the inline one.
+#[derive(Clone, Debug, Default)]
+struct MoreEntries {
+    /// `front[1..]`.
+    front_rest: Vec<u32>,
+    back: Vec<u32>,
+}
+
+/// Marks an empty inline slot; ids are below 2^31.
+const NO_ID: u32 = u32::MAX;
+
+impl Chain {
+    fn new(front_parity: bool) -> Chain {
+        Chain { front_first: NO_ID, front_parity, more: None }
+    }
+
+    fn push_front(&mut self, id: u32) {
+        if self.front_first == NO_ID {
+            self.front_first = id;
+        } else {
+            self.more.get_or_insert_default().front_rest.push(id);
+        }
+    }
+
+    fn push_back(&mut self, id: u32) {
+        self.more.get_or_insert_default().back.push(id);
+    }
+
+    /// The only entry, if there is exactly one.
+    fn single(&self) -> Option<u32> {
+        (self.more.is_none() && self.front_first != NO_ID).then_some(self.front_first)
+    }
+
+    /// The front half in the order stored (the deque's front is its end).
+    fn front(&self) -> impl DoubleEndedIterator<Item = &u32> {
+        let first: &[u32] = if self.front_first == NO_ID { &[] } else { std::slice::from_ref(&self.front_first) };
+        let rest: &[u32] = self.more.as_ref().map_or(&[], |m| &m.front_rest);
+        first.iter().chain(rest)
+    }
+
+    /// The back half, in deque order.
+    fn back(&self) -> &[u32] {
+        self.more.as_ref().map_or(&[], |m| &m.back)
+    }
 }
 
 /// Multimap from signature to canonical type ids, iterated in libbpf order.
@@ -152,14 +203,11 @@ impl<'b> CandidateTable<'b> {
         let parity = self.parity;
         // A layer over a base chain keeps the base's orientation.
         let front_parity = self.base_chain(key).map_or(parity, |c| c.front_parity);
-        let chain = self
-            .chains
-            .entry(key)
-            .or_insert_with(|| Chain { front: Vec::new(), back: Vec::new(), front_parity });
+        let chain = self.chains.entry(key).or_insert_with(|| Chain::new(front_parity));
         if chain.front_parity == parity {
-            chain.front.push(id);
+            chain.push_front(id);
         } else {
-            chain.back.push(id);
+            chain.push_back(id);
         }
     }
 
@@ -169,16 +217,21 @@ impl<'b> CandidateTable<'b> {
         let own = self.chains.get(&key);
         let base = self.base_chain(key);
         let Some(front_parity) = own.or(base).map(|c| c.front_parity) else { return };
-        let empty: &[u32] = &[];
-        let (own_front, own_back) = own.map_or((empty, empty), |c| (&c.front[..], &c.back[..]));
-        let (base_front, base_back) = base.map_or((empty, empty), |c| (&c.front[..], &c.back[..]));
+        // The common case: one candidate, in either order.
+        if let (Some(c), None) = (own, base) {
+            if let Some(only) = c.single() {
+                out.push(only);
+                return;
+            }
+        }
         // The deque, front to back.
+        let own_front = own.into_iter().flat_map(Chain::front);
+        let base_front = base.into_iter().flat_map(Chain::front);
         let deque = own_front
-            .iter()
             .rev()
-            .chain(base_front.iter().rev())
-            .chain(base_back)
-            .chain(own_back)
+            .chain(base_front.rev())
+            .chain(base.into_iter().flat_map(Chain::back))
+            .chain(own.into_iter().flat_map(Chain::back))
             .copied();
         if front_parity == self.parity {
             out.extend(deque);

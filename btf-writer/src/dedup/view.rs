@@ -58,6 +58,26 @@ impl<'t, 'a> Types<'t, 'a> {
         (self.base.len() + self.split.len()) as u32 + 1
     }
 
+    /// Starts loading the type with `id` into the cache (see [`prefetch`]).
+    #[inline]
+    pub(super) fn prefetch(&self, id: u32) {
+        if let Some(t) = self.get(id) {
+            prefetch(t);
+        }
+    }
+
+    /// Starts loading the variable-length part (members, parameters,
+    /// values) of the type with `id`, which sits in its own allocation.
+    #[inline]
+    pub(super) fn prefetch_tail(&self, id: u32) {
+        match self.get(id) {
+            Some(Type::Struct(c) | Type::Union(c)) => prefetch(c.members.as_ptr()),
+            Some(Type::FuncProto(p)) => prefetch(p.params.as_ptr()),
+            Some(Type::Enum(e) | Type::Enum64(e)) => prefetch(e.values.as_ptr()),
+            _ => {}
+        }
+    }
+
     /// The type with `id`; `None` for `void` (and, defensively, for ids
     /// past the end, which validation rules out).
     #[inline]
@@ -68,6 +88,20 @@ impl<'t, 'a> Types<'t, 'a> {
             None => self.split.get(index - self.base.len()),
         }
     }
+}
+
+/// Asks the CPU to start loading the cache line at `p`, which a later
+/// step will read: a hint only, with no effect on results.
+#[inline(always)]
+pub(super) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults or changes memory, whatever the
+    // address; SSE is part of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The BTF kind number of `t`.
