@@ -296,8 +296,9 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
-    let config = config::resolve(args)?;
+    let mut config = config::resolve(args)?;
     let files = inputs::expand(&args.files)?;
+    config.last_in_process = files.len() == 1;
     if files.is_empty() {
         bail!("no input file given");
     }

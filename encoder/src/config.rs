@@ -26,6 +26,7 @@ pub fn resolve(args: &EncodeArgs) -> Result<Config> {
     Ok(Config {
         features,
         lang_exclude,
+        last_in_process: false,
     })
 }
 
