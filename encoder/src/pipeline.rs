@@ -205,8 +205,10 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let mut inline_names: Vec<Bump> = Vec::new();
     let phase = PhaseTimer::start();
     let elf = ElfFile::open(path)?;
-    let symbols = elf.symbols()?;
-    let dwarf = elf.dwarf()?;
+    // Independent reads of the file: the symbol table, and the unit list
+    // with its abbreviations.
+    let (symbols, dwarf) = rayon::join(|| elf.symbols(), || elf.dwarf());
+    let (symbols, dwarf) = (symbols?, dwarf?);
     let mut ctx = lower::Context::new(config.features, &symbols);
     ctx.lang_exclude = config.lang_exclude.clone();
     ctx.pointer_size = if elf.is_64() { 8 } else { 4 };
