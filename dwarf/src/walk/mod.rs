@@ -1,15 +1,17 @@
 //! Walking one compilation unit's DIE tree into a [`CuModel`].
 //!
-//! One forward pass over the raw entries (gimli's `EntriesRaw`, no tree
-//! building): each DIE's wanted attributes are decoded, everything else is
-//! skipped undecoded, and subtrees that cannot contribute to BTF (inlined
-//! copies, call sites, most of a function body) are jumped over through
-//! `DW_AT_sibling` when the compiler gave one. Facts that need another DIE
+//! One forward pass over the unit's DIE bytes (no tree building): each
+//! DIE's wanted attributes are decoded by a plan made once per
+//! abbreviation (`attrs.rs`), everything else is skipped undecoded, and
+//! subtrees that cannot contribute to BTF (inlined copies, call sites,
+//! most of a function body) are jumped over through `DW_AT_sibling` when
+//! the compiler gave one. Facts that need another DIE
 //! (`DW_AT_abstract_origin`, `DW_AT_specification`, an enum's underlying
 //! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
 //! the whole unit has been seen, so forward references cost nothing.
 
 mod attrs;
+mod entries;
 mod location;
 mod resolve;
 mod scope;
@@ -27,7 +29,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::strings::{StringError, Strings};
 use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
-use self::attrs::{skip_returning_sibling, Attrs};
+use self::attrs::Attrs;
+use self::entries::Entries;
 use self::resolve::{RawFunction, RawVariable};
 use self::scope::Scope;
 
@@ -239,13 +242,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn walk(&mut self) -> Result<()> {
         let unit = self.unit;
         let unit_offset = self.unit_offset;
-        let mut entries = unit
-            .entries_raw(None)
-            .map_err(|err| self.gimli_error(err, unit_offset))?;
+        let mut entries =
+            Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
         while !entries.is_empty() {
-            let offset = unit_offset + entries.next_offset().0 as u64;
+            let offset = unit_offset + entries.next_offset() as u64;
             let abbrev = entries
                 .read_abbreviation()
                 .map_err(|err| self.gimli_error(err, offset))?;
@@ -275,22 +277,19 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
             if !wanted {
+                let sibling = attrs
+                    .skip(&mut entries, abbrev)
+                    .map_err(|err| self.gimli_error(err, offset))?;
                 if abbrev.has_children() {
-                    let sibling = skip_returning_sibling(&mut entries, abbrev)
-                        .map_err(|err| self.gimli_error(err, offset))?;
                     match sibling {
                         // Only forward jumps: a bad sibling must not loop.
                         Some(sibling) if unit_offset + sibling.0 as u64 > offset => {
-                            entries = unit
-                                .entries_raw(Some(sibling))
+                            entries
+                                .seek(sibling.0)
                                 .map_err(|err| self.gimli_error(err, offset))?;
                         }
                         _ => self.stack.push(Scope::Skip),
                     }
-                } else {
-                    entries
-                        .skip_attributes(abbrev.attributes())
-                        .map_err(|err| self.gimli_error(err, offset))?;
                 }
                 continue;
             }
