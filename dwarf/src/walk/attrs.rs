@@ -10,9 +10,9 @@ use crate::elf::Reader;
 /// A value as the walker keeps it.
 pub(crate) type Value<'input> = AttributeValue<Reader<'input>>;
 
-/// The wanted attributes of one DIE. A short list scanned linearly: DIEs
-/// have a handful of attributes, and clearing a list costs nothing, unlike
-/// a struct with a slot per attribute name.
+/// The wanted attributes of one DIE, each in its own slot: a lookup by
+/// name is a bit test, and forgetting the previous DIE's attributes is
+/// clearing one mask.
 ///
 /// How to read an abbreviation's DIEs is worked out once per abbreviation
 /// of the unit, not once per DIE (a kernel unit uses a few hundred
@@ -20,9 +20,11 @@ pub(crate) type Value<'input> = AttributeValue<Reader<'input>>;
 /// skips each run of fixed-size unwanted attributes as one byte count and
 /// decodes each wanted attribute by a form-specific reader chosen in
 /// advance, instead of gimli's generic per-attribute decoding.
-#[derive(Default)]
 pub(crate) struct Attrs<'input> {
-    list: Vec<(dw::DwAt, Value<'input>)>,
+    /// By [`slot_of`] the attribute's name; meaningful where `present`
+    /// has the slot's bit.
+    values: [Value<'input>; SLOTS],
+    present: u32,
     /// By abbreviation code and [`Purpose`]: where its plan's steps start
     /// in `steps`, and how many there are; `None` until first met.
     plans: Vec<[Option<(u32, u32)>; 2]>,
@@ -31,6 +33,18 @@ pub(crate) struct Attrs<'input> {
     /// Length of `steps` that cached plans use; past it, the plan of an
     /// abbreviation with too large a code.
     cached_len: usize,
+}
+
+impl Default for Attrs<'_> {
+    fn default() -> Self {
+        Attrs {
+            values: [AttributeValue::Flag(false); SLOTS],
+            present: 0,
+            plans: Vec::new(),
+            steps: Vec::new(),
+            cached_len: 0,
+        }
+    }
 }
 
 /// Abbreviation codes up to this get a cached plan (compilers number them
@@ -59,8 +73,8 @@ enum Step {
     SkipString,
     /// Any other unwanted attribute, skipped by gimli.
     SkipOther(gimli::AttributeSpecification),
-    /// A wanted attribute.
-    Read(dw::DwAt, Decode),
+    /// A wanted attribute, into this slot.
+    Read(u8, Decode),
 }
 
 /// How a wanted attribute is decoded: each gives the value gimli would.
@@ -110,36 +124,42 @@ enum Decode {
     },
 }
 
-/// Whether the walker ever looks at an attribute (others are skipped
-/// without being decoded).
-fn is_wanted(name: dw::DwAt) -> bool {
-    matches!(
-        name,
-        dw::DW_AT_name
-            | dw::DW_AT_linkage_name
-            | dw::DW_AT_MIPS_linkage_name
-            | dw::DW_AT_type
-            | dw::DW_AT_byte_size
-            | dw::DW_AT_bit_size
-            | dw::DW_AT_data_member_location
-            | dw::DW_AT_data_bit_offset
-            | dw::DW_AT_bit_offset
-            | dw::DW_AT_const_value
-            | dw::DW_AT_encoding
-            | dw::DW_AT_declaration
-            | dw::DW_AT_external
-            | dw::DW_AT_abstract_origin
-            | dw::DW_AT_specification
-            | dw::DW_AT_inline
-            | dw::DW_AT_low_pc
-            | dw::DW_AT_ranges
-            | dw::DW_AT_calling_convention
-            | dw::DW_AT_location
-            | dw::DW_AT_count
-            | dw::DW_AT_upper_bound
-            | dw::DW_AT_lower_bound
-            | dw::DW_AT_language
-    )
+/// How many attributes the walker ever looks at.
+const SLOTS: usize = 25;
+
+/// The slot of an attribute the walker looks at; others are skipped
+/// without being decoded. `DW_AT_sibling` is only read for DIEs that are
+/// skipped.
+#[inline(always)]
+fn slot_of(name: dw::DwAt) -> Option<usize> {
+    Some(match name {
+        dw::DW_AT_name => 0,
+        dw::DW_AT_linkage_name => 1,
+        dw::DW_AT_MIPS_linkage_name => 2,
+        dw::DW_AT_type => 3,
+        dw::DW_AT_byte_size => 4,
+        dw::DW_AT_bit_size => 5,
+        dw::DW_AT_data_member_location => 6,
+        dw::DW_AT_data_bit_offset => 7,
+        dw::DW_AT_bit_offset => 8,
+        dw::DW_AT_const_value => 9,
+        dw::DW_AT_encoding => 10,
+        dw::DW_AT_declaration => 11,
+        dw::DW_AT_external => 12,
+        dw::DW_AT_abstract_origin => 13,
+        dw::DW_AT_specification => 14,
+        dw::DW_AT_inline => 15,
+        dw::DW_AT_low_pc => 16,
+        dw::DW_AT_ranges => 17,
+        dw::DW_AT_calling_convention => 18,
+        dw::DW_AT_location => 19,
+        dw::DW_AT_count => 20,
+        dw::DW_AT_upper_bound => 21,
+        dw::DW_AT_lower_bound => 22,
+        dw::DW_AT_language => 23,
+        dw::DW_AT_sibling => 24,
+        _ => return None,
+    })
 }
 
 /// Section offsets in these mean location or range lists (and DWARF 2-3
@@ -261,20 +281,19 @@ fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) ->
     }
 }
 
-/// Decodes one attribute onto the end of `list`; `None` when the bytes
-/// run out or gimli fails, which the caller then reports through gimli's
-/// own reading. Each value is pushed where it is made: returning it
-/// through an `Option` costs a copy that stalls on store forwarding.
+/// Decodes one attribute into `slot`; `None` when the bytes run out or
+/// gimli fails, which the caller then reports through gimli's own
+/// reading. Each value is stored where it is made: returning it through
+/// an `Option` costs a copy that stalls on store forwarding.
 #[inline(always)]
-fn decode_onto<'input>(
+fn decode_into<'input>(
     entries: &mut Entries<'_, 'input>,
-    name: dw::DwAt,
     decode: Decode,
-    list: &mut Vec<(dw::DwAt, Value<'input>)>,
+    slot: &mut Value<'input>,
 ) -> Option<()> {
     use gimli::{DebugInfoOffset, DebugLineStrOffset, DebugStrOffset, DebugStrOffsetsIndex};
     use AttributeValue as V;
-    let mut push = |value: Value<'input>| list.push((name, value));
+    let mut push = |value: Value<'input>| *slot = value;
     let unit_ref = |offset: u64| Some(V::UnitRef(gimli::UnitOffset(usize::try_from(offset).ok()?)));
     let str_index = |index: u64| {
         Some(V::DebugStrOffsetsIndex(DebugStrOffsetsIndex(
@@ -362,14 +381,13 @@ impl<'input> Attrs<'input> {
         let (start, len) = self.plan(abbrev, purpose, entries.encoding);
         let start = start as usize;
         let steps = self.steps.get(start..start + len as usize).unwrap_or(&[]);
-        let before = *entries;
-        if run_steps(steps, entries, &mut self.list).is_some() {
+        let before = entries.position();
+        if run_steps(steps, entries, &mut self.values, &mut self.present).is_some() {
             return Ok(());
         }
         // Something is wrong with the bytes: read them again the general
         // way, for gimli's error.
-        *entries = before;
-        self.list.clear();
+        entries.rewind(before);
         self.run_with_gimli(entries, abbrev, purpose)
     }
 
@@ -381,19 +399,24 @@ impl<'input> Attrs<'input> {
         abbrev: &gimli::Abbreviation,
         purpose: Purpose,
     ) -> gimli::Result<()> {
-        self.list.clear();
+        self.present = 0;
         for spec in abbrev.attributes() {
-            if !wants(abbrev, purpose, spec.name()) {
+            let slot = slot_of(spec.name()).filter(|_| wants(abbrev, purpose, spec.name()));
+            // The first of repeated attributes counts.
+            let Some(slot) = slot.filter(|&slot| self.present & (1 << slot) == 0) else {
                 entries.gimli_skip(std::slice::from_ref(spec))?;
                 continue;
-            }
+            };
             let attr = entries.gimli_attribute(*spec)?;
             let value = if needs_typing(spec.name()) {
                 attr.value()
             } else {
                 attr.raw_value()
             };
-            self.list.push((spec.name(), value));
+            if let Some(stored) = self.values.get_mut(slot) {
+                *stored = value;
+                self.present |= 1 << slot;
+            }
         }
         Ok(())
     }
@@ -419,13 +442,19 @@ impl<'input> Attrs<'input> {
         self.steps.truncate(self.cached_len);
         let start = self.steps.len() as u32;
         let mut skip = 0u32;
+        let mut planned = 0u32;
         for spec in abbrev.attributes() {
-            if wants(abbrev, purpose, spec.name()) {
+            let slot = slot_of(spec.name())
+                .filter(|_| wants(abbrev, purpose, spec.name()))
+                // The first of repeated attributes counts.
+                .filter(|&slot| planned & (1 << slot) == 0);
+            if let Some(slot) = slot {
+                planned |= 1 << slot;
                 if skip > 0 {
                     self.steps.push(Step::Skip(std::mem::take(&mut skip)));
                 }
                 self.steps
-                    .push(Step::Read(spec.name(), decode_for(*spec, encoding)));
+                    .push(Step::Read(slot as u8, decode_for(*spec, encoding)));
             } else if let Some(size) = fixed_size(spec.form(), encoding) {
                 skip += u32::from(size);
             } else {
@@ -452,8 +481,22 @@ impl<'input> Attrs<'input> {
     }
 
     /// The value of `name`, if the DIE has it.
+    #[inline(always)]
     pub(crate) fn get(&self, name: dw::DwAt) -> Option<Value<'input>> {
-        self.list.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        let slot = slot_of(name)?;
+        if self.present & (1 << slot) == 0 {
+            return None;
+        }
+        self.values.get(slot).copied()
+    }
+
+    /// The attributes read, by slot, for comparing two reads in tests.
+    #[cfg(test)]
+    fn read_values(&self) -> Vec<(usize, Value<'input>)> {
+        (0..SLOTS)
+            .filter(|slot| self.present & (1 << slot) != 0)
+            .filter_map(|slot| Some((slot, *self.values.get(slot)?)))
+            .collect()
     }
 
     /// Whether a flag attribute is present and true.
@@ -470,7 +513,7 @@ impl<'input> Attrs<'input> {
 /// Whether an attribute is decoded when a DIE is read for `purpose`.
 fn wants(abbrev: &gimli::Abbreviation, purpose: Purpose, name: dw::DwAt) -> bool {
     match purpose {
-        Purpose::Visit => is_wanted(name),
+        Purpose::Visit => name != dw::DW_AT_sibling && slot_of(name).is_some(),
         // Only a DIE with children has a subtree to jump over.
         Purpose::Skip => abbrev.has_children() && name == dw::DW_AT_sibling,
     }
@@ -481,9 +524,10 @@ fn wants(abbrev: &gimli::Abbreviation, purpose: Purpose, name: dw::DwAt) -> bool
 fn run_steps<'input>(
     steps: &[Step],
     entries: &mut Entries<'_, 'input>,
-    list: &mut Vec<(dw::DwAt, Value<'input>)>,
+    values: &mut [Value<'input>; SLOTS],
+    present: &mut u32,
 ) -> Option<()> {
-    list.clear();
+    *present = 0;
     for step in steps {
         match *step {
             Step::Skip(count) => {
@@ -497,7 +541,10 @@ fn run_steps<'input>(
                 entries.cstr()?;
             }
             Step::SkipOther(spec) => entries.gimli_skip(std::slice::from_ref(&spec)).ok()?,
-            Step::Read(name, how) => decode_onto(entries, name, how, list)?,
+            Step::Read(slot, how) => {
+                decode_into(entries, how, values.get_mut(usize::from(slot))?)?;
+                *present |= 1 << slot;
+            }
         }
     }
     Some(())
@@ -611,7 +658,11 @@ mod tests {
                         reference
                             .run_with_gimli(&mut slow, abbrev, purpose)
                             .expect("gimli read");
-                        assert_eq!(planned.list, reference.list, "{path:?} {abbrev:?}");
+                        assert_eq!(
+                            planned.read_values(),
+                            reference.read_values(),
+                            "{path:?} {abbrev:?}"
+                        );
                         assert_eq!(fast.next_offset(), slow.next_offset(), "{path:?}");
                         if matches!(purpose, Purpose::Visit) {
                             entries = fast;

@@ -54,6 +54,17 @@ impl<'u, 'input> Entries<'u, 'input> {
         self.end_offset - self.input.len()
     }
 
+    /// Where the reader is, for [`Entries::rewind`].
+    #[inline]
+    pub(super) fn position(&self) -> &'input [u8] {
+        self.input
+    }
+
+    /// Goes back to a [`Entries::position`] of this reader.
+    pub(super) fn rewind(&mut self, position: &'input [u8]) {
+        self.input = position;
+    }
+
     /// Moves to the DIE at unit offset `offset`, with gimli's error for an
     /// offset outside the unit's entries.
     pub(super) fn seek(&mut self, offset: usize) -> gimli::Result<()> {

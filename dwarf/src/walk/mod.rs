@@ -355,14 +355,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// The node id of the type DIE at unit offset `target`, reserving one
     /// for a DIE not visited yet.
     fn node_id(&mut self, target: u64) -> NodeId {
-        if let Some(id) = self.ids.get(&target) {
-            return *id;
-        }
-        let id = NodeId(self.nodes.len() as u32);
-        // Stays a placeholder if the DIE turns out not to be a type.
-        self.nodes.push(Node::Unsupported { tag: 0 });
-        self.ids.insert(target, id);
-        id
+        // One probe of the table whether the DIE is new or not.
+        let nodes = &mut self.nodes;
+        *self.ids.entry(target).or_insert_with(|| {
+            let id = NodeId(nodes.len() as u32);
+            // Stays a placeholder if the DIE turns out not to be a type.
+            nodes.push(Node::Unsupported { tag: 0 });
+            id
+        })
     }
 
     /// The unit offset a reference attribute points at. References out of
