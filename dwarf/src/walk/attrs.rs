@@ -640,7 +640,7 @@ mod tests {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
             for header in dwarf.units() {
-                let unit = gimli::Unit::new(&dwarf.gimli, *header).expect("unit");
+                let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
                 let mut entries = Entries::new(&unit).expect("entries");
                 let mut planned = Attrs::default();
                 let mut reference = Attrs::default();
@@ -684,7 +684,7 @@ mod tests {
         let file = crate::ElfFile::open(&path).expect("fixture opens");
         let dwarf = file.dwarf().expect("fixture has DWARF");
         let header = dwarf.units().first().expect("a unit");
-        let unit = gimli::Unit::new(&dwarf.gimli, *header).expect("unit");
+        let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
         let mut entries = Entries::new(&unit).expect("entries");
         let abbrev = entries
             .read_abbreviation()

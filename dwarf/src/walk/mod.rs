@@ -91,7 +91,7 @@ fn walk<'input, 'arena>(
     let mut units = Vec::with_capacity(headers.len());
     for header in headers {
         let unit_offset = header.offset().0 as u64;
-        let unit = gimli::Unit::new(&dwarf.gimli, *header).map_err(|err| {
+        let unit = open_unit(&dwarf.gimli, *header).map_err(|err| {
             Error::new(dwarf.path(), ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
         })?;
         units.push(unit);
@@ -117,6 +117,77 @@ fn walk<'input, 'arena>(
         walker.walk()?;
     }
     walker.finish()
+}
+
+/// gimli's `Unit::new` without the line program: the walker never looks
+/// at source lines, and parsing every unit's file table costs more than
+/// reading its abbreviations. The unit DIE's bases and `DW_AT_low_pc`
+/// (the base address of DWARF 4 location lists) are read as gimli does.
+fn open_unit<'input>(
+    dwarf: &gimli::Dwarf<Reader<'input>>,
+    header: UnitHeader<'input>,
+) -> gimli::Result<gimli::Unit<Reader<'input>>> {
+    let encoding = header.encoding();
+    let mut unit = gimli::Unit {
+        abbreviations: dwarf.abbreviations(&header)?,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        addr_base: gimli::DebugAddrBase(0),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        rnglists_base: gimli::DebugRngListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        line_program: None,
+        dwo_id: match header.type_() {
+            gimli::UnitType::Skeleton(id) | gimli::UnitType::SplitCompilation(id) => Some(id),
+            _ => None,
+        },
+        header,
+    };
+    let mut low_pc = None;
+    {
+        let mut entries = unit.header.entries_raw(&unit.abbreviations, None)?;
+        let root = entries.read_abbreviation()?.ok_or(gimli::Error::MissingUnitDie)?;
+        for spec in root.attributes() {
+            let value = entries.read_attribute(*spec)?.value();
+            match (spec.name(), value) {
+                (dw::DW_AT_low_pc, value) => low_pc = Some(value),
+                (dw::DW_AT_str_offsets_base, gimli::AttributeValue::DebugStrOffsetsBase(base)) => {
+                    unit.str_offsets_base = base;
+                }
+                (
+                    dw::DW_AT_addr_base | dw::DW_AT_GNU_addr_base,
+                    gimli::AttributeValue::DebugAddrBase(base),
+                ) => unit.addr_base = base,
+                (dw::DW_AT_loclists_base, gimli::AttributeValue::DebugLocListsBase(base)) => {
+                    unit.loclists_base = base;
+                }
+                (
+                    dw::DW_AT_rnglists_base | dw::DW_AT_GNU_ranges_base,
+                    gimli::AttributeValue::DebugRngListsBase(base),
+                ) => unit.rnglists_base = base,
+                (dw::DW_AT_GNU_dwo_id, gimli::AttributeValue::DwoId(id)) => {
+                    unit.dwo_id.get_or_insert(id);
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(value) = low_pc {
+        if let Some(address) = dwarf.attr_address(&unit, value)? {
+            unit.low_pc = address;
+        }
+    }
+    Ok(unit)
 }
 
 /// Multiplicative hashing of DIE offsets: they are unique small integers,
