@@ -13,6 +13,7 @@
 mod attrs;
 mod entries;
 mod location;
+mod node_ids;
 mod resolve;
 mod scope;
 
@@ -31,6 +32,7 @@ use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
 use self::attrs::Attrs;
 use self::entries::Entries;
+use self::node_ids::NodeIds;
 use self::resolve::{RawFunction, RawVariable};
 use self::scope::Scope;
 
@@ -238,7 +240,7 @@ struct Walker<'a, 'input, 'arena> {
     language: Language,
     nodes: Vec<Node<'input, 'arena>>,
     /// Node id of every type DIE referenced or visited, by unit offset.
-    ids: OffsetMap<NodeId>,
+    ids: NodeIds,
     stack: Vec<Scope<'input, 'arena>>,
     /// Members of the open aggregates, innermost last: one list reused for
     /// the whole unit instead of one growing list per aggregate (nested
@@ -270,6 +272,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         // ~50 bytes of DIEs.
         let length: u64 = spans.iter().map(|(start, end)| end - start).sum();
         let expected_nodes = usize::try_from(length / 64).unwrap_or(0);
+        let ids = NodeIds::new(&spans, expected_nodes);
         Walker {
             dwarf: &dwarf.gimli,
             strings: &dwarf.strings,
@@ -286,7 +289,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             name: None,
             language: Language::Other(0),
             nodes: Vec::with_capacity(expected_nodes),
-            ids: OffsetMap::with_capacity_and_hasher(expected_nodes, Default::default()),
+            ids,
             stack: Vec::new(),
             open_members: Vec::new(),
             functions: Vec::new(),
@@ -426,9 +429,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// The node id of the type DIE at unit offset `target`, reserving one
     /// for a DIE not visited yet.
     fn node_id(&mut self, target: u64) -> NodeId {
-        // One probe of the table whether the DIE is new or not.
         let nodes = &mut self.nodes;
-        *self.ids.entry(target).or_insert_with(|| {
+        self.ids.get_or_insert(target, || {
             let id = NodeId(nodes.len() as u32);
             // Stays a placeholder if the DIE turns out not to be a type.
             nodes.push(Node::Unsupported { tag: 0 });
