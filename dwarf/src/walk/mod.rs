@@ -14,6 +14,7 @@ mod attrs;
 mod entries;
 mod location;
 mod node_ids;
+mod offset_table;
 mod resolve;
 mod scope;
 
@@ -33,6 +34,7 @@ use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 use self::attrs::Attrs;
 use self::entries::Entries;
 use self::node_ids::NodeIds;
+use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
 use self::scope::Scope;
 
@@ -247,14 +249,14 @@ struct Walker<'a, 'input, 'arena> {
     /// aggregates close before their parent takes more members).
     open_members: Vec<Member<'input, 'arena>>,
     functions: Vec<RawFunction<'input, 'arena>>,
-    function_by_offset: OffsetMap<usize>,
+    function_by_offset: OffsetTable<usize>,
     /// Every formal parameter of a subprogram: name and type, for
     /// parameters that only give `DW_AT_abstract_origin`.
-    param_by_offset: OffsetMap<resolve::ParamOrigin<'input>>,
+    param_by_offset: OffsetTable<resolve::ParamOrigin<'input>>,
     /// Location facts of concrete parameters, by their abstract origin.
     shared_locations: OffsetMap<location::LocationFacts>,
     variables: Vec<RawVariable<'input, 'arena>>,
-    variable_by_offset: OffsetMap<usize>,
+    variable_by_offset: OffsetTable<usize>,
     enums: Vec<resolve::PendingEnum<'input, 'arena>>,
     bitfields: Vec<resolve::PendingBitfield>,
     die_count: u64,
@@ -293,11 +295,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             stack: Vec::new(),
             open_members: Vec::new(),
             functions: Vec::new(),
-            function_by_offset: OffsetMap::default(),
-            param_by_offset: OffsetMap::default(),
+            function_by_offset: OffsetTable::default(),
+            param_by_offset: OffsetTable::default(),
             shared_locations: OffsetMap::default(),
             variables: Vec::new(),
-            variable_by_offset: OffsetMap::default(),
+            variable_by_offset: OffsetTable::default(),
             enums: Vec::new(),
             bitfields: Vec::new(),
             die_count: 0,
