@@ -49,7 +49,9 @@ impl<V> OffsetTable<V> {
         } else {
             self.entries.iter().rev().find(|&&(key, _)| key == offset)
         };
-        found.filter(|&&(key, _)| key == offset).map(|(_, value)| value)
+        found
+            .filter(|&&(key, _)| key == offset)
+            .map(|(_, value)| value)
     }
 }
 
