@@ -456,7 +456,9 @@ impl<'input> Attrs<'input> {
                 self.steps
                     .push(Step::Read(slot as u8, decode_for(*spec, encoding)));
             } else if let Some(size) = fixed_size(spec.form(), encoding) {
-                skip += u32::from(size);
+                // Saturates on absurd abbreviations: the read then fails
+                // and gimli reports the error.
+                skip = skip.saturating_add(u32::from(size));
             } else {
                 if skip > 0 {
                     self.steps.push(Step::Skip(std::mem::take(&mut skip)));
