@@ -1,16 +1,20 @@
 //! Walking one compilation unit's DIE tree into a [`CuModel`].
 //!
-//! One forward pass over the raw entries (gimli's `EntriesRaw`, no tree
-//! building): each DIE's wanted attributes are decoded, everything else is
-//! skipped undecoded, and subtrees that cannot contribute to BTF (inlined
-//! copies, call sites, most of a function body) are jumped over through
-//! `DW_AT_sibling` when the compiler gave one. Facts that need another DIE
+//! One forward pass over the unit's DIE bytes (no tree building): each
+//! DIE's wanted attributes are decoded by a plan made once per
+//! abbreviation (`attrs.rs`), everything else is skipped undecoded, and
+//! subtrees that cannot contribute to BTF (inlined copies, call sites,
+//! most of a function body) are jumped over through `DW_AT_sibling` when
+//! the compiler gave one. Facts that need another DIE
 //! (`DW_AT_abstract_origin`, `DW_AT_specification`, an enum's underlying
 //! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
 //! the whole unit has been seen, so forward references cost nothing.
 
 mod attrs;
+mod entries;
 mod location;
+mod node_ids;
+mod offset_table;
 mod resolve;
 mod scope;
 
@@ -27,7 +31,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::strings::{StringError, Strings};
 use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
-use self::attrs::{skip_returning_sibling, Attrs};
+use self::attrs::Attrs;
+use self::entries::Entries;
+use self::node_ids::NodeIds;
+use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
 use self::scope::Scope;
 
@@ -88,7 +95,7 @@ fn walk<'input, 'arena>(
     let mut units = Vec::with_capacity(headers.len());
     for header in headers {
         let unit_offset = header.offset().0 as u64;
-        let unit = gimli::Unit::new(&dwarf.gimli, *header).map_err(|err| {
+        let unit = open_unit(&dwarf.gimli, *header).map_err(|err| {
             Error::new(dwarf.path(), ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
         })?;
         units.push(unit);
@@ -114,6 +121,77 @@ fn walk<'input, 'arena>(
         walker.walk()?;
     }
     walker.finish()
+}
+
+/// gimli's `Unit::new` without the line program: the walker never looks
+/// at source lines, and parsing every unit's file table costs more than
+/// reading its abbreviations. The unit DIE's bases and `DW_AT_low_pc`
+/// (the base address of DWARF 4 location lists) are read as gimli does.
+fn open_unit<'input>(
+    dwarf: &gimli::Dwarf<Reader<'input>>,
+    header: UnitHeader<'input>,
+) -> gimli::Result<gimli::Unit<Reader<'input>>> {
+    let encoding = header.encoding();
+    let mut unit = gimli::Unit {
+        abbreviations: dwarf.abbreviations(&header)?,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        addr_base: gimli::DebugAddrBase(0),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        rnglists_base: gimli::DebugRngListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        line_program: None,
+        dwo_id: match header.type_() {
+            gimli::UnitType::Skeleton(id) | gimli::UnitType::SplitCompilation(id) => Some(id),
+            _ => None,
+        },
+        header,
+    };
+    let mut low_pc = None;
+    {
+        let mut entries = unit.header.entries_raw(&unit.abbreviations, None)?;
+        let root = entries.read_abbreviation()?.ok_or(gimli::Error::MissingUnitDie)?;
+        for spec in root.attributes() {
+            let value = entries.read_attribute(*spec)?.value();
+            match (spec.name(), value) {
+                (dw::DW_AT_low_pc, value) => low_pc = Some(value),
+                (dw::DW_AT_str_offsets_base, gimli::AttributeValue::DebugStrOffsetsBase(base)) => {
+                    unit.str_offsets_base = base;
+                }
+                (
+                    dw::DW_AT_addr_base | dw::DW_AT_GNU_addr_base,
+                    gimli::AttributeValue::DebugAddrBase(base),
+                ) => unit.addr_base = base,
+                (dw::DW_AT_loclists_base, gimli::AttributeValue::DebugLocListsBase(base)) => {
+                    unit.loclists_base = base;
+                }
+                (
+                    dw::DW_AT_rnglists_base | dw::DW_AT_GNU_ranges_base,
+                    gimli::AttributeValue::DebugRngListsBase(base),
+                ) => unit.rnglists_base = base,
+                (dw::DW_AT_GNU_dwo_id, gimli::AttributeValue::DwoId(id)) => {
+                    unit.dwo_id.get_or_insert(id);
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(value) = low_pc {
+        if let Some(address) = dwarf.attr_address(&unit, value)? {
+            unit.low_pc = address;
+        }
+    }
+    Ok(unit)
 }
 
 /// Multiplicative hashing of DIE offsets: they are unique small integers,
@@ -164,21 +242,21 @@ struct Walker<'a, 'input, 'arena> {
     language: Language,
     nodes: Vec<Node<'input, 'arena>>,
     /// Node id of every type DIE referenced or visited, by unit offset.
-    ids: OffsetMap<NodeId>,
+    ids: NodeIds,
     stack: Vec<Scope<'input, 'arena>>,
     /// Members of the open aggregates, innermost last: one list reused for
     /// the whole unit instead of one growing list per aggregate (nested
     /// aggregates close before their parent takes more members).
     open_members: Vec<Member<'input, 'arena>>,
     functions: Vec<RawFunction<'input, 'arena>>,
-    function_by_offset: OffsetMap<usize>,
+    function_by_offset: OffsetTable<usize>,
     /// Every formal parameter of a subprogram: name and type, for
     /// parameters that only give `DW_AT_abstract_origin`.
-    param_by_offset: OffsetMap<resolve::ParamOrigin<'input>>,
+    param_by_offset: OffsetTable<resolve::ParamOrigin<'input>>,
     /// Location facts of concrete parameters, by their abstract origin.
     shared_locations: OffsetMap<location::LocationFacts>,
     variables: Vec<RawVariable<'input, 'arena>>,
-    variable_by_offset: OffsetMap<usize>,
+    variable_by_offset: OffsetTable<usize>,
     enums: Vec<resolve::PendingEnum<'input, 'arena>>,
     bitfields: Vec<resolve::PendingBitfield>,
     die_count: u64,
@@ -192,10 +270,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         arena: &'arena Bump,
     ) -> Self {
         // Sized from the units' length so that the tables do not grow
-        // (rehash) DIE by DIE: the kernel's units have a type node per
-        // ~50 bytes of DIEs.
+        // (and copy) DIE by DIE: the kernel's units have a type node per
+        // 36 to 52 bytes of DIEs (10% and 50% of units). Capacity that is
+        // never written costs no memory.
         let length: u64 = spans.iter().map(|(start, end)| end - start).sum();
-        let expected_nodes = usize::try_from(length / 64).unwrap_or(0);
+        let expected_nodes = usize::try_from(length / 32).unwrap_or(0);
+        let ids = NodeIds::new(&spans, expected_nodes);
         Walker {
             dwarf: &dwarf.gimli,
             strings: &dwarf.strings,
@@ -212,15 +292,15 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             name: None,
             language: Language::Other(0),
             nodes: Vec::with_capacity(expected_nodes),
-            ids: OffsetMap::with_capacity_and_hasher(expected_nodes, Default::default()),
+            ids,
             stack: Vec::new(),
             open_members: Vec::new(),
             functions: Vec::new(),
-            function_by_offset: OffsetMap::default(),
-            param_by_offset: OffsetMap::default(),
+            function_by_offset: OffsetTable::default(),
+            param_by_offset: OffsetTable::default(),
             shared_locations: OffsetMap::default(),
             variables: Vec::new(),
-            variable_by_offset: OffsetMap::default(),
+            variable_by_offset: OffsetTable::default(),
             enums: Vec::new(),
             bitfields: Vec::new(),
             die_count: 0,
@@ -239,13 +319,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn walk(&mut self) -> Result<()> {
         let unit = self.unit;
         let unit_offset = self.unit_offset;
-        let mut entries = unit
-            .entries_raw(None)
-            .map_err(|err| self.gimli_error(err, unit_offset))?;
+        let mut entries =
+            Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
         while !entries.is_empty() {
-            let offset = unit_offset + entries.next_offset().0 as u64;
+            let offset = unit_offset + entries.next_offset() as u64;
             let abbrev = entries
                 .read_abbreviation()
                 .map_err(|err| self.gimli_error(err, offset))?;
@@ -275,22 +354,19 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
             if !wanted {
+                let sibling = attrs
+                    .skip(&mut entries, abbrev)
+                    .map_err(|err| self.gimli_error(err, offset))?;
                 if abbrev.has_children() {
-                    let sibling = skip_returning_sibling(&mut entries, abbrev)
-                        .map_err(|err| self.gimli_error(err, offset))?;
                     match sibling {
                         // Only forward jumps: a bad sibling must not loop.
                         Some(sibling) if unit_offset + sibling.0 as u64 > offset => {
-                            entries = unit
-                                .entries_raw(Some(sibling))
+                            entries
+                                .seek(sibling.0)
                                 .map_err(|err| self.gimli_error(err, offset))?;
                         }
                         _ => self.stack.push(Scope::Skip),
                     }
-                } else {
-                    entries
-                        .skip_attributes(abbrev.attributes())
-                        .map_err(|err| self.gimli_error(err, offset))?;
                 }
                 continue;
             }
@@ -356,14 +432,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// The node id of the type DIE at unit offset `target`, reserving one
     /// for a DIE not visited yet.
     fn node_id(&mut self, target: u64) -> NodeId {
-        if let Some(id) = self.ids.get(&target) {
-            return *id;
-        }
-        let id = NodeId(self.nodes.len() as u32);
-        // Stays a placeholder if the DIE turns out not to be a type.
-        self.nodes.push(Node::Unsupported { tag: 0 });
-        self.ids.insert(target, id);
-        id
+        let nodes = &mut self.nodes;
+        self.ids.get_or_insert(target, || {
+            let id = NodeId(nodes.len() as u32);
+            // Stays a placeholder if the DIE turns out not to be a type.
+            nodes.push(Node::Unsupported { tag: 0 });
+            id
+        })
     }
 
     /// The unit offset a reference attribute points at. References out of

@@ -205,7 +205,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let Some(next) = function.abstract_origin.or(function.specification) else {
                 break;
             };
-            let Some(&next_index) = self.function_by_offset.get(&next) else {
+            let Some(&next_index) = self.function_by_offset.get(next) else {
                 break;
             };
             if next_index == index || chain.contains(&next_index) {
@@ -224,7 +224,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             if name.is_some() && ty.is_some() {
                 break;
             }
-            let Some(found) = origin.and_then(|offset| self.param_by_offset.get(&offset)) else {
+            let Some(found) = origin.and_then(|offset| self.param_by_offset.get(offset)) else {
                 break;
             };
             name = name.or(found.name);
@@ -325,7 +325,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         for raw in &self.variables {
             let mut chain = Vec::new();
             let mut origin = raw.origin;
-            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(&offset))
+            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(offset))
             {
                 if chain.len() >= MAX_CHAIN {
                     break;
@@ -367,6 +367,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Settles everything that needed the whole unit, and hands the model
     /// over.
     pub(super) fn finish(mut self) -> Result<CuModel<'input, 'arena>> {
+        self.function_by_offset.seal();
+        self.param_by_offset.seal();
+        self.variable_by_offset.seal();
         self.finish_enums()?;
         self.finish_bitfields()?;
         let functions = self.finish_functions();
