@@ -281,7 +281,7 @@ pub fn assemble<'input>(
 pub(crate) mod test_support {
     use dwarf::model::*;
 
-    use crate::types::{Int, IntEncoding, Type};
+
 
     pub fn cu_with<'arena>(nodes: Vec<Node<'static, 'arena>>) -> CuModel<'static, 'arena> {
         CuModel {
@@ -366,15 +366,7 @@ pub(crate) mod test_support {
         }
     }
 
-    pub fn int(name: &'static str, size: u32, encoding: u8) -> Type<'static> {
-        Type::Int(Int {
-            name,
-            size,
-            encoding: IntEncoding(encoding),
-            offset: 0,
-            bits: (size * 8) as u8,
-        })
-    }
+    pub(crate) use crate::test_types::int;
 }
 
 #[cfg(test)]
