@@ -35,6 +35,11 @@
 #   [x] modules_all            every module of the corpus in one batch run on
 #                              btfenc's own vmlinux BTF; each output parses with
 #                              bpftool -B; any failure fails the check
+#   [x] collapse_equivalence   on real modules of the corpus, dedup of the table
+#                              with exact copies collapsed gives exactly the
+#                              types of dedup of the CUs' types concatenated
+#                              (the btf-writer property test, which skips
+#                              without the corpus, so it runs here too)
 #   [ ] modules_kernel_load    split BTF loads on top of a base (needs a base the
 #                              kernel knows; today only vmlinux is loaded)
 #   [ ] speed budget           fail if slower than pahole (see bench.sh)
@@ -431,6 +436,14 @@ modules_all() {
 	echo "    bpftool -B read all $written outputs"
 }
 
+collapse_equivalence() {
+	local log=$out/collapse-equivalence.log
+	(cd "$repo_root" && BTFENC_CACHE=$cache cargo test --quiet -p btf-writer collapse::real_files -- --nocapture) \
+		> "$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+	grep -q '3 modules checked' "$log" || { log "the property test did not find the corpus modules"; tail -n 5 "$log"; return 1; }
+	echo "    af_key, tcp_bbr, nf_conntrack and the multi-CU fixtures: identical dedup results"
+}
+
 passed=() failed=() skipped=()
 run_check() {
 	local name=$1
@@ -462,6 +475,7 @@ run_check modules_in_place
 run_check modules_relocate
 run_check vmlinux_in_place_refused
 run_check modules_all
+run_check collapse_equivalence
 
 echo
 echo "check-kernel: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped (outputs in $out)"
