@@ -9,10 +9,10 @@
 
 use crate::types::{Composite, Enum, Member, Type};
 
-/// BTF kind numbers (`Documentation/bpf/btf.rst`, 2.2). 0 is `void`.
+/// BTF kind numbers (`Documentation/bpf/btf.rst`, 2.2) as bytes, for the
+/// dense per-type kind array; 0 is `void`. Taken from [`crate::raw::Kind`],
+/// which owns them.
 pub(super) mod kind {
-    //! Kind numbers as bytes (the dense per-type kind array), taken from
-    //! [`crate::raw::Kind`], which owns them.
     use crate::raw::Kind;
 
     pub const VOID: u8 = Kind::UNKNOWN.0;
