@@ -41,6 +41,26 @@ fn assert_in_place_encode_fails(relative: &str) {
     );
 }
 
+/// A unit that fails in the middle of a parallel walk is reported the
+/// same way whatever the thread count: the first failure in unit order.
+#[test]
+fn mid_walk_failure_is_the_same_for_any_thread_count() {
+    let input = fixture("bad/corrupt-second-cu.o");
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let messages: Vec<String> = ["-j1", "-j2", "-j8"]
+        .iter()
+        .map(|jobs| {
+            let run = encode_detached(Encoder::Btfenc, &input, &out, &[jobs]);
+            assert_clean_failure(&run, &input.to_string_lossy());
+            assert!(run.stderr.contains("invalid abbreviation code"), "{}", run.describe());
+            run.stderr
+        })
+        .collect();
+    assert!(messages.iter().all(|m| *m == messages[0]), "messages differ: {messages:?}");
+    assert_eq!(files_in(dir.path()), Vec::<String>::new(), "btfenc left files behind");
+}
+
 fn assert_dump_fails(relative: &str) {
     let input = fixture(relative);
     let run = btfenc(&["dump".as_ref(), input.as_os_str()]);
@@ -73,6 +93,11 @@ mod detached {
     #[test]
     fn truncated_debug_info_executable() {
         check("bad/truncated-debug-info-exec");
+    }
+
+    #[test]
+    fn corrupt_unit_in_the_middle() {
+        check("bad/corrupt-second-cu.o");
     }
 
     #[test]
