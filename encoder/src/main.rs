@@ -9,6 +9,7 @@ file and the problem).
 mod args;
 mod commands;
 mod config;
+mod cpu_clock;
 mod elf_patch;
 mod inputs;
 mod output;

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use bumpalo::Bump;
 
-use btf::lower::{self, Assembler, Features, LoweredCu, SplitBase};
+use btf::lower::{self, Features, SplitBase};
 use btf::raw::Endian;
 use btf::dedup::PreparedBase;
 use btf::read::Parsed;
 use btf::strings::StringIndex;
 
-use crate::units;
+use crate::{cpu_clock, units};
 use dwarf::ElfFile;
 
 /// What one encoding needs to know besides the input file.
@@ -53,17 +53,9 @@ pub struct Stats {
     pub write: Phase,
     /// Compilation units.
     pub cus: usize,
-    /// DIEs visited.
-    pub dies: u64,
-    /// Types the CUs lowered to.
-    pub types_lowered: usize,
-    /// Of the walk phase: CPU time walking DIEs (all workers).
-    pub walk_cpu: Duration,
-    /// Of the walk phase: CPU time lowering and preparing CUs (all workers).
-    pub lower_cpu: Duration,
-    /// Of the walk phase: CPU time adding CUs to the table, one worker at
-    /// a time.
-    pub adding_cpu: Duration,
+    /// What the walk phase counted: DIEs, types lowered, and the CPU time
+    /// of its parts.
+    pub walk: units::Counts,
     /// Types before dedup: those left when exact copies are collapsed, plus
     /// FUNCs, VARs and DATASECs.
     pub types_before: usize,
@@ -90,38 +82,12 @@ struct PhaseTimer {
 
 impl PhaseTimer {
     fn start() -> Self {
-        PhaseTimer { wall: Instant::now(), cpu: process_cpu_time() }
+        PhaseTimer { wall: Instant::now(), cpu: cpu_clock::process() }
     }
 
     fn stop(self) -> Phase {
-        Phase { wall: self.wall.elapsed(), cpu: process_cpu_time().saturating_sub(self.cpu) }
+        Phase { wall: self.wall.elapsed(), cpu: cpu_clock::process().saturating_sub(self.cpu) }
     }
-}
-
-/// Hands memory that was freed back to the system. `assemble` frees the
-/// CUs' type tables (allocated on several threads) after copying them into
-/// one table; glibc keeps that memory in its per-thread arenas, and what
-/// dedup allocates next mostly does not reuse it: measured, it added
-/// ~150 MB to the peak on a vmlinux.
-fn return_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// User + system time of every thread of this process so far.
-fn process_cpu_time() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return Duration::ZERO;
-    }
-    let time = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 impl Stats {
@@ -136,15 +102,15 @@ impl Stats {
         line(
             "walk+lower",
             self.walk_and_lower,
-            format!("  ({} CUs, {} DIEs, {} types lowered)", self.cus, self.dies, self.types_lowered),
+            format!("  ({} CUs, {} DIEs, {} types lowered)", self.cus, self.walk.dies, self.walk.types),
         );
         // The parts of the phase above, as CPU time: they overlap in time.
         let part = |name: &str, cpu: Duration, what: &str| {
             eprintln!("    {name:<10} {:>12} cpu {:9.1} ms{what}", "", cpu.as_secs_f64() * 1000.0);
         };
-        part("walk", self.walk_cpu, "  (DIEs to CU models, on the workers)");
-        part("lower", self.lower_cpu, "  (CU models to BTF, on the workers)");
-        part("collapse", self.adding_cpu, "  (CUs added in order, one worker at a time)");
+        part("walk", self.walk.walk_cpu, "  (DIEs to CU models, on the workers)");
+        part("lower", self.walk.lower_cpu, "  (CU models to BTF, on the workers)");
+        part("collapse", self.walk.adding_cpu, "  (CUs added in order, one worker at a time)");
         line("assemble", self.assemble, format!("  ({} types before dedup)", self.types_before));
         line("dedup", self.dedup, format!("  ({} types after dedup)", self.types_after));
         line("write", self.write, String::new());
@@ -226,29 +192,8 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     stats.cus = units.len();
     inline_names.resize_with(units.len(), Bump::new);
     let split = base.map(|b| SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() });
-    let walked = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, split);
-    let (assembler, counts) = match walked {
-        // LTO output refers across units, so no unit can be read alone:
-        // read them as one (sequentially; such DWARF is rare). Asking
-        // first would cost every ordinary file a scan of its abbreviations.
-        Err(err) if units::is_cross_unit_reference(&err) => {
-            let arena = Bump::new();
-            let cu = dwarf::walk::walk_units(&dwarf, units, &arena)?;
-            let ready = lower::lower_cu(&cu, &ctx)
-                .and_then(LoweredCu::prepare)
-                .with_context(|| format!("{}: units walked together (LTO)", path.display()))?;
-            let lowered = ready.type_count();
-            let mut assembler = Assembler::new(split);
-            assembler.add(ready).with_context(|| format!("{}: units walked together (LTO)", path.display()))?;
-            (assembler, units::Counts { dies: cu.die_count, types: lowered, ..Default::default() })
-        }
-        other => other?,
-    };
-    stats.dies = counts.dies;
-    stats.types_lowered = counts.types;
-    stats.walk_cpu = counts.walk_cpu;
-    stats.lower_cpu = counts.lower_cpu;
-    stats.adding_cpu = counts.adding_cpu;
+    let (assembler, counts) = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, split)?;
+    stats.walk = counts;
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
     elf.release_resident_pages();
@@ -257,7 +202,6 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let phase = PhaseTimer::start();
     let assembled = assembler.finish(&ctx);
     stats.types_before = assembled.types.len();
-    return_freed_memory();
     stats.assemble = phase.stop();
 
     let phase = PhaseTimer::start();

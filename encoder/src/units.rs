@@ -13,6 +13,7 @@ it, so no thread sits waiting and the CU is added while still in cache.
 */
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
@@ -21,7 +22,10 @@ use anyhow::{Context as _, Result};
 use bumpalo::Bump;
 
 use btf::lower::{self, Assembler, ReadyCu, SplitBase};
+use dwarf::model::CuModel;
 use dwarf::{Dwarf, ElfFile, UnitHeader};
+
+use crate::cpu_clock;
 
 /// Units walked between two releases of every mapped page. Units share
 /// pages of the other sections (location and range lists, abbreviations,
@@ -67,9 +71,44 @@ struct Queue<'input> {
 /// The table, what adding to it counted, and the first failure in unit
 /// order (after which nothing more is added).
 struct Table<'input> {
+    path: &'input Path,
     assembler: Assembler<'input>,
     counts: Counts,
     failed: Option<anyhow::Error>,
+}
+
+impl<'input> Table<'input> {
+    fn new(path: &'input Path, split: Option<SplitBase>) -> Self {
+        Table { path, assembler: Assembler::new(split), counts: Counts::default(), failed: None }
+    }
+
+    /// Adds the next CU in unit order; true once the table has failed.
+    fn add(&mut self, lowered: Lowered<'input>) -> bool {
+        if self.failed.is_some() {
+            return true;
+        }
+        let start = cpu_clock::thread();
+        let added = lowered.and_then(|(costs, cu)| {
+            self.counts.dies += costs.dies;
+            self.counts.walk_cpu += costs.walk_cpu;
+            self.counts.lower_cpu += costs.lower_cpu;
+            self.counts.types += cu.type_count();
+            let path = self.path;
+            self.assembler.add(cu).with_context(|| path.display().to_string())
+        });
+        self.counts.adding_cpu += cpu_clock::thread().saturating_sub(start);
+        if let Err(err) = added {
+            self.failed = Some(err);
+        }
+        self.failed.is_some()
+    }
+
+    fn finish(self) -> Result<(Assembler<'input>, Counts)> {
+        match self.failed {
+            Some(err) => Err(err),
+            None => Ok((self.assembler, self.counts)),
+        }
+    }
 }
 
 /// Walks, lowers and adds every unit of `units` (see the module docs).
@@ -83,12 +122,30 @@ pub(crate) fn walk_and_assemble<'input>(
     ctx: &lower::Context<'_, 'input>,
     split: Option<SplitBase>,
 ) -> Result<(Assembler<'input>, Counts)> {
+    match walk_each_unit(elf, dwarf, units, inline_names, ctx, split) {
+        // LTO output refers across units, so no unit can be read alone:
+        // read them as one (sequentially; such DWARF is rare). Asking
+        // first would cost every ordinary file a scan of its abbreviations.
+        Err(err) if is_cross_unit_reference(&err) => walk_together(dwarf, units, ctx, split),
+        other => other,
+    }
+}
+
+/// Every unit on its own, in parallel.
+fn walk_each_unit<'input>(
+    elf: &ElfFile,
+    dwarf: &Dwarf<'input>,
+    units: &[UnitHeader<'input>],
+    inline_names: &'input mut [Bump],
+    ctx: &lower::Context<'_, 'input>,
+    split: Option<SplitBase>,
+) -> Result<(Assembler<'input>, Counts)> {
     let work = Mutex::new(units.iter().zip(inline_names.iter_mut()).enumerate());
     let stop = AtomicBool::new(false);
     let queue = Mutex::new(Queue { waiting: BTreeMap::new(), next: 0 });
-    let table = Mutex::new(Table { assembler: Assembler::new(split), counts: Counts::default(), failed: None });
-    let (work, stop, queue, table) = (&work, &stop, &queue, &table);
+    let table = Mutex::new(Table::new(dwarf.path(), split));
     rayon::scope(|workers| {
+        let (work, stop, queue, table) = (&work, &stop, &queue, &table);
         for _ in 0..rayon::current_num_threads() {
             workers.spawn(move |_| loop {
                 if stop.load(Ordering::Relaxed) {
@@ -109,13 +166,8 @@ pub(crate) fn walk_and_assemble<'input>(
             });
         }
     });
-    add_whose_turn_it_is(queue, table, stop, Wait::Yes);
-    let mut table = lock(table);
-    let assembler = std::mem::replace(&mut table.assembler, Assembler::new(split));
-    match table.failed.take() {
-        Some(err) => Err(err),
-        None => Ok((assembler, table.counts)),
-    }
+    add_whose_turn_it_is(&queue, &table, &stop, Wait::Yes);
+    table.into_inner().unwrap_or_else(PoisonError::into_inner).finish()
 }
 
 /// Whether to wait for the table when another worker is adding to it.
@@ -142,7 +194,6 @@ fn add_whose_turn_it_is<'input>(
             (Wait::Yes, Err(TryLockError::WouldBlock)) => lock(table),
             (Wait::No, Err(TryLockError::WouldBlock)) => return,
         };
-        let start = thread_cpu_time();
         loop {
             let turn = {
                 let mut queue = lock(queue);
@@ -154,22 +205,10 @@ fn add_whose_turn_it_is<'input>(
                 turn
             };
             let Some(lowered) = turn else { break };
-            if table.failed.is_some() {
-                continue;
-            }
-            let added = lowered.and_then(|(costs, cu)| {
-                table.counts.dies += costs.dies;
-                table.counts.walk_cpu += costs.walk_cpu;
-                table.counts.lower_cpu += costs.lower_cpu;
-                table.counts.types += cu.type_count();
-                table.assembler.add(cu).map_err(anyhow::Error::from)
-            });
-            if let Err(err) = added {
-                table.failed = Some(err);
+            if table.add(lowered) {
                 stop.store(true, Ordering::Relaxed);
             }
         }
-        table.counts.adding_cpu += thread_cpu_time().saturating_sub(start);
         drop(table);
         // A CU queued while this worker held the table would otherwise
         // wait for the next worker to finish one.
@@ -193,37 +232,52 @@ fn walk_and_lower<'input>(
     unit: &UnitHeader<'input>,
     names: &'input Bump,
     ctx: &lower::Context<'_, 'input>,
-) -> Result<(UnitCosts, ReadyCu<'input>)> {
-    let start = thread_cpu_time();
+) -> Lowered<'input> {
+    let start = cpu_clock::thread();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_unit_copying_inline_names(dwarf, unit, &arena, names)?;
     // Nothing borrows the unit's bytes any more: keeping them resident
     // would only add to the peak.
     elf.release_pages_of(dwarf.unit_bytes(unit));
-    let walked = thread_cpu_time();
-    let ready = lower::lower_cu(&cu, ctx)
-        .and_then(lower::LoweredCu::prepare)
-        .with_context(|| format!("{}: CU at .debug_info+{:#x}", dwarf.path().display(), cu.offset))?;
+    lower_walked(&cu, start, ctx, || format!("{}: CU at .debug_info+{:#x}", dwarf.path().display(), cu.offset))
+}
+
+/// All units as one, for DWARF whose units refer to each other.
+fn walk_together<'input>(
+    dwarf: &Dwarf<'input>,
+    units: &[UnitHeader<'input>],
+    ctx: &lower::Context<'_, 'input>,
+    split: Option<SplitBase>,
+) -> Result<(Assembler<'input>, Counts)> {
+    let start = cpu_clock::thread();
+    let arena = Bump::new();
+    let cu = dwarf::walk::walk_units(dwarf, units, &arena)?;
+    let what = || format!("{}: units walked together (LTO)", dwarf.path().display());
+    let mut table = Table::new(dwarf.path(), split);
+    table.add(lower_walked(&cu, start, ctx, what));
+    table.finish()
+}
+
+/// Lowers a walked CU and prepares it for the table; `walk_start` is the
+/// thread's CPU time when its walk began.
+fn lower_walked<'input>(
+    cu: &CuModel<'input, '_>,
+    walk_start: Duration,
+    ctx: &lower::Context<'_, 'input>,
+    what: impl Fn() -> String,
+) -> Lowered<'input> {
+    let walked = cpu_clock::thread();
+    let ready = lower::lower_cu(cu, ctx).and_then(lower::LoweredCu::prepare).with_context(what)?;
     let costs = UnitCosts {
         dies: cu.die_count,
-        walk_cpu: walked.saturating_sub(start),
-        lower_cpu: thread_cpu_time().saturating_sub(walked),
+        walk_cpu: walked.saturating_sub(walk_start),
+        lower_cpu: cpu_clock::thread().saturating_sub(walked),
     };
     Ok((costs, ready))
 }
 
-/// CPU time of the calling thread so far.
-fn thread_cpu_time() -> Duration {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime only writes the struct it is given.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(now.tv_sec.max(0) as u64, now.tv_nsec.clamp(0, 999_999_999) as u32)
-}
-
 /// Whether walking failed only because a DIE refers into another unit.
-pub(crate) fn is_cross_unit_reference(err: &anyhow::Error) -> bool {
+fn is_cross_unit_reference(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause
             .downcast_ref::<dwarf::Error>()
