@@ -247,11 +247,6 @@ impl<'input> Assembler<'input> {
         Ok(())
     }
 
-    /// Types in the table so far.
-    pub fn type_count(&self) -> usize {
-        self.table.btf().types.len()
-    }
-
     /// Picks FUNCs and VARs across the CUs added and adds them, with the
     /// DATASECs: the pre-dedup [`Btf`].
     pub fn finish(self, ctx: &Context<'_, 'input>) -> Btf<'input> {

@@ -120,10 +120,7 @@ pub struct PreparedCu<'a> {
 impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
-        let graph = Graph::new(&types).ok_or(Error::DanglingReference {
-            type_id: TypeId(1),
-            referenced: TypeId(types.len() as u32 + 1),
-        })?;
+        let graph = Graph::new(&types)?;
         let comps = components(&graph);
         let own = types.iter().map(own_hash).collect();
         Ok(PreparedCu { types, graph, comps, own })
@@ -208,22 +205,16 @@ impl<'a> Collapser<'a> {
             }
         }
         self.file_new_types(&cu, &fresh, &mut scratch);
-        let ids = cu.ids;
+        let ids = CuIds(cu.ids);
         let mut keep = fresh.iter().peekable();
         for (index, mut t) in types.into_iter().enumerate() {
             if keep.next_if(|&&k| k as usize == index).is_none() {
                 continue;
             }
-            let moved: Result<(), Error> = crate::refs::remap_ids(&mut t, |id| {
-                if id == TypeId::VOID {
-                    return Ok(id);
-                }
-                ids.get(id.0 as usize - 1).map(|&t| TypeId(t)).ok_or(Error::Unresolved { type_id: id })
-            });
-            moved?;
+            crate::refs::remap_ids(&mut t, |id| ids.get(id).ok_or(Error::Unresolved { type_id: id }))?;
             self.btf.types.push(t);
         }
-        Ok(CuIds(ids))
+        Ok(ids)
     }
 
     fn match_component(&self, cu: &mut CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) {
@@ -233,12 +224,8 @@ impl<'a> Collapser<'a> {
             .any(|&m| cu.graph.children(m).iter().any(|&child| cu.ids.get(child as usize) == Some(&NEW)));
         let found = if refers_to_new {
             None
-        } else if let [node] = members {
-            if cu.graph.children(*node).contains(node) {
-                self.find_cycle(cu, c, scratch)
-            } else {
-                self.find_single(cu, *node).map(|id| scratch_single(scratch, *node, id))
-            }
+        } else if let (false, &[node]) = (cu.comps.is_cycle(c, cu.graph), members) {
+            self.find_single(cu, node).map(|id| scratch.pairs.push((node, id)))
         } else {
             self.find_cycle(cu, c, scratch)
         };
@@ -368,8 +355,7 @@ impl<'a> Collapser<'a> {
         for &node in fresh {
             let Some(&c) = cu.comps.of.get(node as usize) else { continue };
             let members = cu.comps.members(c as usize);
-            let is_cycle = members.len() > 1 || cu.graph.children(node).contains(&node);
-            if !is_cycle {
+            if !cu.comps.is_cycle(c as usize, cu.graph) {
                 if let (Some(t), Some(&id)) = (cu.types.get(node as usize), cu.ids.get(node as usize)) {
                     self.singles.push(cu.key(node, t), id - first);
                 }
@@ -389,11 +375,6 @@ impl<'a> Collapser<'a> {
             self.cycles.push(fingerprint(scratch), index);
         }
     }
-}
-
-/// A matched single type's pair, for [`Collapser::match_component`].
-fn scratch_single(scratch: &mut Scratch, node: u32, id: u32) {
-    scratch.pairs.push((node, id));
 }
 
 /// One CU being matched.
@@ -488,10 +469,29 @@ fn fingerprint(scratch: &mut Scratch) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Composite, Fwd, Int, IntEncoding, Member};
+    use crate::types::{Composite, Fwd, IntEncoding, Member};
 
     fn int(name: &'static str) -> Type<'static> {
-        Type::Int(Int { name, size: 4, encoding: IntEncoding(IntEncoding::SIGNED), offset: 0, bits: 32 })
+        crate::test_types::int(name, 4, IntEncoding::SIGNED)
+    }
+
+    /// The CUs' types through the collapse, and simply concatenated (each
+    /// CU's ids moved up past the types before it): the two tables whose
+    /// dedup must agree.
+    pub(super) fn collapsed_and_concatenated<'a>(cus: &[Vec<Type<'a>>]) -> (Btf<'a>, Btf<'a>) {
+        let mut collapsed = Collapser::new(0, 0);
+        let mut whole = Btf::default();
+        for types in cus {
+            collapsed.add(PreparedCu::new(types.clone()).expect("prepare")).expect("add");
+            let shift = whole.types.len() as u32;
+            whole.types.extend(types.iter().cloned().map(|mut t| {
+                let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
+                    Ok(if id == TypeId::VOID { id } else { TypeId(id.0 + shift) })
+                });
+                t
+            }));
+        }
+        (collapsed.into_btf(), whole)
     }
 
     fn st(name: &'static str, members: &[(&'static str, u32)]) -> Type<'static> {
@@ -577,19 +577,7 @@ mod tests {
             vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])],
             list_head_cu(),
         ];
-        let mut collapsed = Collapser::new(0, 0);
-        let mut whole = Btf::default();
-        for cu in &cus {
-            add(&mut collapsed, cu.clone());
-            let shift = whole.types.len() as u32;
-            whole.types.extend(cu.iter().cloned().map(|mut t| {
-                let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
-                    Ok(if id == TypeId::VOID { id } else { TypeId(id.0 + shift) })
-                });
-                t
-            }));
-        }
-        let collapsed = collapsed.into_btf();
+        let (collapsed, whole) = collapsed_and_concatenated(&cus);
         assert!(collapsed.types.len() < whole.types.len());
         let a = crate::dedup::dedup(&collapsed, None).unwrap();
         let b = crate::dedup::dedup(&whole, None).unwrap();

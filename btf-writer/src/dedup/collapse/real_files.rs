@@ -6,10 +6,8 @@
 use bumpalo::Bump;
 use dwarf::ElfFile;
 
-use super::{Collapser, PreparedCu};
 use crate::dedup::dedup;
 use crate::lower::{lower_cu, Context, Features};
-use crate::types::{Btf, TypeId};
 
 /// Every CU's lowered types, in `.debug_info` order.
 fn lowered_cus(path: &std::path::Path) -> Vec<Vec<crate::types::Type<'static>>> {
@@ -32,19 +30,7 @@ fn lowered_cus(path: &std::path::Path) -> Vec<Vec<crate::types::Type<'static>>> 
 
 fn check(path: &std::path::Path) {
     let cus = lowered_cus(path);
-    let mut collapsed = Collapser::new(0, 0);
-    let mut whole = Btf::default();
-    for types in &cus {
-        collapsed.add(PreparedCu::new(types.clone()).expect("prepare")).expect("add");
-        let shift = whole.types.len() as u32;
-        whole.types.extend(types.iter().cloned().map(|mut t| {
-            let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
-                Ok(if id == TypeId::VOID { id } else { TypeId(id.0 + shift) })
-            });
-            t
-        }));
-    }
-    let collapsed = collapsed.into_btf();
+    let (collapsed, whole) = super::tests::collapsed_and_concatenated(&cus);
     let a = dedup(&collapsed, None).expect("dedup collapsed");
     let b = dedup(&whole, None).expect("dedup whole");
     assert!(

@@ -6,8 +6,9 @@
 //! where a component comes after every component it refers to, say which
 //! is which.
 
+use super::super::Error;
 use crate::refs::for_each_id;
-use crate::types::Type;
+use crate::types::{Type, TypeId};
 
 /// The references of a table's types (0-based indexes, `void` left out),
 /// in compressed rows.
@@ -18,25 +19,31 @@ pub(super) struct Graph {
 }
 
 impl Graph {
-    /// The graph of `types`, whose ids are `1..=types.len()`; `None` when a
-    /// type refers past the table.
-    pub(super) fn new(types: &[Type<'_>]) -> Option<Graph> {
+    /// The graph of `types`, whose ids are `1..=types.len()`; a type that
+    /// refers past the table is an error naming both ids.
+    pub(super) fn new(types: &[Type<'_>]) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
         let mut edges = Vec::with_capacity(types.len() * 2);
-        let mut dangling = false;
-        for t in types {
+        let mut dangling = None;
+        for (index, t) in types.iter().enumerate() {
             starts.push(edges.len() as u32);
             for_each_id(t, |id| {
-                if id.0 != 0 {
-                    match usize::try_from(id.0 - 1) {
-                        Ok(index) if index < types.len() => edges.push(index as u32),
-                        _ => dangling = true,
+                if id.0 == 0 {
+                    return;
+                }
+                match usize::try_from(id.0 - 1) {
+                    Ok(target) if target < types.len() => edges.push(target as u32),
+                    _ => {
+                        dangling.get_or_insert(Error::DanglingReference { type_id: TypeId(index as u32 + 1), referenced: id });
                     }
                 }
             });
         }
         starts.push(edges.len() as u32);
-        (!dangling).then_some(Graph { starts, edges })
+        match dangling {
+            Some(err) => Err(err),
+            None => Ok(Graph { starts, edges }),
+        }
     }
 
     /// Number of nodes.
@@ -70,6 +77,15 @@ impl Components {
     /// Number of components.
     pub(super) fn len(&self) -> usize {
         self.starts.len() - 1
+    }
+
+    /// Whether component `c` is a cycle: several types that reach each
+    /// other, or one that refers to itself.
+    pub(super) fn is_cycle(&self, c: usize, graph: &Graph) -> bool {
+        match self.members(c) {
+            [node] => graph.children(*node).contains(node),
+            members => members.len() > 1,
+        }
     }
 
     /// The nodes of component `c`, in ascending order.
@@ -162,7 +178,7 @@ pub(super) fn components(graph: &Graph) -> Components {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Composite, Member, TypeId};
+    use crate::types::{Composite, Member};
 
     fn node_struct(targets: &[u32]) -> Type<'static> {
         Type::Struct(Composite {
@@ -200,6 +216,9 @@ mod tests {
 
     #[test]
     fn references_past_the_table_are_refused() {
-        assert!(Graph::new(&[Type::Ptr(TypeId(2))]).is_none());
+        assert_eq!(
+            Graph::new(&[Type::Ptr(TypeId(2))]).err(),
+            Some(Error::DanglingReference { type_id: TypeId(1), referenced: TypeId(2) })
+        );
     }
 }
