@@ -20,6 +20,7 @@ use btf::dedup::PreparedBase;
 use btf::read::Parsed;
 use btf::strings::StringIndex;
 
+use crate::units::TableKind;
 use crate::{cpu_clock, units};
 use dwarf::ElfFile;
 
@@ -111,6 +112,7 @@ impl Stats {
         part("walk", self.walk.walk_cpu, "  (DIEs to CU models, on the workers)");
         part("lower", self.walk.lower_cpu, "  (CU models to BTF, on the workers)");
         part("collapse", self.walk.adding_cpu, "  (CUs added in order, one worker at a time)");
+        part("dedup", self.walk.early_dedup_cpu, "  (the passes that need no later CU, after each add)");
         line("assemble", self.assemble, format!("  ({} types before dedup)", self.types_before));
         line("dedup", self.dedup, format!("  ({} types after dedup)", self.types_after));
         line("write", self.write, String::new());
@@ -191,8 +193,11 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     let units = dwarf.units();
     stats.cus = units.len();
     inline_names.resize_with(units.len(), Bump::new);
-    let split = base.map(|b| SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() });
-    let (assembler, counts) = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, split)?;
+    let table = match base {
+        Some(b) => TableKind::Split(SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() }),
+        None => TableKind::Standalone(dedup_flavor(&config.features)),
+    };
+    let (assembler, counts) = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
     stats.walk = counts;
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
@@ -200,14 +205,15 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     stats.walk_and_lower = phase.stop();
 
     let phase = PhaseTimer::start();
-    let assembled = assembler.finish(&ctx);
+    let lower::Assembled { btf: assembled, dedup: streamed } = assembler.finish(&ctx);
     stats.types_before = assembled.types.len();
     stats.assemble = phase.stop();
 
     let phase = PhaseTimer::start();
-    let deduped = match base {
-        Some(base) => btf::dedup::dedup_on(&assembled, &base.dedup),
-        None => btf::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
+    let deduped = match (base, streamed) {
+        (Some(base), _) => btf::dedup::dedup_on(&assembled, &base.dedup),
+        (None, Some(streamed)) => streamed.finish(&assembled),
+        (None, None) => btf::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
     }
     .with_context(|| format!("{}: dedup", path.display()))?;
     stats.types_after = deduped.btf.types.len();

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
 use super::view::{
@@ -14,6 +15,16 @@ use super::view::{
 };
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
+
+/// What the graph pass did with one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Settled (or not the pass's kind).
+    Settled,
+    /// Left for a pass in libbpf's candidate order (see
+    /// [`Deduper::composite_pass`]).
+    Undecided,
+}
 
 /// Hashes names for the FWD resolution map, cheaply.
 #[derive(Default)]
@@ -50,13 +61,36 @@ const PREFETCH_DISTANCE: u32 = 16;
 impl<'a> Deduper<'_, 'a> {
     /// Runs all passes.
     pub(super) fn run(&mut self) -> Result<(), Error> {
-        let end = self.types.id_count();
-        for id in self.start..end {
+        let ids = self.start..self.types.id_count();
+        self.primitive_pass(ids.clone());
+        self.composite_pass(ids)?;
+        self.later_passes()
+    }
+
+    /// The primitive pass over `ids`.
+    pub(super) fn primitive_pass(&mut self, ids: Range<u32>) {
+        for id in ids {
             self.dedup_primitive(id);
         }
-        for id in self.start..end {
-            self.dedup_composite(id)?;
+    }
+
+    /// The graph pass over `ids`. With a [`Deduper::provisional_order`] it
+    /// may stop early, at the first id whose outcome depends on that
+    /// order, which it returns: it is left, with those after it, for when
+    /// the order is known.
+    pub(super) fn composite_pass(&mut self, ids: Range<u32>) -> Result<Option<u32>, Error> {
+        for id in ids {
+            if self.dedup_composite(id)? == Outcome::Undecided {
+                return Ok(Some(id));
+            }
         }
+        Ok(None)
+    }
+
+    /// The passes after the graph pass, which look at every type: FWD
+    /// resolution and reference types.
+    pub(super) fn later_passes(&mut self) -> Result<(), Error> {
+        let end = self.types.id_count();
         self.resolve_fwds();
         for id in self.start..end {
             let ahead = id.saturating_add(PREFETCH_DISTANCE);
@@ -124,16 +158,16 @@ impl<'a> Deduper<'_, 'a> {
     /// `btf_dedup_struct_type`: STRUCT, UNION and (libbpf 1.7) TYPEDEF
     /// find a canonical candidate whose whole type graph is
     /// equivalent.
-    fn dedup_composite(&mut self, id: u32) -> Result<(), Error> {
+    fn dedup_composite(&mut self, id: u32) -> Result<Outcome, Error> {
         // Already settled, possibly as part of an earlier verified graph.
         if is_mapped(self.map[id as usize]) {
-            return Ok(());
+            return Ok(Outcome::Settled);
         }
         let t = self.types.get(id);
         let is_typedef = match t {
             Some(Type::Struct(_) | Type::Union(_)) => false,
             Some(Type::Typedef(_)) if self.flavor == Flavor::Libbpf1_7 => true,
-            _ => return Ok(()),
+            _ => return Ok(Outcome::Settled),
         };
         let key = if is_typedef {
             keys::typedef(t)
@@ -142,18 +176,15 @@ impl<'a> Deduper<'_, 'a> {
         };
         let mut cands = std::mem::take(&mut self.cands);
         self.table.candidates(key, &mut cands);
+        if self.provisional_order && cands.len() > 1 {
+            let outcome = self.dedup_composite_unordered(id, key, is_typedef, &cands);
+            self.cands = cands;
+            return Ok(outcome);
+        }
         let mut new_id = id;
         let mut outcome = Ok(());
         for &cand_id in &cands {
-            let cand = self.types.get(cand_id);
-            // Guards against picking a FWD through a hash collision, which
-            // could map FWD -> STRUCT -> FWD.
-            let shallow = if is_typedef {
-                equal_typedef(t, cand)
-            } else {
-                shallow_equal_struct(t, cand)
-            };
-            if !shallow {
+            if !self.shallow_match(t, cand_id, is_typedef) {
                 continue;
             }
             self.clear_hypot();
@@ -175,7 +206,54 @@ impl<'a> Deduper<'_, 'a> {
         self.cands = cands;
         outcome?;
         self.settle(id, new_id, key);
-        Ok(())
+        Ok(Outcome::Settled)
+    }
+
+    /// The cheap check before graph equivalence. It guards against picking
+    /// a FWD through a hash collision, which could map FWD -> STRUCT -> FWD.
+    fn shallow_match(&self, t: Option<&Type<'a>>, cand_id: u32, is_typedef: bool) -> bool {
+        let cand = self.types.get(cand_id);
+        if is_typedef {
+            equal_typedef(t, cand)
+        } else {
+            shallow_equal_struct(t, cand)
+        }
+    }
+
+    /// [`Deduper::dedup_composite`] for several candidates in an order
+    /// that may not be libbpf's: settles `id` only if the order cannot
+    /// matter, which is when at most one candidate is equivalent and no
+    /// check touched the FWDs that a rejected candidate would still
+    /// resolve. Anything else, errors included, is left undecided for the
+    /// ordered pass to settle (or report) as libbpf would.
+    fn dedup_composite_unordered(&mut self, id: u32, key: u64, is_typedef: bool, cands: &[u32]) -> Outcome {
+        let t = self.types.get(id);
+        let mut accepted = None;
+        for &cand_id in cands {
+            if !self.shallow_match(t, cand_id, is_typedef) {
+                continue;
+            }
+            self.clear_hypot();
+            match self.is_equiv(id, cand_id) {
+                Ok(false) => continue,
+                Ok(true) if !self.hypot_adjust_canon && accepted.is_none() => accepted = Some(cand_id),
+                Ok(true) | Err(_) => return Outcome::Undecided,
+            }
+        }
+        let new_id = match accepted {
+            Some(cand_id) => {
+                // The hypothetical map of the accepted check, again.
+                self.clear_hypot();
+                if !matches!(self.is_equiv(id, cand_id), Ok(true)) {
+                    return Outcome::Undecided;
+                }
+                self.merge_hypot();
+                cand_id
+            }
+            None => id,
+        };
+        self.settle(id, new_id, key);
+        Outcome::Settled
     }
 
     /// `btf_dedup_resolve_fwds`: a FWD still unresolved after the graph

@@ -111,6 +111,23 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) cands: Vec<u32>,
     /// A prepared base's aggregates by name (see `resolve_fwds`).
     pub(super) base_names: Option<&'t NameMap<'a>>,
+    /// The candidate table's order is not libbpf's yet (a streaming
+    /// dedup's composite pass, see [`super::streaming`]): a type whose
+    /// outcome would depend on it is left undecided.
+    pub(super) provisional_order: bool,
+}
+
+/// A [`Deduper`] between two steps of a streaming dedup: all of its state
+/// but the types, which grow in between.
+#[derive(Debug, Default)]
+pub(super) struct Suspended {
+    flavor: Flavor,
+    ids: IdVectors,
+    hypot: Vec<u32>,
+    hypot_list: Vec<u32>,
+    table: CandidateTable<'static>,
+    work: Vec<(u32, u32)>,
+    cands: Vec<u32>,
 }
 
 /// The part of the dedup state that depends on the base alone, computed
@@ -169,7 +186,7 @@ fn set_up_ids(types: &Types<'_, '_>, ids: std::ops::Range<u32>, into: &mut IdVec
 }
 
 /// The per-id vectors of the state that [`set_up_ids`] fills.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct IdVectors {
     map: Vec<u32>,
     kinds: Vec<u8>,
@@ -244,7 +261,59 @@ impl<'t, 'a> Deduper<'t, 'a> {
             work: Vec::new(),
             cands: Vec::new(),
             base_names: None,
+            provisional_order: false,
         }
+    }
+
+    /// The state without the types, for [`Deduper::resume`]. Only for a
+    /// standalone table: a base's state is borrowed.
+    pub(super) fn suspend(self) -> Suspended {
+        debug_assert!(self.base_names.is_none(), "a split dedup cannot be suspended");
+        Suspended {
+            flavor: self.flavor,
+            ids: IdVectors { map: self.map, kinds: self.kinds, slot_start: self.slot_start, slots: self.slots },
+            hypot: self.hypot,
+            hypot_list: self.hypot_list,
+            table: self.table.into_frozen(),
+            work: self.work,
+            cands: self.cands,
+        }
+    }
+
+    /// Takes up a suspended dedup on `types`, which must begin with the
+    /// types it had: the ids added since are validated and set up.
+    pub(super) fn resume(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
+        let count = types.id_count();
+        if count as u64 > MAX_IDS {
+            return Err(Error::TooManyTypes { count: count as u64 });
+        }
+        let Suspended { flavor, mut ids, mut hypot, hypot_list, table, work, cands } = suspended;
+        let known = ids.map.len() as u32;
+        if count > known {
+            // `set_up_ids` ends `slot_start` with the end of the last
+            // type's slots; the new types' starts take its place.
+            ids.slot_start.pop();
+            set_up_ids(&types, known..count, &mut ids)?;
+        }
+        hypot.resize(count as usize, UNPROCESSED);
+        let IdVectors { map, kinds, slot_start, slots } = ids;
+        Ok(Deduper {
+            types,
+            flavor,
+            start: types.start_id(),
+            map,
+            kinds,
+            hypot,
+            hypot_list,
+            hypot_adjust_canon: false,
+            table,
+            slot_start,
+            slots,
+            work,
+            cands,
+            base_names: None,
+            provisional_order: false,
+        })
     }
 
     /// `btf_dedup_prep`: base types are canonical by definition and are

@@ -160,9 +160,28 @@ pub(super) struct CandidateTable<'b> {
     capacity: u64,
     capacity_bits: u32,
     parity: bool,
+    /// Every entry in the order it was added, when kept (see
+    /// [`CandidateTable::journaled`]).
+    journal: Option<Vec<(u64, u32)>>,
 }
 
 impl<'b> CandidateTable<'b> {
+    /// An empty table that also remembers the order of its entries, so
+    /// that they can be filed again into another table later
+    /// ([`CandidateTable::refile`]).
+    pub(super) fn journaled() -> Self {
+        CandidateTable { journal: Some(Vec::new()), ..CandidateTable::default() }
+    }
+
+    /// Adds the entries of `journaled` (a [`CandidateTable::journaled`]
+    /// table) in the order they were added to it: the table `self` would
+    /// have become had they been added to it in the first place.
+    pub(super) fn refile(&mut self, journaled: &CandidateTable<'_>) {
+        for &(key, id) in journaled.journal.iter().flatten() {
+            self.add(key, id);
+        }
+    }
+
     /// An empty layer on top of `base`.
     pub(super) fn on_base(base: &'b CandidateTable<'static>) -> Self {
         CandidateTable {
@@ -172,6 +191,7 @@ impl<'b> CandidateTable<'b> {
             capacity: base.capacity,
             capacity_bits: base.capacity_bits,
             parity: base.parity,
+            journal: None,
         }
     }
 
@@ -185,6 +205,7 @@ impl<'b> CandidateTable<'b> {
             capacity: self.capacity,
             capacity_bits: self.capacity_bits,
             parity: self.parity,
+            journal: self.journal,
         }
     }
 
@@ -200,6 +221,9 @@ impl<'b> CandidateTable<'b> {
             self.parity = !self.parity;
         }
         self.len += 1;
+        if let Some(journal) = &mut self.journal {
+            journal.push((key, id));
+        }
         let parity = self.parity;
         // A layer over a base chain keeps the base's orientation.
         let front_parity = self.base_chain(key).map_or(parity, |c| c.front_parity);

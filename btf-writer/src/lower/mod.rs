@@ -36,7 +36,7 @@ pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 use self::functions::FunctionTable;
 use self::types::TypeMap;
 use self::vars::{DataSymbols, VariableRules};
-use crate::dedup::{Collapser, PreparedCu};
+use crate::dedup::{Collapser, Flavor, PreparedCu, StreamingDedup};
 use crate::types::{Btf, Type, TypeId};
 
 /// `EM_X86_64`, the machine [`Context::new`] assumes.
@@ -213,6 +213,17 @@ pub struct Assembler<'input> {
     table: Collapser<'input>,
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
+    dedup: Option<StreamingDedup>,
+}
+
+/// What an [`Assembler`] built: the pre-dedup table, and the dedup that
+/// already ran on it as it grew, if one did.
+#[derive(Debug)]
+pub struct Assembled<'input> {
+    /// The pre-dedup table.
+    pub btf: Btf<'input>,
+    /// For [`StreamingDedup::finish`] on `btf`.
+    pub dedup: Option<StreamingDedup>,
 }
 
 impl<'input> Assembler<'input> {
@@ -223,7 +234,15 @@ impl<'input> Assembler<'input> {
             table: Collapser::new(base.type_count, base.str_len),
             functions: Vec::new(),
             variables: Vec::new(),
+            dedup: None,
         }
+    }
+
+    /// An empty standalone table that is deduplicated as `flavor` as far
+    /// as it can be while CUs are still being added (see
+    /// [`StreamingDedup`]).
+    pub fn deduplicating(flavor: Flavor) -> Self {
+        Assembler { dedup: Some(StreamingDedup::new(flavor)), ..Assembler::new(None) }
     }
 
     /// Adds the next CU.
@@ -247,13 +266,23 @@ impl<'input> Assembler<'input> {
         Ok(())
     }
 
+    /// For a [`Assembler::deduplicating`] table: runs the dedup passes
+    /// that can already run on the CUs added so far, which saves
+    /// [`StreamingDedup::finish`] that work. Optional, and a no-op for
+    /// other tables.
+    pub fn dedup_so_far(&mut self) {
+        if let Some(dedup) = &mut self.dedup {
+            dedup.advance(&self.table.btf().types);
+        }
+    }
+
     /// Picks FUNCs and VARs across the CUs added and adds them, with the
     /// DATASECs: the pre-dedup [`Btf`].
-    pub fn finish(self, ctx: &Context<'_, 'input>) -> Btf<'input> {
+    pub fn finish(self, ctx: &Context<'_, 'input>) -> Assembled<'input> {
         let mut btf = self.table.into_btf();
         functions::emit_functions(&mut btf, self.functions, &ctx.features);
         vars::emit_variables(&mut btf, self.variables, &ctx.features);
-        btf
+        Assembled { btf, dedup: self.dedup }
     }
 }
 
@@ -268,7 +297,7 @@ pub fn assemble<'input>(
     for cu in cus {
         assembler.add(cu.prepare()?)?;
     }
-    Ok(assembler.finish(ctx))
+    Ok(assembler.finish(ctx).btf)
 }
 
 /// Builders for hand-made CU models in unit tests.

@@ -1,12 +1,13 @@
 //! The collapse's promise on real DWARF: deduplicating the collapsed table
 //! gives exactly the types that deduplicating every CU's types, simply
-//! concatenated, gives. Multi-CU fixtures always; Debian's modules when the
-//! corpus is there (`make corpus`).
+//! concatenated, gives; and so does deduplicating the collapsed table
+//! while it grows ([`StreamingDedup`]). Multi-CU fixtures always; Debian's
+//! modules when the corpus is there (`make corpus`).
 
 use bumpalo::Bump;
 use dwarf::ElfFile;
 
-use crate::dedup::dedup;
+use crate::dedup::{dedup, dedup_as, Collapser, Flavor, PreparedCu, StreamingDedup};
 use crate::lower::{lower_cu, Context, Features};
 
 /// Every CU's lowered types, in `.debug_info` order.
@@ -43,6 +44,24 @@ fn check(path: &std::path::Path) {
         a.btf.types.len(),
         b.btf.types.len()
     );
+    for flavor in [Flavor::Libbpf1_1, Flavor::Libbpf1_7] {
+        let mut table = Collapser::new(0, 0);
+        let mut streaming = StreamingDedup::new(flavor);
+        for types in &cus {
+            table.add(PreparedCu::new(types.clone()).expect("prepare")).expect("add");
+            streaming.advance(&table.btf().types);
+        }
+        let table = table.into_btf();
+        let streamed = streaming.finish(&table).expect("streamed dedup");
+        let whole = dedup_as(&table, None, flavor).expect("dedup");
+        assert!(
+            streamed.btf.types == whole.btf.types && streamed.remap == whole.remap,
+            "{}: {flavor:?}: dedup while the table grows differs ({} vs {} types)",
+            path.display(),
+            streamed.btf.types.len(),
+            whole.btf.types.len()
+        );
+    }
 }
 
 #[test]
