@@ -187,6 +187,8 @@ impl<'a> Collapser<'a> {
             own: vec![0; types.len()],
             keys: Vec::new(),
             sorted: Vec::new(),
+            new_keys: vec![0; types.len()],
+            fingerprints: vec![0; types.len()],
         };
         for c in 0..comps.len() {
             self.match_component(&mut cu, c, &mut scratch);
@@ -224,8 +226,18 @@ impl<'a> Collapser<'a> {
             .any(|&m| cu.graph.children(m).iter().any(|&child| cu.ids.get(child as usize) == Some(&NEW)));
         let found = if refers_to_new {
             None
-        } else if let (false, &[node]) = (cu.comps.is_cycle(c, cu.graph), members) {
-            self.find_single(cu, node).map(|id| scratch.pairs.push((node, id)))
+        } else if let (false, &[node]) = (cu.comps.is_cycle(c), members) {
+            let key = cu.types.get(node as usize).map_or(0, |t| cu.key(node, t));
+            let found = self.find_single(cu, node, key);
+            match found {
+                Some(id) => scratch.pairs.push((node, id)),
+                None => {
+                    if let Some(slot) = scratch.new_keys.get_mut(node as usize) {
+                        *slot = key;
+                    }
+                }
+            }
+            found.map(|_| ())
         } else {
             self.find_cycle(cu, c, scratch)
         };
@@ -248,10 +260,10 @@ impl<'a> Collapser<'a> {
         scratch.pairs.clear();
     }
 
-    /// A table type identical to `node`, whose targets are all matched.
-    fn find_single(&self, cu: &CuMatch<'_, 'a>, node: u32) -> Option<u32> {
+    /// A table type identical to `node` (whose [`CuMatch::key`] is `key`),
+    /// whose targets are all matched.
+    fn find_single(&self, cu: &CuMatch<'_, 'a>, node: u32, key: u64) -> Option<u32> {
         let t = cu.types.get(node as usize)?;
-        let key = cu.key(node, t);
         let first = self.btf.first_id().0;
         self.singles.iter(key).map(|index| first + index).find(|&id| {
             self.btf.get(TypeId(id)).is_some_and(|candidate| {
@@ -261,7 +273,8 @@ impl<'a> Collapser<'a> {
     }
 
     /// A table cycle identical to component `c`; on success its pairs are
-    /// in `scratch.pairs`.
+    /// in `scratch.pairs`, on failure its keys in `scratch.new_keys` and
+    /// `scratch.fingerprints`.
     fn find_cycle(&self, cu: &CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) -> Option<()> {
         let members = cu.comps.members(c);
         cu.member_keys(c, scratch);
@@ -284,6 +297,14 @@ impl<'a> Collapser<'a> {
                     return Some(());
                 }
             }
+        }
+        for (&m, &key) in members.iter().zip(&scratch.keys) {
+            if let Some(slot) = scratch.new_keys.get_mut(m as usize) {
+                *slot = key;
+            }
+        }
+        if let Some(slot) = members.first().and_then(|&m| scratch.fingerprints.get_mut(m as usize)) {
+            *slot = fingerprint;
         }
         None
     }
@@ -349,15 +370,22 @@ impl<'a> Collapser<'a> {
     }
 
     /// Files the CU's new types (with their table ids in `cu.ids`) so that
-    /// later CUs find them.
+    /// later CUs find them. Keys computed while looking a type up are
+    /// reused (0 in `scratch.new_keys` stands for not computed: a type
+    /// that referred to another new one was never looked up, and its key
+    /// depends on the ids just handed out).
     fn file_new_types(&mut self, cu: &CuMatch<'_, 'a>, fresh: &[u32], scratch: &mut Scratch) {
         let first = self.btf.first_id().0;
         for &node in fresh {
             let Some(&c) = cu.comps.of.get(node as usize) else { continue };
             let members = cu.comps.members(c as usize);
-            if !cu.comps.is_cycle(c as usize, cu.graph) {
+            if !cu.comps.is_cycle(c as usize) {
                 if let (Some(t), Some(&id)) = (cu.types.get(node as usize), cu.ids.get(node as usize)) {
-                    self.singles.push(cu.key(node, t), id - first);
+                    let key = match scratch.new_keys.get(node as usize) {
+                        Some(&key) if key != 0 => key,
+                        _ => cu.key(node, t),
+                    };
+                    self.singles.push(key, id - first);
                 }
                 continue;
             }
@@ -365,14 +393,25 @@ impl<'a> Collapser<'a> {
             if members.first() != Some(&node) {
                 continue;
             }
-            cu.member_keys(c as usize, scratch);
+            let fingerprint = match scratch.fingerprints.get(node as usize) {
+                Some(&known) if known != 0 => {
+                    scratch.keys.clear();
+                    let new_keys = &scratch.new_keys;
+                    scratch.keys.extend(members.iter().map(|&m| new_keys.get(m as usize).copied().unwrap_or(0)));
+                    known
+                }
+                _ => {
+                    cu.member_keys(c as usize, scratch);
+                    fingerprint(scratch)
+                }
+            };
             let start = self.cycle_members.len() as u32;
             for (&m, &key) in members.iter().zip(&scratch.keys) {
                 self.cycle_members.push((cu.ids.get(m as usize).copied().unwrap_or(NONE), key));
             }
             let index = self.cycle_list.len() as u32;
             self.cycle_list.push(Cycle { start, len: members.len() as u32 });
-            self.cycles.push(fingerprint(scratch), index);
+            self.cycles.push(fingerprint, index);
         }
     }
 }
@@ -456,6 +495,12 @@ struct Scratch {
     keys: Vec<u64>,
     /// The same, sorted, for the fingerprint.
     sorted: Vec<u64>,
+    /// Per CU type found new: the key it was looked up by (a single's
+    /// [`CuMatch::key`], a cycle member's key from
+    /// [`CuMatch::member_keys`]), for filing it; 0 when not looked up.
+    new_keys: Vec<u64>,
+    /// Per new cycle, at its first member: its fingerprint, or 0.
+    fingerprints: Vec<u64>,
 }
 
 /// A cycle's fingerprint: its member keys (`scratch.keys`) as a multiset.

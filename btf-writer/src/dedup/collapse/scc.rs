@@ -71,6 +71,10 @@ pub(super) struct Components {
     pub(super) starts: Vec<u32>,
     /// Each node's component index.
     pub(super) of: Vec<u32>,
+    /// Whether each component is a cycle (see [`Components::is_cycle`]),
+    /// settled once here: the collapse asks for every component, twice
+    /// for the new ones.
+    cyclic: Vec<bool>,
 }
 
 impl Components {
@@ -81,11 +85,8 @@ impl Components {
 
     /// Whether component `c` is a cycle: several types that reach each
     /// other, or one that refers to itself.
-    pub(super) fn is_cycle(&self, c: usize, graph: &Graph) -> bool {
-        match self.members(c) {
-            [node] => graph.children(*node).contains(node),
-            members => members.len() > 1,
-        }
+    pub(super) fn is_cycle(&self, c: usize) -> bool {
+        self.cyclic.get(c).copied().unwrap_or(false)
     }
 
     /// The nodes of component `c`, in ascending order.
@@ -114,7 +115,12 @@ pub(super) fn components(graph: &Graph) -> Components {
     // (node, next child position)
     let mut calls: Vec<(u32, u32)> = Vec::new();
     let mut next_rank = 1u32;
-    let mut out = Components { nodes: Vec::with_capacity(n), starts: Vec::with_capacity(n + 1), of: vec![0; n] };
+    let mut out = Components {
+        nodes: Vec::with_capacity(n),
+        starts: Vec::with_capacity(n + 1),
+        of: vec![0; n],
+        cyclic: Vec::with_capacity(n),
+    };
     out.starts.push(0);
 
     for start in 0..n as u32 {
@@ -157,9 +163,11 @@ pub(super) fn components(graph: &Graph) -> Components {
                     rank[w as usize] = FINISHED;
                     out.of[w as usize] = component;
                 }
-                if out.nodes.len() - first > 1 {
+                let size = out.nodes.len() - first;
+                if size > 1 {
                     out.nodes[first..].sort_unstable();
                 }
+                out.cyclic.push(size > 1 || graph.children(node).contains(&node));
                 out.starts.push(out.nodes.len() as u32);
             } else {
                 open.push(node);
@@ -212,6 +220,9 @@ mod tests {
         assert!(position(1) < position(0), "1 after the cycle it points into");
         assert_eq!(sets.iter().map(Vec::len).sum::<usize>(), 6);
         assert_eq!(comps.of[5], position(5) as u32);
+        assert!(comps.is_cycle(position(1)), "2 <-> 3");
+        assert!(comps.is_cycle(position(5)), "6 refers to itself");
+        assert!(!comps.is_cycle(position(0)) && !comps.is_cycle(position(4)), "no way back to 1 or 5");
     }
 
     #[test]
