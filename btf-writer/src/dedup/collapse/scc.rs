@@ -10,8 +10,8 @@ use super::super::Error;
 use crate::refs::for_each_id;
 use crate::types::{Type, TypeId};
 
-/// The references of a table's types (0-based indexes, `void` left out),
-/// in compressed rows.
+/// The references of a table's types (0-based indexes, `void` left out,
+/// a reference repeating the one before it too), in compressed rows.
 #[derive(Debug)]
 pub(super) struct Graph {
     starts: Vec<u32>,
@@ -23,15 +23,19 @@ impl Graph {
     /// refers past the table is an error naming both ids.
     pub(super) fn new(types: &[Type<'_>]) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
-        let mut edges = Vec::with_capacity(types.len() * 2);
+        let mut edges: Vec<u32> = Vec::with_capacity(types.len() * 3);
         let mut dangling = None;
         for (index, t) in types.iter().enumerate() {
-            starts.push(edges.len() as u32);
+            let start = edges.len();
+            starts.push(start as u32);
             for_each_id(t, |id| {
                 if id.0 == 0 {
                     return;
                 }
                 match usize::try_from(id.0 - 1) {
+                    // A reference repeating the one before (members of the
+                    // same type in a row) adds nothing to what reaches what.
+                    Ok(target) if edges.len() > start && edges.last() == Some(&(target as u32)) => {}
                     Ok(target) if target < types.len() => edges.push(target as u32),
                     _ => {
                         dangling.get_or_insert(Error::DanglingReference { type_id: TypeId(index as u32 + 1), referenced: id });
@@ -49,6 +53,15 @@ impl Graph {
     /// Number of nodes.
     pub(super) fn len(&self) -> usize {
         self.starts.len() - 1
+    }
+
+    /// Where the edges of `node` are in `edges` (empty past the graph).
+    fn edge_range(&self, node: u32) -> (u32, u32) {
+        let node = node as usize;
+        match (self.starts.get(node), self.starts.get(node + 1)) {
+            (Some(&start), Some(&end)) => (start, end),
+            _ => (0, 0),
+        }
     }
 
     /// The nodes `node` refers to.
@@ -104,7 +117,9 @@ impl Components {
 /// reachable from it, which is the dependency order wanted.
 ///
 /// A node's number is 0 before it is visited, its visit rank while its
-/// component is open, and `FINISHED` after.
+/// component is open, and `FINISHED` after. A node without references
+/// (INT, ENUM, FWD, ...) is finished as soon as it is reached, without a
+/// rank or a frame: it is where most walks end.
 pub(super) fn components(graph: &Graph) -> Components {
     const FINISHED: u32 = u32::MAX;
     let n = graph.len();
@@ -112,8 +127,8 @@ pub(super) fn components(graph: &Graph) -> Components {
     // Whether a node is still the root of its component candidate.
     let mut root = vec![false; n];
     let mut open: Vec<u32> = Vec::new();
-    // (node, next child position)
-    let mut calls: Vec<(u32, u32)> = Vec::new();
+    // (node, its next edge, the end of its edges)
+    let mut calls: Vec<(u32, u32, u32)> = Vec::new();
     let mut next_rank = 1u32;
     let mut out = Components {
         nodes: Vec::with_capacity(n),
@@ -127,21 +142,38 @@ pub(super) fn components(graph: &Graph) -> Components {
         if rank[start as usize] != 0 {
             continue;
         }
+        let (first_edge, end) = graph.edge_range(start);
+        if first_edge == end {
+            rank[start as usize] = FINISHED;
+            out.finish_leaf(start);
+            continue;
+        }
         rank[start as usize] = next_rank;
         root[start as usize] = true;
         next_rank += 1;
-        calls.push((start, 0));
+        calls.push((start, first_edge, end));
         while let Some(top) = calls.last_mut() {
             let node = top.0;
-            if let Some(&child) = graph.children(node).get(top.1 as usize) {
+            if top.1 < top.2 {
+                let Some(&child) = graph.edges.get(top.1 as usize) else {
+                    top.1 = top.2;
+                    continue;
+                };
                 top.1 += 1;
-                if rank[child as usize] == 0 {
+                let child_rank = rank[child as usize];
+                if child_rank == 0 {
+                    let (first_edge, end) = graph.edge_range(child);
+                    if first_edge == end {
+                        rank[child as usize] = FINISHED;
+                        out.finish_leaf(child);
+                        continue;
+                    }
                     rank[child as usize] = next_rank;
                     root[child as usize] = true;
                     next_rank += 1;
-                    calls.push((child, 0));
-                } else if rank[child as usize] < rank[node as usize] {
-                    rank[node as usize] = rank[child as usize];
+                    calls.push((child, first_edge, end));
+                } else if child_rank < rank[node as usize] {
+                    rank[node as usize] = child_rank;
                     root[node as usize] = false;
                 }
                 continue;
@@ -172,7 +204,7 @@ pub(super) fn components(graph: &Graph) -> Components {
             } else {
                 open.push(node);
             }
-            if let Some(&(parent, _)) = calls.last() {
+            if let Some(&(parent, _, _)) = calls.last() {
                 if rank[v] < rank[parent as usize] {
                     rank[parent as usize] = rank[v];
                     root[parent as usize] = false;
@@ -181,6 +213,19 @@ pub(super) fn components(graph: &Graph) -> Components {
         }
     }
     out
+}
+
+impl Components {
+    /// Closes a component of one node that refers to nothing.
+    fn finish_leaf(&mut self, node: u32) {
+        let component = self.len() as u32;
+        self.nodes.push(node);
+        if let Some(slot) = self.of.get_mut(node as usize) {
+            *slot = component;
+        }
+        self.cyclic.push(false);
+        self.starts.push(self.nodes.len() as u32);
+    }
 }
 
 #[cfg(test)]
