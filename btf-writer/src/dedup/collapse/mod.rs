@@ -184,7 +184,6 @@ impl<'a> Collapser<'a> {
             tentative: vec![NONE; types.len()],
             touched: Vec::new(),
             stack: Vec::new(),
-            own: vec![0; types.len()],
             keys: Vec::new(),
             sorted: Vec::new(),
             new_keys: vec![0; types.len()],
@@ -445,31 +444,20 @@ impl CuMatch<'_, '_> {
 
     /// Keys of component `c`'s members (into `scratch.keys`) that do not
     /// depend on the CU's own numbering: references out of the component
-    /// count by table id, references inside by the target's own fields.
+    /// count by table id, references inside by the target's own hash.
+    /// One pass: a second one, mixing in the targets' keys instead of
+    /// their own hashes, told hardly any more members apart.
     fn member_keys(&self, c: usize, scratch: &mut Scratch) {
         let component = c as u32;
-        let inside = |id: TypeId| {
-            let index = id.0.wrapping_sub(1) as usize;
-            id != TypeId::VOID && self.comps.of.get(index) == Some(&component)
-        };
         let members = self.comps.members(c);
-        for &node in members {
-            let own = self.own.get(node as usize).copied().unwrap_or(0);
-            let key = self.types.get(node as usize).map_or(0, |t| {
-                shape_key(own, t, |r| if inside(r) { INSIDE } else { u64::from(self.id_of(r)) })
-            });
-            if let Some(slot) = scratch.own.get_mut(node as usize) {
-                *slot = key;
-            }
-        }
-        let own = &scratch.own;
         scratch.keys.clear();
         scratch.keys.extend(members.iter().map(|&node| {
-            let own_hash = self.own.get(node as usize).copied().unwrap_or(0);
+            let own = self.own.get(node as usize).copied().unwrap_or(0);
             self.types.get(node as usize).map_or(0, |t| {
-                shape_key(own_hash, t, |r| {
-                    if inside(r) {
-                        INSIDE ^ own.get(r.0 as usize - 1).copied().unwrap_or(0)
+                shape_key(own, t, |r| {
+                    let index = r.0.wrapping_sub(1) as usize;
+                    if r != TypeId::VOID && self.comps.of.get(index) == Some(&component) {
+                        INSIDE ^ self.own.get(index).copied().unwrap_or(0)
                     } else {
                         u64::from(self.id_of(r))
                     }
@@ -488,9 +476,6 @@ struct Scratch {
     touched: Vec<u32>,
     /// Pairs still to compare during a walk.
     stack: Vec<(u32, u32)>,
-    /// Per CU type: its own key within its component (see
-    /// [`CuMatch::member_keys`]), valid for the component at hand.
-    own: Vec<u64>,
     /// Member keys of the component at hand, in member order.
     keys: Vec<u64>,
     /// The same, sorted, for the fingerprint.
