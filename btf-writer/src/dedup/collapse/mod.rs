@@ -220,26 +220,14 @@ impl<'a> Collapser<'a> {
 
     fn match_component(&self, cu: &mut CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) {
         let members = cu.comps.members(c);
+        if let (false, &[node]) = (cu.comps.is_cycle(c), members) {
+            self.match_single(cu, node, scratch);
+            return;
+        }
         let refers_to_new = members
             .iter()
             .any(|&m| cu.graph.children(m).iter().any(|&child| cu.ids.get(child as usize) == Some(&NEW)));
-        let found = if refers_to_new {
-            None
-        } else if let (false, &[node]) = (cu.comps.is_cycle(c), members) {
-            let key = cu.types.get(node as usize).map_or(0, |t| cu.key(node, t));
-            let found = self.find_single(cu, node, key);
-            match found {
-                Some(id) => scratch.pairs.push((node, id)),
-                None => {
-                    if let Some(slot) = scratch.new_keys.get_mut(node as usize) {
-                        *slot = key;
-                    }
-                }
-            }
-            found.map(|_| ())
-        } else {
-            self.find_cycle(cu, c, scratch)
-        };
+        let found = if refers_to_new { None } else { self.find_cycle(cu, c, scratch) };
         match found {
             Some(()) => {
                 for &(node, id) in &scratch.pairs {
@@ -257,6 +245,34 @@ impl<'a> Collapser<'a> {
             }
         }
         scratch.pairs.clear();
+    }
+
+    /// Matches a type outside any cycle, whose targets are all matched or
+    /// new: new too when one of them is, else new when the table has no
+    /// copy. Whether a target is new is seen while computing the key,
+    /// which reads every target's table id anyway.
+    fn match_single(&self, cu: &mut CuMatch<'_, 'a>, node: u32, scratch: &mut Scratch) {
+        let Some(t) = cu.types.get(node as usize) else { return };
+        let mut refers_to_new = false;
+        let own = cu.own.get(node as usize).copied().unwrap_or(0);
+        let key = shape_key(own, t, |id| {
+            let table_id = cu.id_of(id);
+            refers_to_new |= table_id == NEW;
+            u64::from(table_id)
+        });
+        let found = if refers_to_new { None } else { self.find_single(cu, node, key) };
+        let id = match found {
+            Some(id) => id,
+            None => {
+                if let (false, Some(slot)) = (refers_to_new, scratch.new_keys.get_mut(node as usize)) {
+                    *slot = key;
+                }
+                NEW
+            }
+        };
+        if let Some(slot) = cu.ids.get_mut(node as usize) {
+            *slot = id;
+        }
     }
 
     /// A table type identical to `node` (whose [`CuMatch::key`] is `key`),
