@@ -106,13 +106,12 @@ pub struct Collapser<'a> {
 }
 
 /// One CU's types with what matching them needs that does not depend on
-/// the table: their reference graph, its cycles and the types' own
-/// hashes. Preparing is the costly part and needs no table, so CUs are
-/// prepared in parallel and then added one at a time.
+/// the table: the components of their reference graph (its cycles, in
+/// dependency order) and the types' own hashes. Preparing needs no table,
+/// so CUs are prepared in parallel and then added one at a time.
 #[derive(Debug)]
 pub struct PreparedCu<'a> {
     types: Vec<Type<'a>>,
-    graph: Graph,
     comps: Components,
     own: Vec<u64>,
 }
@@ -120,10 +119,9 @@ pub struct PreparedCu<'a> {
 impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
-        let graph = Graph::new(&types)?;
-        let comps = components(&graph);
+        let comps = components(&Graph::new(&types)?);
         let own = types.iter().map(own_hash).collect();
-        Ok(PreparedCu { types, graph, comps, own })
+        Ok(PreparedCu { types, comps, own })
     }
 
     /// Number of types.
@@ -177,15 +175,14 @@ impl<'a> Collapser<'a> {
     /// Adds one CU's types, keeping only those without an identical copy
     /// in the table.
     pub fn add(&mut self, prepared: PreparedCu<'a>) -> Result<CuIds, Error> {
-        let PreparedCu { types, graph, comps, own } = prepared;
-        let mut cu = CuMatch { types: &types, graph: &graph, comps: &comps, own: &own, ids: vec![NONE; types.len()] };
+        let PreparedCu { types, comps, own } = prepared;
+        let mut cu = CuMatch { types: &types, comps: &comps, own: &own, ids: vec![NONE; types.len()] };
         let mut scratch = Scratch {
             pairs: Vec::new(),
             tentative: vec![NONE; types.len()],
             touched: Vec::new(),
             stack: Vec::new(),
             keys: Vec::new(),
-            sorted: Vec::new(),
             new_keys: vec![0; types.len()],
             fingerprints: vec![0; types.len()],
         };
@@ -224,9 +221,7 @@ impl<'a> Collapser<'a> {
             self.match_single(cu, node, scratch);
             return;
         }
-        let refers_to_new = members
-            .iter()
-            .any(|&m| cu.graph.children(m).iter().any(|&child| cu.ids.get(child as usize) == Some(&NEW)));
+        let refers_to_new = cu.member_keys(c, scratch);
         let found = if refers_to_new { None } else { self.find_cycle(cu, c, scratch) };
         match found {
             Some(()) => {
@@ -287,13 +282,12 @@ impl<'a> Collapser<'a> {
         })
     }
 
-    /// A table cycle identical to component `c`; on success its pairs are
-    /// in `scratch.pairs`, on failure its keys in `scratch.new_keys` and
-    /// `scratch.fingerprints`.
+    /// A table cycle identical to component `c`, whose member keys are in
+    /// `scratch.keys`; on success its pairs are in `scratch.pairs`, on
+    /// failure its keys in `scratch.new_keys` and `scratch.fingerprints`.
     fn find_cycle(&self, cu: &CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) -> Option<()> {
         let members = cu.comps.members(c);
-        cu.member_keys(c, scratch);
-        let fingerprint = fingerprint(scratch);
+        let fingerprint = fingerprint(&scratch.keys);
         // The walk starts from the member with the smallest key, ties to
         // the first: any fixed choice finds the same start in a copy.
         let (start, start_key) = members
@@ -417,7 +411,7 @@ impl<'a> Collapser<'a> {
                 }
                 _ => {
                     cu.member_keys(c as usize, scratch);
-                    fingerprint(scratch)
+                    fingerprint(&scratch.keys)
                 }
             };
             let start = self.cycle_members.len() as u32;
@@ -434,7 +428,6 @@ impl<'a> Collapser<'a> {
 /// One CU being matched.
 struct CuMatch<'c, 'a> {
     types: &'c [Type<'a>],
-    graph: &'c Graph,
     comps: &'c Components,
     /// Each type's [`own_hash`].
     own: &'c [u64],
@@ -462,10 +455,13 @@ impl CuMatch<'_, '_> {
     /// depend on the CU's own numbering: references out of the component
     /// count by table id, references inside by the target's own hash.
     /// One pass: a second one, mixing in the targets' keys instead of
-    /// their own hashes, told hardly any more members apart.
-    fn member_keys(&self, c: usize, scratch: &mut Scratch) {
+    /// their own hashes, told hardly any more members apart. Returns
+    /// whether a reference out of the component is to a new type (whose
+    /// id is not handed out yet: the keys are then good for nothing).
+    fn member_keys(&self, c: usize, scratch: &mut Scratch) -> bool {
         let component = c as u32;
         let members = self.comps.members(c);
+        let mut refers_to_new = false;
         scratch.keys.clear();
         scratch.keys.extend(members.iter().map(|&node| {
             let own = self.own.get(node as usize).copied().unwrap_or(0);
@@ -475,11 +471,14 @@ impl CuMatch<'_, '_> {
                     if r != TypeId::VOID && self.comps.of.get(index) == Some(&component) {
                         INSIDE ^ self.own.get(index).copied().unwrap_or(0)
                     } else {
-                        u64::from(self.id_of(r))
+                        let id = self.id_of(r);
+                        refers_to_new |= id == NEW;
+                        u64::from(id)
                     }
                 })
             })
         }));
+        refers_to_new
     }
 }
 
@@ -494,8 +493,6 @@ struct Scratch {
     stack: Vec<(u32, u32)>,
     /// Member keys of the component at hand, in member order.
     keys: Vec<u64>,
-    /// The same, sorted, for the fingerprint.
-    sorted: Vec<u64>,
     /// Per CU type found new: the key it was looked up by (a single's
     /// [`CuMatch::key`], a cycle member's key from
     /// [`CuMatch::member_keys`]), for filing it; 0 when not looked up.
@@ -504,12 +501,12 @@ struct Scratch {
     fingerprints: Vec<u64>,
 }
 
-/// A cycle's fingerprint: its member keys (`scratch.keys`) as a multiset.
-fn fingerprint(scratch: &mut Scratch) -> u64 {
-    scratch.sorted.clear();
-    scratch.sorted.extend_from_slice(&scratch.keys);
-    scratch.sorted.sort_unstable();
-    scratch.sorted.iter().fold(Key::new(scratch.sorted.len() as u64), |k, &key| k.word(key)).finish()
+/// A cycle's fingerprint: its member keys as a multiset. A sum of the
+/// keys, each mixed first, does not depend on their order, so they need
+/// no sorting.
+fn fingerprint(keys: &[u64]) -> u64 {
+    let sum = keys.iter().fold(0u64, |sum, &key| sum.wrapping_add(Key::new(1).word(key).finish()));
+    Key::new(keys.len() as u64).word(sum).finish()
 }
 
 #[cfg(test)]
