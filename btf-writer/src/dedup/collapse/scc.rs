@@ -154,10 +154,15 @@ pub(super) fn components(graph: &Graph) -> Components {
         calls.push((start, first_edge, end));
         while let Some(top) = calls.last_mut() {
             let node = top.0;
-            if top.1 < top.2 {
+            // The node's low-link stays in a register while its edges are
+            // scanned, up to the first child not visited yet.
+            let mut low = rank[node as usize];
+            let mut is_root = root[node as usize];
+            let mut unvisited = None;
+            while top.1 < top.2 {
                 let Some(&child) = graph.edges.get(top.1 as usize) else {
                     top.1 = top.2;
-                    continue;
+                    break;
                 };
                 top.1 += 1;
                 let child_rank = rank[child as usize];
@@ -168,14 +173,21 @@ pub(super) fn components(graph: &Graph) -> Components {
                         out.finish_leaf(child);
                         continue;
                     }
-                    rank[child as usize] = next_rank;
-                    root[child as usize] = true;
-                    next_rank += 1;
-                    calls.push((child, first_edge, end));
-                } else if child_rank < rank[node as usize] {
-                    rank[node as usize] = child_rank;
-                    root[node as usize] = false;
+                    unvisited = Some((child, first_edge, end));
+                    break;
                 }
+                if child_rank < low {
+                    low = child_rank;
+                    is_root = false;
+                }
+            }
+            rank[node as usize] = low;
+            root[node as usize] = is_root;
+            if let Some((child, first_edge, end)) = unvisited {
+                rank[child as usize] = next_rank;
+                root[child as usize] = true;
+                next_rank += 1;
+                calls.push((child, first_edge, end));
                 continue;
             }
             calls.pop();
