@@ -75,15 +75,10 @@ impl Chains {
     }
 
     fn iter(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
-        let (mut at, tail) = self.heads.get(&key).copied().unwrap_or((NONE, NONE));
+        let mut at = self.heads.get(&key).map_or(NONE, |&(head, _)| head);
         std::iter::from_fn(move || {
             let entry = (at != NONE).then_some(at)?;
-            // Most chains hold one entry: stopping at the tail spares a
-            // read of `next` far from anything else just read.
-            at = match entry == tail {
-                true => NONE,
-                false => self.next.get(entry as usize).copied().unwrap_or(NONE),
-            };
+            at = self.next.get(entry as usize).copied().unwrap_or(NONE);
             Some(entry)
         })
     }
