@@ -111,17 +111,21 @@ impl Components {
     }
 }
 
+/// The number of a node whose component is closed (see [`components`]).
+const FINISHED: u32 = u32::MAX;
+
 /// Tarjan's algorithm in Pearce's form (one number per node instead of an
 /// index, a low-link and an on-stack flag), iteratively: reference chains
 /// can be deep. It finishes a component only after every component
 /// reachable from it, which is the dependency order wanted.
 ///
 /// A node's number is 0 before it is visited, its visit rank while its
-/// component is open, and `FINISHED` after. A node without references
-/// (INT, ENUM, FWD, ...) is finished as soon as it is reached, without a
-/// rank or a frame: it is where most walks end.
+/// component is open, and `FINISHED` after. A node whose references are
+/// all finished (none: INT, ENUM, FWD, ...; or all to types met earlier,
+/// as most of them are) is finished as soon as it is reached, without a
+/// rank or a frame: Tarjan's algorithm would make it a component of its
+/// own at that very point.
 pub(super) fn components(graph: &Graph) -> Components {
-    const FINISHED: u32 = u32::MAX;
     let n = graph.len();
     let mut rank = vec![0u32; n];
     // Whether a node is still the root of its component candidate.
@@ -143,9 +147,9 @@ pub(super) fn components(graph: &Graph) -> Components {
             continue;
         }
         let (first_edge, end) = graph.edge_range(start);
-        if first_edge == end {
+        if all_finished(graph, &rank, first_edge, end) {
             rank[start as usize] = FINISHED;
-            out.finish_leaf(start);
+            out.finish_alone(start);
             continue;
         }
         rank[start as usize] = next_rank;
@@ -168,9 +172,9 @@ pub(super) fn components(graph: &Graph) -> Components {
                 let child_rank = rank[child as usize];
                 if child_rank == 0 {
                     let (first_edge, end) = graph.edge_range(child);
-                    if first_edge == end {
+                    if all_finished(graph, &rank, first_edge, end) {
                         rank[child as usize] = FINISHED;
-                        out.finish_leaf(child);
+                        out.finish_alone(child);
                         continue;
                     }
                     unvisited = Some((child, first_edge, end));
@@ -227,9 +231,16 @@ pub(super) fn components(graph: &Graph) -> Components {
     out
 }
 
+/// Whether the targets of the edges `first..end` are all finished (a node
+/// referring to itself is not: it is still being visited).
+fn all_finished(graph: &Graph, rank: &[u32], first: u32, end: u32) -> bool {
+    let targets = graph.edges.get(first as usize..end as usize).unwrap_or(&[]);
+    targets.iter().all(|&target| rank.get(target as usize) == Some(&FINISHED))
+}
+
 impl Components {
-    /// Closes a component of one node that refers to nothing.
-    fn finish_leaf(&mut self, node: u32) {
+    /// Closes a component of one node whose references are all finished.
+    fn finish_alone(&mut self, node: u32) {
         let component = self.len() as u32;
         self.nodes.push(node);
         if let Some(slot) = self.of.get_mut(node as usize) {
