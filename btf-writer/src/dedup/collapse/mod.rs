@@ -119,8 +119,8 @@ pub struct PreparedCu<'a> {
 impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
-        let comps = components(&Graph::new(&types)?);
-        let own = types.iter().map(own_hash).collect();
+        let mut own = Vec::with_capacity(types.len());
+        let comps = components(&Graph::new(&types, |t| own.push(own_hash(t)))?);
         Ok(PreparedCu { types, comps, own })
     }
 

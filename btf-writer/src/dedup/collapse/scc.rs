@@ -20,8 +20,10 @@ pub(super) struct Graph {
 
 impl Graph {
     /// The graph of `types`, whose ids are `1..=types.len()`; a type that
-    /// refers past the table is an error naming both ids.
-    pub(super) fn new(types: &[Type<'_>]) -> Result<Graph, Error> {
+    /// refers past the table is an error naming both ids. `visit` sees
+    /// each type right after its references were read, for a caller with
+    /// a pass of its own over the types: the type is still in cache.
+    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>)) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
         let mut edges: Vec<u32> = Vec::with_capacity(types.len() * 3);
         let mut dangling = None;
@@ -42,6 +44,7 @@ impl Graph {
                     }
                 }
             });
+            visit(t);
         }
         starts.push(edges.len() as u32);
         match dangling {
@@ -279,7 +282,7 @@ mod tests {
             node_struct(&[0]),
             Type::Ptr(TypeId(6)),
         ];
-        let graph = Graph::new(&types).unwrap();
+        let graph = Graph::new(&types, |_| {}).unwrap();
         let comps = components(&graph);
         let sets: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
         let position = |node: u32| sets.iter().position(|s| s.contains(&node)).unwrap();
@@ -296,7 +299,7 @@ mod tests {
     #[test]
     fn references_past_the_table_are_refused() {
         assert_eq!(
-            Graph::new(&[Type::Ptr(TypeId(2))]).err(),
+            Graph::new(&[Type::Ptr(TypeId(2))], |_| {}).err(),
             Some(Error::DanglingReference { type_id: TypeId(1), referenced: TypeId(2) })
         );
     }
