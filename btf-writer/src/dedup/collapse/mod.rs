@@ -29,16 +29,11 @@ mod real_files;
 mod scc;
 mod shape;
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
 use self::scc::{components, Components, Graph};
 use self::shape::{own_hash, same_shape, shape_key};
-use super::table::{Key, PassThrough};
+use super::table::Key;
 use super::Error;
 use crate::types::{Btf, Type, TypeId};
-
-type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
 /// No entry (end of a chain, a node not matched yet).
 const NONE: u32 = u32::MAX;
@@ -48,37 +43,91 @@ const NEW: u32 = u32::MAX - 1;
 /// (mixed with the target's own key): ids there mean nothing across CUs.
 const INSIDE: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// Chains of entries under one key, oldest first.
+/// Chains of entries under one key, oldest first: the chains' ends in an
+/// open-addressing table, whose one slot per key is all a lookup reads
+/// before the first entry (a general hash map reads its control bytes and
+/// then the bucket: two cache misses on a table this size, which most
+/// lookups of a CU's types are), and the links between entries in `next`.
 #[derive(Debug, Default)]
 struct Chains {
-    heads: KeyMap<(u32, u32)>,
+    /// A power of two many slots (or none yet), at most three quarters
+    /// used; a free slot's `head` is `NONE`.
+    slots: Vec<ChainEnds>,
+    used: usize,
     next: Vec<u32>,
 }
 
+/// Where the chain of `key` starts and ends.
+#[derive(Clone, Copy, Debug)]
+struct ChainEnds {
+    key: u64,
+    head: u32,
+    tail: u32,
+}
+
+const FREE: ChainEnds = ChainEnds { key: 0, head: NONE, tail: NONE };
+
 impl Chains {
+    /// The slot holding `key`, or the free slot where it would go.
+    fn slot_of(&self, key: u64) -> usize {
+        let mask = self.slots.len().wrapping_sub(1);
+        // Keys end in a multiplication: their high bits are the mixed ones.
+        let mut at = (key >> 32) as usize & mask;
+        // Never all used, so the probe ends.
+        while let Some(ends) = self.slots.get(at) {
+            if ends.head == NONE || ends.key == key {
+                break;
+            }
+            at = (at + 1) & mask;
+        }
+        at
+    }
+
     fn push(&mut self, key: u64, entry: u32) {
         let slot = entry as usize;
         if self.next.len() <= slot {
             self.next.resize(slot + 1, NONE);
         }
-        match self.heads.get_mut(&key) {
-            Some((_, tail)) => {
-                if let Some(link) = self.next.get_mut(*tail as usize) {
-                    *link = entry;
-                }
-                *tail = entry;
+        if (self.used + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let at = self.slot_of(key);
+        let Some(ends) = self.slots.get_mut(at) else { return };
+        if ends.head == NONE {
+            *ends = ChainEnds { key, head: entry, tail: entry };
+            self.used += 1;
+        } else {
+            if let Some(link) = self.next.get_mut(ends.tail as usize) {
+                *link = entry;
             }
-            None => {
-                self.heads.insert(key, (entry, entry));
+            ends.tail = entry;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1 << 10);
+        let old = std::mem::replace(&mut self.slots, vec![FREE; size]);
+        for ends in old.into_iter().filter(|ends| ends.head != NONE) {
+            let at = self.slot_of(ends.key);
+            if let Some(slot) = self.slots.get_mut(at) {
+                *slot = ends;
             }
         }
     }
 
     fn iter(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
-        let mut at = self.heads.get(&key).map_or(NONE, |&(head, _)| head);
+        let (mut at, tail) = match self.slots.get(self.slot_of(key)) {
+            Some(ends) if ends.head != NONE => (ends.head, ends.tail),
+            _ => (NONE, NONE),
+        };
         std::iter::from_fn(move || {
             let entry = (at != NONE).then_some(at)?;
-            at = self.next.get(entry as usize).copied().unwrap_or(NONE);
+            // Most chains hold one entry: stopping at the tail spares a
+            // read of `next`, far from anything else just read.
+            at = match entry == tail {
+                true => NONE,
+                false => self.next.get(entry as usize).copied().unwrap_or(NONE),
+            };
             Some(entry)
         })
     }
