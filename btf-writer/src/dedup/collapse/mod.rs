@@ -563,6 +563,25 @@ mod tests {
     use super::*;
     use crate::types::{Composite, Fwd, IntEncoding, Member};
 
+    #[test]
+    fn chains_keep_each_keys_entries_in_order_across_growth() {
+        let mut chains = Chains::default();
+        // Keys sharing their high bits probe into each other's slots; a
+        // few thousand make the table grow several times.
+        let key = |k: u64| (k % 7) << 32 | k;
+        let mut expected: Vec<Vec<u32>> = vec![Vec::new(); 3000];
+        for entry in 0..9000u32 {
+            let k = u64::from(entry) * 7919 % 3000;
+            chains.push(key(k), entry);
+            expected[k as usize].push(entry);
+        }
+        for (k, entries) in expected.iter().enumerate() {
+            assert_eq!(chains.iter(key(k as u64)).collect::<Vec<_>>(), *entries, "key {k}");
+        }
+        assert_eq!(chains.iter(key(3000)).count(), 0);
+        assert_eq!(Chains::default().iter(1).count(), 0);
+    }
+
     fn int(name: &'static str) -> Type<'static> {
         crate::test_types::int(name, 4, IntEncoding::SIGNED)
     }
