@@ -69,7 +69,9 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         self.ids.iter().filter(|id| **id != TypeId::VOID).count() as u32
     }
 
-    /// The BTF id a reference lowers to.
+    /// The BTF id a reference lowers to. The error is only built on the
+    /// way out: it is called for every member and parameter.
+    #[inline]
     pub(crate) fn id(&self, ty: TypeRef) -> Result<TypeId, Error> {
         match ty {
             TypeRef::Void => Ok(TypeId::VOID),
@@ -77,7 +79,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
                 .ids
                 .get(node.0 as usize)
                 .copied()
-                .ok_or(self.dangling(node)),
+                .ok_or_else(|| self.dangling(node)),
         }
     }
 
@@ -85,7 +87,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         self.cu
             .nodes
             .get(node.0 as usize)
-            .ok_or(self.dangling(node))
+            .ok_or_else(|| self.dangling(node))
     }
 
     fn dangling(&self, node: NodeId) -> Error {
@@ -299,6 +301,11 @@ pub(crate) fn lower_types<'input>(
                 Node::Typedef { decl_tags, .. } => (decl_tags, &[]),
                 _ => continue,
             };
+            // GCC emits no tags at all: most of the time there is nothing
+            // to look up.
+            if own_tags.is_empty() && members.iter().all(|member| member.decl_tags.is_empty()) {
+                continue;
+            }
             let tagged = map.id(TypeRef::Node(NodeId(index as u32)))?;
             // pahole emits member tags before the aggregate's own.
             for (member_index, member) in members.iter().enumerate() {
@@ -385,16 +392,19 @@ fn lower_composite<'input>(
     members: &[dwarf::model::Member<'input, '_>],
 ) -> Result<Type<'input>, Error> {
     let mut lowered = Vec::with_capacity(members.len());
+    let mut kind_flag = false;
     for member in members {
+        let ty = map.id(member.ty)?;
+        // BTF offsets are 32 bits (24 with kind_flag); pahole truncates.
+        let bitfield_size = member.bitfield_size as u8;
+        kind_flag |= bitfield_size != 0;
         lowered.push(Member {
             name: member.name.unwrap_or(""),
-            ty: map.id(member.ty)?,
-            // BTF offsets are 32 bits (24 with kind_flag); pahole truncates.
+            ty,
             bit_offset: member.bit_offset as u32,
-            bitfield_size: member.bitfield_size as u8,
+            bitfield_size,
         });
     }
-    let kind_flag = lowered.iter().any(|member| member.bitfield_size != 0);
     let composite = Composite {
         name,
         size: byte_size,

@@ -29,16 +29,11 @@ mod real_files;
 mod scc;
 mod shape;
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
 use self::scc::{components, Components, Graph};
 use self::shape::{own_hash, same_shape, shape_key};
-use super::table::{Key, PassThrough};
+use super::table::Key;
 use super::Error;
 use crate::types::{Btf, Type, TypeId};
-
-type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
 /// No entry (end of a chain, a node not matched yet).
 const NONE: u32 = u32::MAX;
@@ -48,37 +43,91 @@ const NEW: u32 = u32::MAX - 1;
 /// (mixed with the target's own key): ids there mean nothing across CUs.
 const INSIDE: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// Chains of entries under one key, oldest first.
+/// Chains of entries under one key, oldest first: the chains' ends in an
+/// open-addressing table, whose one slot per key is all a lookup reads
+/// before the first entry (a general hash map reads its control bytes and
+/// then the bucket: two cache misses on a table this size, which most
+/// lookups of a CU's types are), and the links between entries in `next`.
 #[derive(Debug, Default)]
 struct Chains {
-    heads: KeyMap<(u32, u32)>,
+    /// A power of two many slots (or none yet), at most three quarters
+    /// used; a free slot's `head` is `NONE`.
+    slots: Vec<ChainEnds>,
+    used: usize,
     next: Vec<u32>,
 }
 
+/// Where the chain of `key` starts and ends.
+#[derive(Clone, Copy, Debug)]
+struct ChainEnds {
+    key: u64,
+    head: u32,
+    tail: u32,
+}
+
+const FREE: ChainEnds = ChainEnds { key: 0, head: NONE, tail: NONE };
+
 impl Chains {
+    /// The slot holding `key`, or the free slot where it would go.
+    fn slot_of(&self, key: u64) -> usize {
+        let mask = self.slots.len().wrapping_sub(1);
+        // Keys end in a multiplication: their high bits are the mixed ones.
+        let mut at = (key >> 32) as usize & mask;
+        // Never all used, so the probe ends.
+        while let Some(ends) = self.slots.get(at) {
+            if ends.head == NONE || ends.key == key {
+                break;
+            }
+            at = (at + 1) & mask;
+        }
+        at
+    }
+
     fn push(&mut self, key: u64, entry: u32) {
         let slot = entry as usize;
         if self.next.len() <= slot {
             self.next.resize(slot + 1, NONE);
         }
-        match self.heads.get_mut(&key) {
-            Some((_, tail)) => {
-                if let Some(link) = self.next.get_mut(*tail as usize) {
-                    *link = entry;
-                }
-                *tail = entry;
+        if (self.used + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let at = self.slot_of(key);
+        let Some(ends) = self.slots.get_mut(at) else { return };
+        if ends.head == NONE {
+            *ends = ChainEnds { key, head: entry, tail: entry };
+            self.used += 1;
+        } else {
+            if let Some(link) = self.next.get_mut(ends.tail as usize) {
+                *link = entry;
             }
-            None => {
-                self.heads.insert(key, (entry, entry));
+            ends.tail = entry;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1 << 10);
+        let old = std::mem::replace(&mut self.slots, vec![FREE; size]);
+        for ends in old.into_iter().filter(|ends| ends.head != NONE) {
+            let at = self.slot_of(ends.key);
+            if let Some(slot) = self.slots.get_mut(at) {
+                *slot = ends;
             }
         }
     }
 
     fn iter(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
-        let mut at = self.heads.get(&key).map_or(NONE, |&(head, _)| head);
+        let (mut at, tail) = match self.slots.get(self.slot_of(key)) {
+            Some(ends) if ends.head != NONE => (ends.head, ends.tail),
+            _ => (NONE, NONE),
+        };
         std::iter::from_fn(move || {
             let entry = (at != NONE).then_some(at)?;
-            at = self.next.get(entry as usize).copied().unwrap_or(NONE);
+            // Most chains hold one entry: stopping at the tail spares a
+            // read of `next`, far from anything else just read.
+            at = match entry == tail {
+                true => NONE,
+                false => self.next.get(entry as usize).copied().unwrap_or(NONE),
+            };
             Some(entry)
         })
     }
@@ -106,13 +155,12 @@ pub struct Collapser<'a> {
 }
 
 /// One CU's types with what matching them needs that does not depend on
-/// the table: their reference graph, its cycles and the types' own
-/// hashes. Preparing is the costly part and needs no table, so CUs are
-/// prepared in parallel and then added one at a time.
+/// the table: the components of their reference graph (its cycles, in
+/// dependency order) and the types' own hashes. Preparing needs no table,
+/// so CUs are prepared in parallel and then added one at a time.
 #[derive(Debug)]
 pub struct PreparedCu<'a> {
     types: Vec<Type<'a>>,
-    graph: Graph,
     comps: Components,
     own: Vec<u64>,
 }
@@ -120,10 +168,9 @@ pub struct PreparedCu<'a> {
 impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
-        let graph = Graph::new(&types)?;
-        let comps = components(&graph);
-        let own = types.iter().map(own_hash).collect();
-        Ok(PreparedCu { types, graph, comps, own })
+        let mut own = Vec::with_capacity(types.len());
+        let comps = components(&Graph::new(&types, |t| own.push(own_hash(t)))?);
+        Ok(PreparedCu { types, comps, own })
     }
 
     /// Number of types.
@@ -177,16 +224,16 @@ impl<'a> Collapser<'a> {
     /// Adds one CU's types, keeping only those without an identical copy
     /// in the table.
     pub fn add(&mut self, prepared: PreparedCu<'a>) -> Result<CuIds, Error> {
-        let PreparedCu { types, graph, comps, own } = prepared;
-        let mut cu = CuMatch { types: &types, graph: &graph, comps: &comps, own: &own, ids: vec![NONE; types.len()] };
+        let PreparedCu { types, comps, own } = prepared;
+        let mut cu = CuMatch { types: &types, comps: &comps, own: &own, ids: vec![NONE; types.len()] };
         let mut scratch = Scratch {
             pairs: Vec::new(),
             tentative: vec![NONE; types.len()],
             touched: Vec::new(),
             stack: Vec::new(),
-            own: vec![0; types.len()],
             keys: Vec::new(),
-            sorted: Vec::new(),
+            new_keys: vec![0; types.len()],
+            fingerprints: vec![0; types.len()],
         };
         for c in 0..comps.len() {
             self.match_component(&mut cu, c, &mut scratch);
@@ -219,16 +266,12 @@ impl<'a> Collapser<'a> {
 
     fn match_component(&self, cu: &mut CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) {
         let members = cu.comps.members(c);
-        let refers_to_new = members
-            .iter()
-            .any(|&m| cu.graph.children(m).iter().any(|&child| cu.ids.get(child as usize) == Some(&NEW)));
-        let found = if refers_to_new {
-            None
-        } else if let (false, &[node]) = (cu.comps.is_cycle(c, cu.graph), members) {
-            self.find_single(cu, node).map(|id| scratch.pairs.push((node, id)))
-        } else {
-            self.find_cycle(cu, c, scratch)
-        };
+        if let (false, &[node]) = (cu.comps.is_cycle(c), members) {
+            self.match_single(cu, node, scratch);
+            return;
+        }
+        let refers_to_new = cu.member_keys(c, scratch);
+        let found = if refers_to_new { None } else { self.find_cycle(cu, c, scratch) };
         match found {
             Some(()) => {
                 for &(node, id) in &scratch.pairs {
@@ -248,10 +291,38 @@ impl<'a> Collapser<'a> {
         scratch.pairs.clear();
     }
 
-    /// A table type identical to `node`, whose targets are all matched.
-    fn find_single(&self, cu: &CuMatch<'_, 'a>, node: u32) -> Option<u32> {
+    /// Matches a type outside any cycle, whose targets are all matched or
+    /// new: new too when one of them is, else new when the table has no
+    /// copy. Whether a target is new is seen while computing the key,
+    /// which reads every target's table id anyway.
+    fn match_single(&self, cu: &mut CuMatch<'_, 'a>, node: u32, scratch: &mut Scratch) {
+        let Some(t) = cu.types.get(node as usize) else { return };
+        let mut refers_to_new = false;
+        let own = cu.own.get(node as usize).copied().unwrap_or(0);
+        let key = shape_key(own, t, |id| {
+            let table_id = cu.id_of(id);
+            refers_to_new |= table_id == NEW;
+            u64::from(table_id)
+        });
+        let found = if refers_to_new { None } else { self.find_single(cu, node, key) };
+        let id = match found {
+            Some(id) => id,
+            None => {
+                if let (false, Some(slot)) = (refers_to_new, scratch.new_keys.get_mut(node as usize)) {
+                    *slot = key;
+                }
+                NEW
+            }
+        };
+        if let Some(slot) = cu.ids.get_mut(node as usize) {
+            *slot = id;
+        }
+    }
+
+    /// A table type identical to `node` (whose [`CuMatch::key`] is `key`),
+    /// whose targets are all matched.
+    fn find_single(&self, cu: &CuMatch<'_, 'a>, node: u32, key: u64) -> Option<u32> {
         let t = cu.types.get(node as usize)?;
-        let key = cu.key(node, t);
         let first = self.btf.first_id().0;
         self.singles.iter(key).map(|index| first + index).find(|&id| {
             self.btf.get(TypeId(id)).is_some_and(|candidate| {
@@ -260,12 +331,12 @@ impl<'a> Collapser<'a> {
         })
     }
 
-    /// A table cycle identical to component `c`; on success its pairs are
-    /// in `scratch.pairs`.
+    /// A table cycle identical to component `c`, whose member keys are in
+    /// `scratch.keys`; on success its pairs are in `scratch.pairs`, on
+    /// failure its keys in `scratch.new_keys` and `scratch.fingerprints`.
     fn find_cycle(&self, cu: &CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) -> Option<()> {
         let members = cu.comps.members(c);
-        cu.member_keys(c, scratch);
-        let fingerprint = fingerprint(scratch);
+        let fingerprint = fingerprint(&scratch.keys);
         // The walk starts from the member with the smallest key, ties to
         // the first: any fixed choice finds the same start in a copy.
         let (start, start_key) = members
@@ -284,6 +355,14 @@ impl<'a> Collapser<'a> {
                     return Some(());
                 }
             }
+        }
+        for (&m, &key) in members.iter().zip(&scratch.keys) {
+            if let Some(slot) = scratch.new_keys.get_mut(m as usize) {
+                *slot = key;
+            }
+        }
+        if let Some(slot) = members.first().and_then(|&m| scratch.fingerprints.get_mut(m as usize)) {
+            *slot = fingerprint;
         }
         None
     }
@@ -349,15 +428,22 @@ impl<'a> Collapser<'a> {
     }
 
     /// Files the CU's new types (with their table ids in `cu.ids`) so that
-    /// later CUs find them.
+    /// later CUs find them. Keys computed while looking a type up are
+    /// reused (0 in `scratch.new_keys` stands for not computed: a type
+    /// that referred to another new one was never looked up, and its key
+    /// depends on the ids just handed out).
     fn file_new_types(&mut self, cu: &CuMatch<'_, 'a>, fresh: &[u32], scratch: &mut Scratch) {
         let first = self.btf.first_id().0;
         for &node in fresh {
             let Some(&c) = cu.comps.of.get(node as usize) else { continue };
             let members = cu.comps.members(c as usize);
-            if !cu.comps.is_cycle(c as usize, cu.graph) {
+            if !cu.comps.is_cycle(c as usize) {
                 if let (Some(t), Some(&id)) = (cu.types.get(node as usize), cu.ids.get(node as usize)) {
-                    self.singles.push(cu.key(node, t), id - first);
+                    let key = match scratch.new_keys.get(node as usize) {
+                        Some(&key) if key != 0 => key,
+                        _ => cu.key(node, t),
+                    };
+                    self.singles.push(key, id - first);
                 }
                 continue;
             }
@@ -365,14 +451,25 @@ impl<'a> Collapser<'a> {
             if members.first() != Some(&node) {
                 continue;
             }
-            cu.member_keys(c as usize, scratch);
+            let fingerprint = match scratch.fingerprints.get(node as usize) {
+                Some(&known) if known != 0 => {
+                    scratch.keys.clear();
+                    let new_keys = &scratch.new_keys;
+                    scratch.keys.extend(members.iter().map(|&m| new_keys.get(m as usize).copied().unwrap_or(0)));
+                    known
+                }
+                _ => {
+                    cu.member_keys(c as usize, scratch);
+                    fingerprint(&scratch.keys)
+                }
+            };
             let start = self.cycle_members.len() as u32;
             for (&m, &key) in members.iter().zip(&scratch.keys) {
                 self.cycle_members.push((cu.ids.get(m as usize).copied().unwrap_or(NONE), key));
             }
             let index = self.cycle_list.len() as u32;
             self.cycle_list.push(Cycle { start, len: members.len() as u32 });
-            self.cycles.push(fingerprint(scratch), index);
+            self.cycles.push(fingerprint, index);
         }
     }
 }
@@ -380,7 +477,6 @@ impl<'a> Collapser<'a> {
 /// One CU being matched.
 struct CuMatch<'c, 'a> {
     types: &'c [Type<'a>],
-    graph: &'c Graph,
     comps: &'c Components,
     /// Each type's [`own_hash`].
     own: &'c [u64],
@@ -406,37 +502,32 @@ impl CuMatch<'_, '_> {
 
     /// Keys of component `c`'s members (into `scratch.keys`) that do not
     /// depend on the CU's own numbering: references out of the component
-    /// count by table id, references inside by the target's own fields.
-    fn member_keys(&self, c: usize, scratch: &mut Scratch) {
+    /// count by table id, references inside by the target's own hash.
+    /// One pass: a second one, mixing in the targets' keys instead of
+    /// their own hashes, told hardly any more members apart. Returns
+    /// whether a reference out of the component is to a new type (whose
+    /// id is not handed out yet: the keys are then good for nothing).
+    fn member_keys(&self, c: usize, scratch: &mut Scratch) -> bool {
         let component = c as u32;
-        let inside = |id: TypeId| {
-            let index = id.0.wrapping_sub(1) as usize;
-            id != TypeId::VOID && self.comps.of.get(index) == Some(&component)
-        };
         let members = self.comps.members(c);
-        for &node in members {
-            let own = self.own.get(node as usize).copied().unwrap_or(0);
-            let key = self.types.get(node as usize).map_or(0, |t| {
-                shape_key(own, t, |r| if inside(r) { INSIDE } else { u64::from(self.id_of(r)) })
-            });
-            if let Some(slot) = scratch.own.get_mut(node as usize) {
-                *slot = key;
-            }
-        }
-        let own = &scratch.own;
+        let mut refers_to_new = false;
         scratch.keys.clear();
         scratch.keys.extend(members.iter().map(|&node| {
-            let own_hash = self.own.get(node as usize).copied().unwrap_or(0);
+            let own = self.own.get(node as usize).copied().unwrap_or(0);
             self.types.get(node as usize).map_or(0, |t| {
-                shape_key(own_hash, t, |r| {
-                    if inside(r) {
-                        INSIDE ^ own.get(r.0 as usize - 1).copied().unwrap_or(0)
+                shape_key(own, t, |r| {
+                    let index = r.0.wrapping_sub(1) as usize;
+                    if r != TypeId::VOID && self.comps.of.get(index) == Some(&component) {
+                        INSIDE ^ self.own.get(index).copied().unwrap_or(0)
                     } else {
-                        u64::from(self.id_of(r))
+                        let id = self.id_of(r);
+                        refers_to_new |= id == NEW;
+                        u64::from(id)
                     }
                 })
             })
         }));
+        refers_to_new
     }
 }
 
@@ -449,27 +540,47 @@ struct Scratch {
     touched: Vec<u32>,
     /// Pairs still to compare during a walk.
     stack: Vec<(u32, u32)>,
-    /// Per CU type: its own key within its component (see
-    /// [`CuMatch::member_keys`]), valid for the component at hand.
-    own: Vec<u64>,
     /// Member keys of the component at hand, in member order.
     keys: Vec<u64>,
-    /// The same, sorted, for the fingerprint.
-    sorted: Vec<u64>,
+    /// Per CU type found new: the key it was looked up by (a single's
+    /// [`CuMatch::key`], a cycle member's key from
+    /// [`CuMatch::member_keys`]), for filing it; 0 when not looked up.
+    new_keys: Vec<u64>,
+    /// Per new cycle, at its first member: its fingerprint, or 0.
+    fingerprints: Vec<u64>,
 }
 
-/// A cycle's fingerprint: its member keys (`scratch.keys`) as a multiset.
-fn fingerprint(scratch: &mut Scratch) -> u64 {
-    scratch.sorted.clear();
-    scratch.sorted.extend_from_slice(&scratch.keys);
-    scratch.sorted.sort_unstable();
-    scratch.sorted.iter().fold(Key::new(scratch.sorted.len() as u64), |k, &key| k.word(key)).finish()
+/// A cycle's fingerprint: its member keys as a multiset. A sum of the
+/// keys, each mixed first, does not depend on their order, so they need
+/// no sorting.
+fn fingerprint(keys: &[u64]) -> u64 {
+    let sum = keys.iter().fold(0u64, |sum, &key| sum.wrapping_add(Key::new(1).word(key).finish()));
+    Key::new(keys.len() as u64).word(sum).finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::types::{Composite, Fwd, IntEncoding, Member};
+
+    #[test]
+    fn chains_keep_each_keys_entries_in_order_across_growth() {
+        let mut chains = Chains::default();
+        // Keys sharing their high bits probe into each other's slots; a
+        // few thousand make the table grow several times.
+        let key = |k: u64| (k % 7) << 32 | k;
+        let mut expected: Vec<Vec<u32>> = vec![Vec::new(); 3000];
+        for entry in 0..9000u32 {
+            let k = u64::from(entry) * 7919 % 3000;
+            chains.push(key(k), entry);
+            expected[k as usize].push(entry);
+        }
+        for (k, entries) in expected.iter().enumerate() {
+            assert_eq!(chains.iter(key(k as u64)).collect::<Vec<_>>(), *entries, "key {k}");
+        }
+        assert_eq!(chains.iter(key(3000)).count(), 0);
+        assert_eq!(Chains::default().iter(1).count(), 0);
+    }
 
     fn int(name: &'static str) -> Type<'static> {
         crate::test_types::int(name, 4, IntEncoding::SIGNED)

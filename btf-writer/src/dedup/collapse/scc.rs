@@ -10,8 +10,8 @@ use super::super::Error;
 use crate::refs::for_each_id;
 use crate::types::{Type, TypeId};
 
-/// The references of a table's types (0-based indexes, `void` left out),
-/// in compressed rows.
+/// The references of a table's types (0-based indexes, `void` left out,
+/// a reference repeating the one before it too), in compressed rows.
 #[derive(Debug)]
 pub(super) struct Graph {
     starts: Vec<u32>,
@@ -20,24 +20,31 @@ pub(super) struct Graph {
 
 impl Graph {
     /// The graph of `types`, whose ids are `1..=types.len()`; a type that
-    /// refers past the table is an error naming both ids.
-    pub(super) fn new(types: &[Type<'_>]) -> Result<Graph, Error> {
+    /// refers past the table is an error naming both ids. `visit` sees
+    /// each type right after its references were read, for a caller with
+    /// a pass of its own over the types: the type is still in cache.
+    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>)) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
-        let mut edges = Vec::with_capacity(types.len() * 2);
+        let mut edges: Vec<u32> = Vec::with_capacity(types.len() * 3);
         let mut dangling = None;
         for (index, t) in types.iter().enumerate() {
-            starts.push(edges.len() as u32);
+            let start = edges.len();
+            starts.push(start as u32);
             for_each_id(t, |id| {
                 if id.0 == 0 {
                     return;
                 }
                 match usize::try_from(id.0 - 1) {
+                    // A reference repeating the one before (members of the
+                    // same type in a row) adds nothing to what reaches what.
+                    Ok(target) if edges.len() > start && edges.last() == Some(&(target as u32)) => {}
                     Ok(target) if target < types.len() => edges.push(target as u32),
                     _ => {
                         dangling.get_or_insert(Error::DanglingReference { type_id: TypeId(index as u32 + 1), referenced: id });
                     }
                 }
             });
+            visit(t);
         }
         starts.push(edges.len() as u32);
         match dangling {
@@ -49,6 +56,15 @@ impl Graph {
     /// Number of nodes.
     pub(super) fn len(&self) -> usize {
         self.starts.len() - 1
+    }
+
+    /// Where the edges of `node` are in `edges` (empty past the graph).
+    fn edge_range(&self, node: u32) -> (u32, u32) {
+        let node = node as usize;
+        match (self.starts.get(node), self.starts.get(node + 1)) {
+            (Some(&start), Some(&end)) => (start, end),
+            _ => (0, 0),
+        }
     }
 
     /// The nodes `node` refers to.
@@ -71,6 +87,10 @@ pub(super) struct Components {
     pub(super) starts: Vec<u32>,
     /// Each node's component index.
     pub(super) of: Vec<u32>,
+    /// Whether each component is a cycle (see [`Components::is_cycle`]),
+    /// settled once here: the collapse asks for every component, twice
+    /// for the new ones.
+    cyclic: Vec<bool>,
 }
 
 impl Components {
@@ -81,11 +101,8 @@ impl Components {
 
     /// Whether component `c` is a cycle: several types that reach each
     /// other, or one that refers to itself.
-    pub(super) fn is_cycle(&self, c: usize, graph: &Graph) -> bool {
-        match self.members(c) {
-            [node] => graph.children(*node).contains(node),
-            members => members.len() > 1,
-        }
+    pub(super) fn is_cycle(&self, c: usize) -> bool {
+        self.cyclic.get(c).copied().unwrap_or(false)
     }
 
     /// The nodes of component `c`, in ascending order.
@@ -97,47 +114,87 @@ impl Components {
     }
 }
 
+/// The number of a node whose component is closed (see [`components`]).
+const FINISHED: u32 = u32::MAX;
+
 /// Tarjan's algorithm in Pearce's form (one number per node instead of an
 /// index, a low-link and an on-stack flag), iteratively: reference chains
 /// can be deep. It finishes a component only after every component
 /// reachable from it, which is the dependency order wanted.
 ///
 /// A node's number is 0 before it is visited, its visit rank while its
-/// component is open, and `FINISHED` after.
+/// component is open, and `FINISHED` after. A node whose references are
+/// all finished (none: INT, ENUM, FWD, ...; or all to types met earlier,
+/// as most of them are) is finished as soon as it is reached, without a
+/// rank or a frame: Tarjan's algorithm would make it a component of its
+/// own at that very point.
 pub(super) fn components(graph: &Graph) -> Components {
-    const FINISHED: u32 = u32::MAX;
     let n = graph.len();
     let mut rank = vec![0u32; n];
     // Whether a node is still the root of its component candidate.
     let mut root = vec![false; n];
     let mut open: Vec<u32> = Vec::new();
-    // (node, next child position)
-    let mut calls: Vec<(u32, u32)> = Vec::new();
+    // (node, its next edge, the end of its edges)
+    let mut calls: Vec<(u32, u32, u32)> = Vec::new();
     let mut next_rank = 1u32;
-    let mut out = Components { nodes: Vec::with_capacity(n), starts: Vec::with_capacity(n + 1), of: vec![0; n] };
+    let mut out = Components {
+        nodes: Vec::with_capacity(n),
+        starts: Vec::with_capacity(n + 1),
+        of: vec![0; n],
+        cyclic: Vec::with_capacity(n),
+    };
     out.starts.push(0);
 
     for start in 0..n as u32 {
         if rank[start as usize] != 0 {
             continue;
         }
+        let (first_edge, end) = graph.edge_range(start);
+        if all_finished(graph, &rank, first_edge, end) {
+            rank[start as usize] = FINISHED;
+            out.finish_alone(start);
+            continue;
+        }
         rank[start as usize] = next_rank;
         root[start as usize] = true;
         next_rank += 1;
-        calls.push((start, 0));
+        calls.push((start, first_edge, end));
         while let Some(top) = calls.last_mut() {
             let node = top.0;
-            if let Some(&child) = graph.children(node).get(top.1 as usize) {
+            // The node's low-link stays in a register while its edges are
+            // scanned, up to the first child not visited yet.
+            let mut low = rank[node as usize];
+            let mut is_root = root[node as usize];
+            let mut unvisited = None;
+            while top.1 < top.2 {
+                let Some(&child) = graph.edges.get(top.1 as usize) else {
+                    top.1 = top.2;
+                    break;
+                };
                 top.1 += 1;
-                if rank[child as usize] == 0 {
-                    rank[child as usize] = next_rank;
-                    root[child as usize] = true;
-                    next_rank += 1;
-                    calls.push((child, 0));
-                } else if rank[child as usize] < rank[node as usize] {
-                    rank[node as usize] = rank[child as usize];
-                    root[node as usize] = false;
+                let child_rank = rank[child as usize];
+                if child_rank == 0 {
+                    let (first_edge, end) = graph.edge_range(child);
+                    if all_finished(graph, &rank, first_edge, end) {
+                        rank[child as usize] = FINISHED;
+                        out.finish_alone(child);
+                        continue;
+                    }
+                    unvisited = Some((child, first_edge, end));
+                    break;
                 }
+                if child_rank < low {
+                    low = child_rank;
+                    is_root = false;
+                }
+            }
+            rank[node as usize] = low;
+            root[node as usize] = is_root;
+            if let Some((child, first_edge, end)) = unvisited {
+                rank[child as usize] = next_rank;
+                root[child as usize] = true;
+                next_rank += 1;
+                calls.push((child, first_edge, end));
                 continue;
             }
             calls.pop();
@@ -157,14 +214,16 @@ pub(super) fn components(graph: &Graph) -> Components {
                     rank[w as usize] = FINISHED;
                     out.of[w as usize] = component;
                 }
-                if out.nodes.len() - first > 1 {
+                let size = out.nodes.len() - first;
+                if size > 1 {
                     out.nodes[first..].sort_unstable();
                 }
+                out.cyclic.push(size > 1 || graph.children(node).contains(&node));
                 out.starts.push(out.nodes.len() as u32);
             } else {
                 open.push(node);
             }
-            if let Some(&(parent, _)) = calls.last() {
+            if let Some(&(parent, _, _)) = calls.last() {
                 if rank[v] < rank[parent as usize] {
                     rank[parent as usize] = rank[v];
                     root[parent as usize] = false;
@@ -173,6 +232,26 @@ pub(super) fn components(graph: &Graph) -> Components {
         }
     }
     out
+}
+
+/// Whether the targets of the edges `first..end` are all finished (a node
+/// referring to itself is not: it is still being visited).
+fn all_finished(graph: &Graph, rank: &[u32], first: u32, end: u32) -> bool {
+    let targets = graph.edges.get(first as usize..end as usize).unwrap_or(&[]);
+    targets.iter().all(|&target| rank.get(target as usize) == Some(&FINISHED))
+}
+
+impl Components {
+    /// Closes a component of one node whose references are all finished.
+    fn finish_alone(&mut self, node: u32) {
+        let component = self.len() as u32;
+        self.nodes.push(node);
+        if let Some(slot) = self.of.get_mut(node as usize) {
+            *slot = component;
+        }
+        self.cyclic.push(false);
+        self.starts.push(self.nodes.len() as u32);
+    }
 }
 
 #[cfg(test)]
@@ -203,7 +282,7 @@ mod tests {
             node_struct(&[0]),
             Type::Ptr(TypeId(6)),
         ];
-        let graph = Graph::new(&types).unwrap();
+        let graph = Graph::new(&types, |_| {}).unwrap();
         let comps = components(&graph);
         let sets: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
         let position = |node: u32| sets.iter().position(|s| s.contains(&node)).unwrap();
@@ -212,12 +291,15 @@ mod tests {
         assert!(position(1) < position(0), "1 after the cycle it points into");
         assert_eq!(sets.iter().map(Vec::len).sum::<usize>(), 6);
         assert_eq!(comps.of[5], position(5) as u32);
+        assert!(comps.is_cycle(position(1)), "2 <-> 3");
+        assert!(comps.is_cycle(position(5)), "6 refers to itself");
+        assert!(!comps.is_cycle(position(0)) && !comps.is_cycle(position(4)), "no way back to 1 or 5");
     }
 
     #[test]
     fn references_past_the_table_are_refused() {
         assert_eq!(
-            Graph::new(&[Type::Ptr(TypeId(2))]).err(),
+            Graph::new(&[Type::Ptr(TypeId(2))], |_| {}).err(),
             Some(Error::DanglingReference { type_id: TypeId(1), referenced: TypeId(2) })
         );
     }

@@ -124,18 +124,26 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
 }
 
 /// A word standing for a name in [`own_hash`]: its length and its first
-/// and last eight bytes. Hashes only sort types into buckets, and names
-/// that agree on all three are rare enough that hashing every byte costs
-/// more than the comparisons it would save.
+/// and last eight bytes (overlapping in shorter names). Hashes only sort
+/// types into buckets, and names that agree on all three are rare enough
+/// that hashing every byte costs more than the comparisons it would save.
+/// Whole-word loads rather than a byte copy: every lowered type's names
+/// pass through here, and a variable-length copy is a call to `memcpy`.
 fn sketch(name: &str) -> u64 {
     let bytes = name.as_bytes();
-    let mut head = [0u8; 8];
-    let mut tail = [0u8; 8];
-    let n = bytes.len().min(8);
-    head[..n].copy_from_slice(&bytes[..n]);
-    tail[..n].copy_from_slice(&bytes[bytes.len() - n..]);
-    u64::from_le_bytes(head).rotate_left(17) ^ u64::from_le_bytes(tail).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ (bytes.len() as u64) << 56
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+            (Some(head), Some(tail)) => (u64::from(u32::from_le_bytes(*head)), u64::from(u32::from_le_bytes(*tail))),
+            // Up to three bytes: the first, middle and last say it all.
+            _ => {
+                let byte = |at: usize| bytes.get(at).map_or(0, |&b| u64::from(b));
+                let len = bytes.len();
+                (byte(0) | byte(len / 2) << 8 | byte(len.wrapping_sub(1)) << 16, 0)
+            }
+        },
+    };
+    head.rotate_left(17) ^ tail.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (bytes.len() as u64) << 56
 }
 
 /// A type's key: its [`own_hash`] and a word for each reference, in
@@ -145,4 +153,23 @@ pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> 
     let mut k = Key::new(own);
     crate::refs::for_each_id(t, |id| k = k.word(refs(id)));
     k.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sketch_tells_apart_names_that_differ_at_either_end_or_in_length() {
+        let names = [
+            "", "a", "b", "ab", "ba", "abc", "abd", "xbc", "abcd", "abce", "abcde", "abcdf", "abcdefgh",
+            "abcdefgi", "abcdefghi", "bbcdefghi", "abcdefghj", "a_rather_long_member_name",
+        ];
+        for (i, a) in names.iter().enumerate() {
+            assert_eq!(sketch(a), sketch(&String::from(*a)), "{a:?} is sketched by content");
+            for b in &names[i + 1..] {
+                assert_ne!(sketch(a), sketch(b), "{a:?} vs {b:?}");
+            }
+        }
+    }
 }
