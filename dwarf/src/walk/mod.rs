@@ -13,6 +13,7 @@
 mod attrs;
 mod entries;
 mod location;
+mod member;
 mod node_ids;
 mod offset_table;
 mod resolve;
@@ -33,6 +34,7 @@ use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
 use self::attrs::Attrs;
 use self::entries::Entries;
+use self::member::MemberLayouts;
 use self::node_ids::NodeIds;
 use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
@@ -322,6 +324,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let mut entries =
             Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
+        let mut member_layouts = MemberLayouts::default();
         let mut root_seen = false;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
@@ -351,6 +354,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
                 self.stack.push(Scope::Unit);
                 continue;
+            }
+            if tag == dw::DW_TAG_member && matches!(self.stack.last(), Some(Scope::Composite { .. })) {
+                if let Some(layout) = member_layouts.get(abbrev, entries.encoding) {
+                    let mut fast = entries;
+                    if let Some(member) = layout.read(&mut fast) {
+                        entries = fast;
+                        self.visit_plain_member(member, offset)?;
+                        continue;
+                    }
+                }
             }
             let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
             if !wanted {
@@ -407,11 +420,17 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         name: dw::DwAt,
         offset: u64,
     ) -> Result<Option<&'input str>> {
-        let Some(value) = attrs.get(name) else {
-            return Ok(None);
-        };
+        match attrs.get(name) {
+            Some(value) => self.string_at(value, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The string a string-class attribute value names, with errors at the
+    /// DIE at `offset`.
+    fn string_at(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
         match self.string_value(value) {
-            Ok(text) => Ok(Some(text)),
+            Ok(text) => Ok(text),
             Err(StringError::Dwarf(err)) => Err(self.gimli_error(err, offset)),
             Err(StringError::NotUtf8) => Err(self.error(
                 ErrorKind::InvalidDwarf("string is not UTF-8".into()),

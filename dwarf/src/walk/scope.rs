@@ -5,6 +5,7 @@ use gimli::constants as dw;
 
 use super::attrs::{self, Attrs, Value};
 use super::location;
+use super::member::PlainMember;
 use super::resolve::{
     ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
 };
@@ -477,6 +478,31 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             target: AnnotationTarget::LastMember,
             tags: Vec::new(),
         })
+    }
+
+    /// A member read through its [`MemberLayout`](super::member::MemberLayout):
+    /// what [`Walker::visit_member`] makes of the same attributes.
+    pub(super) fn visit_plain_member(&mut self, member: PlainMember<'input>, offset: u64) -> Result<()> {
+        let name = match member.name {
+            Some(value) => Some(self.string_at(value, offset)?),
+            None => None,
+        };
+        let ty = match member.ty {
+            Some(target) => TypeRef::Node(self.node_id(self.unit_offset + target)),
+            None => TypeRef::Void,
+        };
+        // Offsets of at most four bytes: in bits they cannot overflow.
+        let bit_offset = member.location << 3;
+        if let Some(Scope::Composite { .. }) = self.stack.last() {
+            self.open_members.push(Member {
+                name,
+                ty,
+                bit_offset,
+                bitfield_size: 0,
+                decl_tags: &[],
+            });
+        }
+        Ok(())
     }
 
     /// `DW_AT_data_member_location` in bytes: a constant, or the old
