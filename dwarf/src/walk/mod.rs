@@ -13,7 +13,7 @@
 mod attrs;
 mod entries;
 mod location;
-mod member;
+mod layout;
 mod node_ids;
 mod offset_table;
 mod resolve;
@@ -34,7 +34,7 @@ use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
 use self::attrs::Attrs;
 use self::entries::Entries;
-use self::member::MemberLayouts;
+use self::layout::Layouts;
 use self::node_ids::NodeIds;
 use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
@@ -324,7 +324,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let mut entries =
             Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
-        let mut member_layouts = MemberLayouts::default();
+        let mut layouts = Layouts::default();
         let mut root_seen = false;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
@@ -355,18 +355,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 self.stack.push(Scope::Unit);
                 continue;
             }
-            if tag == dw::DW_TAG_member && matches!(self.stack.last(), Some(Scope::Composite { .. })) {
-                if let Some(layout) = member_layouts.get(abbrev, entries.encoding) {
+            let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
+            if wanted {
+                if let Some(layout) = layouts.get(abbrev, entries.encoding) {
                     let mut fast = entries;
-                    if let Some(member) = layout.read(&mut fast) {
-                        entries = fast;
-                        self.visit_plain_member(member, offset)?;
-                        continue;
+                    if let Some(fields) = layout.read(&mut fast) {
+                        if self.visit_fixed(layout.kind, fields, offset)? {
+                            entries = fast;
+                            continue;
+                        }
                     }
                 }
-            }
-            let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
-            if !wanted {
+            } else {
                 let sibling = attrs
                     .skip(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;

@@ -5,7 +5,7 @@ use gimli::constants as dw;
 
 use super::attrs::{self, Attrs, Value};
 use super::location;
-use super::member::PlainMember;
+use super::layout::{Fields, Kind};
 use super::resolve::{
     ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
 };
@@ -480,29 +480,93 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         })
     }
 
-    /// A member read through its [`MemberLayout`](super::member::MemberLayout):
-    /// what [`Walker::visit_member`] makes of the same attributes.
-    pub(super) fn visit_plain_member(&mut self, member: PlainMember<'input>, offset: u64) -> Result<()> {
-        let name = match member.name {
-            Some(value) => Some(self.string_at(value, offset)?),
-            None => None,
-        };
-        let ty = match member.ty {
+    /// Handles a small DIE read through its [layout](super::layout), making what
+    /// [`Walker::visit`] makes of the same attributes. `false`, with nothing
+    /// done, for a parameter of a function (not of a function type): those
+    /// take the general path.
+    pub(super) fn visit_fixed(
+        &mut self,
+        kind: Kind,
+        fields: Fields<'input>,
+        offset: u64,
+    ) -> Result<bool> {
+        match kind {
+            Kind::Member => {
+                let name = self.fixed_name(fields.name, offset)?;
+                let ty = self.fixed_type(fields.ty);
+                // Offsets of at most four bytes: in bits they cannot overflow.
+                let bit_offset = fields.location << 3;
+                if let Some(Scope::Composite { .. }) = self.stack.last() {
+                    self.open_members.push(Member {
+                        name,
+                        ty,
+                        bit_offset,
+                        bitfield_size: 0,
+                        decl_tags: &[],
+                    });
+                }
+            }
+            Kind::Pointer => {
+                let id = self.node_id(offset);
+                let target = self.fixed_type(fields.ty);
+                self.set_node(
+                    id,
+                    Node::Pointer {
+                        target,
+                        type_tags: &[],
+                    },
+                );
+            }
+            Kind::Qualified(qualifier) => {
+                let id = self.node_id(offset);
+                let target = self.fixed_type(fields.ty);
+                self.set_node(id, Node::Qualified { qualifier, target });
+            }
+            Kind::Typedef => {
+                let id = self.node_id(offset);
+                let name = self.fixed_name(fields.name, offset)?.unwrap_or("");
+                let target = self.fixed_type(fields.ty);
+                self.set_node(
+                    id,
+                    Node::Typedef {
+                        name,
+                        target,
+                        decl_tags: &[],
+                    },
+                );
+            }
+            Kind::Param => {
+                if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
+                    return Ok(false);
+                }
+                let name = self.fixed_name(fields.name, offset)?;
+                let ty = self.fixed_type(fields.ty);
+                if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
+                    params.push(Param {
+                        name,
+                        ty,
+                        location: ParamLocation::Unknown,
+                        decl_tags: &[],
+                    });
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn fixed_name(&self, name: Option<Value<'input>>, offset: u64) -> Result<Option<&'input str>> {
+        match name {
+            Some(value) => self.string_at(value, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The type at a unit offset read through a layout.
+    fn fixed_type(&mut self, target: Option<u64>) -> TypeRef {
+        match target {
             Some(target) => TypeRef::Node(self.node_id(self.unit_offset + target)),
             None => TypeRef::Void,
-        };
-        // Offsets of at most four bytes: in bits they cannot overflow.
-        let bit_offset = member.location << 3;
-        if let Some(Scope::Composite { .. }) = self.stack.last() {
-            self.open_members.push(Member {
-                name,
-                ty,
-                bit_offset,
-                bitfield_size: 0,
-                decl_tags: &[],
-            });
         }
-        Ok(())
     }
 
     /// `DW_AT_data_member_location` in bytes: a constant, or the old
