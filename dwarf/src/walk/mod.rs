@@ -358,13 +358,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
             if wanted {
                 if let Some(layout) = layouts.get(abbrev, entries.encoding) {
-                    let mut fast = entries;
-                    if let Some(fields) = layout.read(&mut fast) {
+                    let before = entries.position();
+                    if let Some(fields) = layout.read(&mut entries) {
+                        if let Some(name) =
+                            layout.next_strp(abbrev.code(), entries.position(), entries.endian)
+                        {
+                            self.strings.prefetch_debug_str(name);
+                        }
                         if self.visit_fixed(layout.kind, fields, offset)? {
-                            entries = fast;
                             continue;
                         }
                     }
+                    entries.rewind(before);
                 }
             } else {
                 let sibling = attrs
