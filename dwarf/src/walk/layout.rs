@@ -36,6 +36,8 @@ pub(super) enum Kind {
     /// A formal parameter (of a function type: parameters of functions
     /// take the general path).
     Param,
+    /// An enumerator with a fixed-size value.
+    Enumerator,
 }
 
 /// Where a small DIE's wanted attributes sit.
@@ -52,6 +54,21 @@ pub(super) struct Layout {
     name: Place,
     ty: Place,
     location: Place,
+    /// An enumerator's `DW_AT_const_value`.
+    constant: Place,
+    constant_form: ConstantForm,
+}
+
+/// The form of an enumerator's value, which says how the general path
+/// would keep it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ConstantForm {
+    /// No value (or not an enumerator).
+    Absent,
+    /// `DW_FORM_data1`, `data2`, `data4` or `data8`: as many bytes.
+    Data,
+    /// `DW_FORM_implicit_const`: the value is in the abbreviation.
+    Implicit(i64),
 }
 
 /// Where a fixed-size value sits in a DIE: `size` bytes (0: absent) at
@@ -84,6 +101,8 @@ pub(super) struct Fields<'input> {
     pub(super) ty: Option<u64>,
     /// A member's byte offset in the enclosing aggregate (0 if absent).
     pub(super) location: u64,
+    /// An enumerator's value, as the general path would have decoded it.
+    pub(super) constant: Option<Value<'input>>,
 }
 
 /// What DIEs with `tag` are read for, if they can have a layout, and
@@ -102,6 +121,7 @@ fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
         dw::DW_TAG_atomic_type => (Kind::Qualified(Qualifier::Atomic), false),
         dw::DW_TAG_typedef => (Kind::Typedef, false),
         dw::DW_TAG_formal_parameter => (Kind::Param, false),
+        dw::DW_TAG_enumerator => (Kind::Enumerator, false),
         _ => return None,
     })
 }
@@ -121,6 +141,8 @@ impl Layout {
             name: Place::default(),
             ty: Place::default(),
             location: Place::default(),
+            constant: Place::default(),
+            constant_form: ConstantForm::Absent,
         };
         let mut after_name = false;
         for spec in abbrev.attributes() {
@@ -160,6 +182,23 @@ impl Layout {
                     }
                     _ => return None,
                 },
+                dw::DW_AT_const_value
+                    if kind == Kind::Enumerator && layout.constant_form == ConstantForm::Absent =>
+                {
+                    layout.constant_form = match form {
+                        dw::DW_FORM_data1
+                        | dw::DW_FORM_data2
+                        | dw::DW_FORM_data4
+                        | dw::DW_FORM_data8 => {
+                            layout.constant = here(size?);
+                            ConstantForm::Data
+                        }
+                        dw::DW_FORM_implicit_const => {
+                            ConstantForm::Implicit(spec.implicit_const_value()?)
+                        }
+                        _ => return None,
+                    };
+                }
                 // Repeats of the above are skipped, as in `Attrs`.
                 dw::DW_AT_name | dw::DW_AT_type | dw::DW_AT_data_member_location => {}
                 // A bitfield, a static member or anything else the general
@@ -176,9 +215,18 @@ impl Layout {
                 layout.head = layout.head.checked_add(size)?;
             }
         }
+        // An enumerator without a value is an error, left to the general path.
+        if kind == Kind::Enumerator && layout.constant_form == ConstantForm::Absent {
+            return None;
+        }
         // Values after the inline name are counted from the DIE's start.
         let head = layout.head;
-        for place in [&mut layout.name, &mut layout.ty, &mut layout.location] {
+        for place in [
+            &mut layout.name,
+            &mut layout.ty,
+            &mut layout.location,
+            &mut layout.constant,
+        ] {
             if place.after_name {
                 place.at = place.at.checked_add(head)?;
             }
@@ -224,7 +272,26 @@ impl Layout {
             0 => 0,
             _ => value(self.location)?,
         };
-        Some(Fields { name, ty, location })
+        let constant = match self.constant_form {
+            ConstantForm::Absent => None,
+            ConstantForm::Implicit(value) => Some(AttributeValue::Sdata(value)),
+            ConstantForm::Data => {
+                let value = value(self.constant)?;
+                // The raw forms, as the general path keeps them.
+                Some(match self.constant.size {
+                    1 => AttributeValue::Data1(value as u8),
+                    2 => AttributeValue::Data2(value as u16),
+                    4 => AttributeValue::Data4(value as u32),
+                    _ => AttributeValue::Data8(value),
+                })
+            }
+        };
+        Some(Fields {
+            name,
+            ty,
+            location,
+            constant,
+        })
     }
 }
 
@@ -328,6 +395,7 @@ mod tests {
         let mut plain = 0;
         let mut plain_members = 0;
         let mut foretolds = 0;
+        let mut enumerators = 0;
         for path in attrs::tests::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
@@ -378,6 +446,10 @@ mod tests {
                                     value => attrs::unsigned(&value),
                                 });
                         assert_eq!(Some(fields.location), location.unwrap_or(Some(0)));
+                        if abbrev.tag() == dw::DW_TAG_enumerator {
+                            enumerators += 1;
+                            assert_eq!(fields.constant, attrs.get(dw::DW_AT_const_value));
+                        }
                         if abbrev.tag() == dw::DW_TAG_member {
                             plain_members += 1;
                             for flag in [
@@ -395,6 +467,7 @@ mod tests {
             }
         }
         assert!(foretolds > 100, "{foretolds} names foretold");
+        assert!(enumerators > 10, "{enumerators} enumerators");
         // Bitfields and static members have no layout.
         assert!(
             plain_members > 100 && plain_members < members && plain > plain_members,

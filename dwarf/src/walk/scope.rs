@@ -535,6 +535,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     },
                 );
             }
+            Kind::Enumerator => {
+                let name = self.fixed_name(fields.name, offset)?.unwrap_or("");
+                if let (Some(Scope::Enum(pending)), Some(value)) =
+                    (self.stack.last_mut(), fields.constant)
+                {
+                    pending.enumerators.push((name, value));
+                }
+            }
             Kind::Param => {
                 if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
                     return Ok(false);
