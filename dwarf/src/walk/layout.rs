@@ -20,7 +20,7 @@ use gimli::{AttributeValue, Endianity, RunTimeEndian};
 use super::attrs::{self, Value};
 use super::entries::Entries;
 use crate::elf::Reader;
-use crate::model::Qualifier;
+use crate::model::{CompositeKind, Qualifier};
 
 /// What the walker makes of a DIE read through a layout.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,6 +38,21 @@ pub(super) enum Kind {
     Param,
     /// An enumerator with a fixed-size value.
     Enumerator,
+    /// A struct, union or class type.
+    Composite(CompositeKind),
+    /// A function type.
+    Subroutine,
+    /// An array type.
+    Array,
+}
+
+impl Kind {
+    /// Whether DIEs of this kind may have children: those that collect
+    /// members, parameters or dimensions. The others' children are
+    /// annotations, which only the general path reads.
+    fn has_scope(self) -> bool {
+        matches!(self, Kind::Composite(_) | Kind::Subroutine | Kind::Array)
+    }
 }
 
 /// Where a small DIE's wanted attributes sit.
@@ -57,6 +72,20 @@ pub(super) struct Layout {
     /// An enumerator's `DW_AT_const_value`.
     constant: Place,
     constant_form: ConstantForm,
+    /// A composite's `DW_AT_byte_size`.
+    byte_size: Place,
+    declaration: Declaration,
+}
+
+/// How a DIE says it is a declaration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Declaration {
+    /// It does not.
+    Absent,
+    /// `DW_FORM_flag_present`: it is.
+    Present,
+    /// `DW_FORM_flag`: it is if the byte at this place is not 0.
+    Flag(Place),
 }
 
 /// The form of an enumerator's value, which says how the general path
@@ -103,6 +132,10 @@ pub(super) struct Fields<'input> {
     pub(super) location: u64,
     /// An enumerator's value, as the general path would have decoded it.
     pub(super) constant: Option<Value<'input>>,
+    /// A composite's size in bytes.
+    pub(super) byte_size: Option<u32>,
+    /// Whether a composite is a declaration.
+    pub(super) declaration: bool,
 }
 
 /// What DIEs with `tag` are read for, if they can have a layout, and
@@ -122,6 +155,11 @@ fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
         dw::DW_TAG_typedef => (Kind::Typedef, false),
         dw::DW_TAG_formal_parameter => (Kind::Param, false),
         dw::DW_TAG_enumerator => (Kind::Enumerator, false),
+        dw::DW_TAG_structure_type => (Kind::Composite(CompositeKind::Struct), false),
+        dw::DW_TAG_union_type => (Kind::Composite(CompositeKind::Union), false),
+        dw::DW_TAG_class_type => (Kind::Composite(CompositeKind::Class), false),
+        dw::DW_TAG_subroutine_type => (Kind::Subroutine, false),
+        dw::DW_TAG_array_type => (Kind::Array, false),
         _ => return None,
     })
 }
@@ -130,7 +168,7 @@ impl Layout {
     /// The layout of `abbrev`'s DIEs, if they are small enough to have one.
     pub(super) fn of(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Option<Self> {
         let (kind, strict) = kind_of(abbrev.tag())?;
-        if abbrev.has_children() {
+        if abbrev.has_children() && !kind.has_scope() {
             return None;
         }
         let mut layout = Layout {
@@ -143,6 +181,8 @@ impl Layout {
             location: Place::default(),
             constant: Place::default(),
             constant_form: ConstantForm::Absent,
+            byte_size: Place::default(),
+            declaration: Declaration::Absent,
         };
         let mut after_name = false;
         for spec in abbrev.attributes() {
@@ -199,6 +239,28 @@ impl Layout {
                         _ => return None,
                     };
                 }
+                // Sizes of more than four bytes may not fit 32 bits, an
+                // error the general path reports.
+                dw::DW_AT_byte_size
+                    if matches!(kind, Kind::Composite(_)) && layout.byte_size.size == 0 =>
+                {
+                    match form {
+                        dw::DW_FORM_data1 | dw::DW_FORM_data2 | dw::DW_FORM_data4 => {
+                            layout.byte_size = here(size?);
+                        }
+                        _ => return None,
+                    }
+                }
+                dw::DW_AT_declaration
+                    if matches!(kind, Kind::Composite(_))
+                        && layout.declaration == Declaration::Absent =>
+                {
+                    layout.declaration = match form {
+                        dw::DW_FORM_flag_present => Declaration::Present,
+                        dw::DW_FORM_flag => Declaration::Flag(here(size?)),
+                        _ => return None,
+                    };
+                }
                 // Repeats of the above are skipped, as in `Attrs`.
                 dw::DW_AT_name | dw::DW_AT_type | dw::DW_AT_data_member_location => {}
                 // A bitfield, a static member or anything else the general
@@ -226,7 +288,13 @@ impl Layout {
             &mut layout.ty,
             &mut layout.location,
             &mut layout.constant,
+            &mut layout.byte_size,
         ] {
+            if place.after_name {
+                place.at = place.at.checked_add(head)?;
+            }
+        }
+        if let Declaration::Flag(place) = &mut layout.declaration {
             if place.after_name {
                 place.at = place.at.checked_add(head)?;
             }
@@ -272,6 +340,16 @@ impl Layout {
             0 => 0,
             _ => value(self.location)?,
         };
+        let byte_size = match self.byte_size.size {
+            0 => None,
+            // At most four bytes: the general path's 32-bit check passes.
+            _ => Some(u32::try_from(value(self.byte_size)?).ok()?),
+        };
+        let declaration = match self.declaration {
+            Declaration::Absent => false,
+            Declaration::Present => true,
+            Declaration::Flag(place) => value(place)? != 0,
+        };
         let constant = match self.constant_form {
             ConstantForm::Absent => None,
             ConstantForm::Implicit(value) => Some(AttributeValue::Sdata(value)),
@@ -291,6 +369,8 @@ impl Layout {
             ty,
             location,
             constant,
+            byte_size,
+            declaration,
         })
     }
 }
@@ -396,6 +476,7 @@ mod tests {
         let mut plain_members = 0;
         let mut foretolds = 0;
         let mut enumerators = 0;
+        let mut composites = 0;
         for path in attrs::tests::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
@@ -446,6 +527,12 @@ mod tests {
                                     value => attrs::unsigned(&value),
                                 });
                         assert_eq!(Some(fields.location), location.unwrap_or(Some(0)));
+                        if let Kind::Composite(_) = layout.kind {
+                            composites += 1;
+                            let byte_size = attrs.udata(dw::DW_AT_byte_size);
+                            assert_eq!(fields.byte_size.map(u64::from), byte_size);
+                            assert_eq!(fields.declaration, attrs.flag(dw::DW_AT_declaration));
+                        }
                         if abbrev.tag() == dw::DW_TAG_enumerator {
                             enumerators += 1;
                             assert_eq!(fields.constant, attrs.get(dw::DW_AT_const_value));
@@ -468,6 +555,7 @@ mod tests {
         }
         assert!(foretolds > 100, "{foretolds} names foretold");
         assert!(enumerators > 10, "{enumerators} enumerators");
+        assert!(composites > 10, "{composites} composites");
         // Bitfields and static members have no layout.
         assert!(
             plain_members > 100 && plain_members < members && plain > plain_members,

@@ -365,7 +365,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         {
                             self.strings.prefetch_debug_str(name);
                         }
-                        if self.visit_fixed(layout.kind, fields, offset)? {
+                        let has_children = abbrev.has_children();
+                        if self.visit_fixed(layout.kind, fields, offset, has_children)? {
                             continue;
                         }
                     }

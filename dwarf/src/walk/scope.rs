@@ -303,12 +303,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_array_type => {
                 let elem = self.type_ref(attrs, offset)?;
-                self.set_node(id, Node::Array { elem, dims: &[] });
-                Scope::Array {
-                    node: id,
-                    elem,
-                    dims: ArenaVec::new_in(self.arena),
-                }
+                self.open_array(id, elem)
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
                 let kind = match tag {
@@ -321,24 +316,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     .size_u32(attrs, dw::DW_AT_byte_size, offset)?
                     .unwrap_or(0);
                 let declaration = attrs.flag(dw::DW_AT_declaration);
-                let node = Node::Composite {
-                    kind,
-                    name,
-                    byte_size,
-                    declaration,
-                    members: &[],
-                    decl_tags: &[],
-                };
-                self.set_node(id, node);
-                Scope::Composite {
-                    node: id,
-                    kind,
-                    name,
-                    byte_size,
-                    declaration,
-                    first_member: self.open_members.len(),
-                    decl_tags: Vec::new(),
-                }
+                self.open_composite(id, kind, name, byte_size, declaration)
             }
             dw::DW_TAG_enumeration_type => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?;
@@ -366,20 +344,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_subroutine_type => {
                 let ret = self.type_ref(attrs, offset)?;
-                self.set_node(
-                    id,
-                    Node::Subroutine {
-                        ret,
-                        params: &[],
-                        varargs: false,
-                    },
-                );
-                Scope::Subroutine {
-                    node: id,
-                    ret,
-                    params: ArenaVec::new_in(self.arena),
-                    varargs: false,
-                }
+                self.open_subroutine(id, ret)
             }
             other => {
                 self.set_node(id, Node::Unsupported { tag: other.0 });
@@ -387,6 +352,66 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
         };
         Ok(scope)
+    }
+
+    /// The node of a struct, union or class, and the scope that collects
+    /// its members.
+    fn open_composite(
+        &mut self,
+        id: NodeId,
+        kind: CompositeKind,
+        name: Option<&'input str>,
+        byte_size: u32,
+        declaration: bool,
+    ) -> Scope<'input, 'arena> {
+        let node = Node::Composite {
+            kind,
+            name,
+            byte_size,
+            declaration,
+            members: &[],
+            decl_tags: &[],
+        };
+        self.set_node(id, node);
+        Scope::Composite {
+            node: id,
+            kind,
+            name,
+            byte_size,
+            declaration,
+            first_member: self.open_members.len(),
+            decl_tags: Vec::new(),
+        }
+    }
+
+    /// The node of a function type, and the scope that collects its
+    /// parameters.
+    fn open_subroutine(&mut self, id: NodeId, ret: TypeRef) -> Scope<'input, 'arena> {
+        self.set_node(
+            id,
+            Node::Subroutine {
+                ret,
+                params: &[],
+                varargs: false,
+            },
+        );
+        Scope::Subroutine {
+            node: id,
+            ret,
+            params: ArenaVec::new_in(self.arena),
+            varargs: false,
+        }
+    }
+
+    /// The node of an array type, and the scope that collects its
+    /// dimensions.
+    fn open_array(&mut self, id: NodeId, elem: TypeRef) -> Scope<'input, 'arena> {
+        self.set_node(id, Node::Array { elem, dims: &[] });
+        Scope::Array {
+            node: id,
+            elem,
+            dims: ArenaVec::new_in(self.arena),
+        }
     }
 
     fn visit_member(
@@ -480,16 +505,48 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         })
     }
 
-    /// Handles a small DIE read through its [layout](super::layout), making what
-    /// [`Walker::visit`] makes of the same attributes. `false`, with nothing
-    /// done, for a parameter of a function (not of a function type): those
-    /// take the general path.
+    /// Handles a DIE read through its [layout](super::layout), making what
+    /// [`Walker::visit`] makes of the same attributes, and opens the scope
+    /// of its children if it `has_children`. `false`, with nothing done,
+    /// for a parameter of a function (not of a function type): those take
+    /// the general path.
     pub(super) fn visit_fixed(
         &mut self,
         kind: Kind,
         fields: Fields<'input>,
         offset: u64,
+        has_children: bool,
     ) -> Result<bool> {
+        let scope = match kind {
+            Kind::Composite(kind) => {
+                let id = self.node_id(offset);
+                let name = self.fixed_name(fields.name, offset)?;
+                let byte_size = fields.byte_size.unwrap_or(0);
+                self.open_composite(id, kind, name, byte_size, fields.declaration)
+            }
+            Kind::Subroutine => {
+                let id = self.node_id(offset);
+                let ret = self.fixed_type(fields.ty);
+                self.open_subroutine(id, ret)
+            }
+            Kind::Array => {
+                let id = self.node_id(offset);
+                let elem = self.fixed_type(fields.ty);
+                self.open_array(id, elem)
+            }
+            leaf => return self.visit_fixed_leaf(leaf, fields, offset),
+        };
+        if has_children {
+            self.stack.push(scope);
+        } else {
+            self.close(scope);
+        }
+        Ok(true)
+    }
+
+    /// [`Walker::visit_fixed`] for DIEs without children.
+    #[inline(always)]
+    fn visit_fixed_leaf(&mut self, kind: Kind, fields: Fields<'input>, offset: u64) -> Result<bool> {
         match kind {
             Kind::Member => {
                 let name = self.fixed_name(fields.name, offset)?;
@@ -558,6 +615,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     });
                 }
             }
+            // Opened scopes, handled by the caller.
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array => {}
         }
         Ok(true)
     }
