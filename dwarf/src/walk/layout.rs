@@ -122,20 +122,12 @@ enum NameForm {
     Strx,
 }
 
-/// A DIE's attributes as read through its layout.
-pub(super) struct Fields<'input> {
-    /// The name as the general path would have decoded it.
-    pub(super) name: Option<Value<'input>>,
-    /// Unit offset of the type DIE.
-    pub(super) ty: Option<u64>,
-    /// A member's byte offset in the enclosing aggregate (0 if absent).
-    pub(super) location: u64,
-    /// An enumerator's value, as the general path would have decoded it.
-    pub(super) constant: Option<Value<'input>>,
-    /// A composite's size in bytes.
-    pub(super) byte_size: Option<u32>,
-    /// Whether a composite is a declaration.
-    pub(super) declaration: bool,
+/// The bytes of one DIE read through its layout.
+pub(super) struct Die<'input> {
+    bytes: &'input [u8],
+    /// The inline name's length with its NUL (0 without one).
+    name_len: usize,
+    endian: RunTimeEndian,
 }
 
 /// What DIEs with `tag` are read for, if they can have a layout, and
@@ -302,60 +294,95 @@ impl Layout {
         Some(layout)
     }
 
-    /// Reads one DIE's attributes; `None` when the bytes run out, leaving
-    /// `entries` anywhere (the caller reads the DIE again the general way,
-    /// for its error).
+    /// Takes one DIE's bytes; `None` when they run out, leaving `entries`
+    /// anywhere (the caller reads the DIE again the general way, for its
+    /// error). Its attributes are then read by the methods below, each
+    /// kind of DIE asking only for what it uses.
     #[inline]
-    pub(super) fn read<'input>(&self, entries: &mut Entries<'_, 'input>) -> Option<Fields<'input>> {
-        let endian = entries.endian;
+    pub(super) fn read<'input>(&self, entries: &mut Entries<'_, 'input>) -> Option<Die<'input>> {
         let head = usize::from(self.head);
         // The inline name's length with its NUL.
         let name_len = match self.name_form {
             NameForm::Inline => memchr::memchr(0, entries.position().get(head..)?)? + 1,
             _ => 0,
         };
-        let die = entries.take(head + name_len + usize::from(self.tail))?;
-        let value = |place: Place| {
-            let at = usize::from(place.at) + if place.after_name { name_len } else { 0 };
-            number(die, at, place.size, endian)
-        };
-        let name = match self.name_form {
-            NameForm::Absent => None,
-            NameForm::Inline => Some(AttributeValue::String(Reader::new(
-                die.get(head..head + name_len - 1)?,
-                endian,
-            ))),
-            NameForm::Strp => Some(AttributeValue::DebugStrRef(gimli::DebugStrOffset(
-                usize::try_from(value(self.name)?).ok()?,
-            ))),
-            NameForm::Strx => Some(AttributeValue::DebugStrOffsetsIndex(
-                gimli::DebugStrOffsetsIndex(usize::try_from(value(self.name)?).ok()?),
+        let endian = entries.endian;
+        let bytes = entries.take(head + name_len + usize::from(self.tail))?;
+        Some(Die {
+            bytes,
+            name_len,
+            endian,
+        })
+    }
+
+    /// The number at `place`; `None` if the layout has no such attribute.
+    /// Places lie within the DIE's bytes by construction: reads cannot
+    /// fail otherwise.
+    #[inline(always)]
+    fn value(&self, die: &Die<'_>, place: Place) -> Option<u64> {
+        let at = usize::from(place.at) + if place.after_name { die.name_len } else { 0 };
+        match place.size {
+            0 => None,
+            size => number(die.bytes, at, size, die.endian),
+        }
+    }
+
+    /// The name, as the general path would have decoded it.
+    #[inline]
+    pub(super) fn name<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
+        Some(match self.name_form {
+            NameForm::Absent => return None,
+            NameForm::Inline => {
+                let head = usize::from(self.head);
+                let text = die.bytes.get(head..head + die.name_len.checked_sub(1)?)?;
+                AttributeValue::String(Reader::new(text, die.endian))
+            }
+            NameForm::Strp => AttributeValue::DebugStrRef(gimli::DebugStrOffset(
+                usize::try_from(self.value(die, self.name)?).ok()?,
             )),
-        };
-        let ty = match self.ty.size {
-            0 => None,
-            _ => Some(value(self.ty)?),
-        };
-        let location = match self.location.size {
-            0 => 0,
-            _ => value(self.location)?,
-        };
-        let byte_size = match self.byte_size.size {
-            0 => None,
-            // At most four bytes: the general path's 32-bit check passes.
-            _ => Some(u32::try_from(value(self.byte_size)?).ok()?),
-        };
-        let declaration = match self.declaration {
+            NameForm::Strx => AttributeValue::DebugStrOffsetsIndex(gimli::DebugStrOffsetsIndex(
+                usize::try_from(self.value(die, self.name)?).ok()?,
+            )),
+        })
+    }
+
+    /// The unit offset of the type DIE.
+    #[inline]
+    pub(super) fn ty(&self, die: &Die<'_>) -> Option<u64> {
+        self.value(die, self.ty)
+    }
+
+    /// A member's byte offset in the enclosing aggregate (0 if absent).
+    #[inline]
+    pub(super) fn location(&self, die: &Die<'_>) -> u64 {
+        self.value(die, self.location).unwrap_or(0)
+    }
+
+    /// A composite's size in bytes (at most four bytes: the general path's
+    /// 32-bit check passes).
+    #[inline]
+    pub(super) fn byte_size(&self, die: &Die<'_>) -> Option<u32> {
+        u32::try_from(self.value(die, self.byte_size)?).ok()
+    }
+
+    /// Whether a composite is a declaration.
+    #[inline]
+    pub(super) fn declaration(&self, die: &Die<'_>) -> bool {
+        match self.declaration {
             Declaration::Absent => false,
             Declaration::Present => true,
-            Declaration::Flag(place) => value(place)? != 0,
-        };
-        let constant = match self.constant_form {
+            Declaration::Flag(place) => self.value(die, place).is_some_and(|flag| flag != 0),
+        }
+    }
+
+    /// An enumerator's value, in the raw form the general path keeps.
+    #[inline]
+    pub(super) fn constant<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
+        match self.constant_form {
             ConstantForm::Absent => None,
             ConstantForm::Implicit(value) => Some(AttributeValue::Sdata(value)),
             ConstantForm::Data => {
-                let value = value(self.constant)?;
-                // The raw forms, as the general path keeps them.
+                let value = self.value(die, self.constant)?;
                 Some(match self.constant.size {
                     1 => AttributeValue::Data1(value as u8),
                     2 => AttributeValue::Data2(value as u16),
@@ -363,15 +390,7 @@ impl Layout {
                     _ => AttributeValue::Data8(value),
                 })
             }
-        };
-        Some(Fields {
-            name,
-            ty,
-            location,
-            constant,
-            byte_size,
-            declaration,
-        })
+        }
     }
 }
 
@@ -508,16 +527,16 @@ mod tests {
                     if let Some(layout) = layouts.get(abbrev, entries.encoding) {
                         plain += 1;
                         let mut fast = entries;
-                        let fields = layout.read(&mut fast).expect("layout read");
+                        let die = layout.read(&mut fast).expect("layout read");
                         assert_eq!(fast.next_offset(), general.next_offset(), "{path:?}");
                         foretold = layout.next_strp(abbrev.code(), fast.position(), fast.endian);
-                        assert_eq!(fields.name, attrs.get(dw::DW_AT_name), "{path:?}");
+                        assert_eq!(layout.name(&die), attrs.get(dw::DW_AT_name), "{path:?}");
                         let ty = match attrs.get(dw::DW_AT_type) {
                             Some(AttributeValue::UnitRef(offset)) => Some(offset.0 as u64),
                             None => None,
                             other => panic!("{path:?}: type {other:?}"),
                         };
-                        assert_eq!(fields.ty, ty, "{path:?}");
+                        assert_eq!(layout.ty(&die), ty, "{path:?}");
                         let location =
                             attrs
                                 .get(dw::DW_AT_data_member_location)
@@ -526,16 +545,16 @@ mod tests {
                                     AttributeValue::LocationListsRef(bytes) => Some(bytes.0 as u64),
                                     value => attrs::unsigned(&value),
                                 });
-                        assert_eq!(Some(fields.location), location.unwrap_or(Some(0)));
+                        assert_eq!(Some(layout.location(&die)), location.unwrap_or(Some(0)));
                         if let Kind::Composite(_) = layout.kind {
                             composites += 1;
                             let byte_size = attrs.udata(dw::DW_AT_byte_size);
-                            assert_eq!(fields.byte_size.map(u64::from), byte_size);
-                            assert_eq!(fields.declaration, attrs.flag(dw::DW_AT_declaration));
+                            assert_eq!(layout.byte_size(&die).map(u64::from), byte_size);
+                            assert_eq!(layout.declaration(&die), attrs.flag(dw::DW_AT_declaration));
                         }
                         if abbrev.tag() == dw::DW_TAG_enumerator {
                             enumerators += 1;
-                            assert_eq!(fields.constant, attrs.get(dw::DW_AT_const_value));
+                            assert_eq!(layout.constant(&die), attrs.get(dw::DW_AT_const_value));
                         }
                         if abbrev.tag() == dw::DW_TAG_member {
                             plain_members += 1;

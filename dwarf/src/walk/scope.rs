@@ -5,7 +5,7 @@ use gimli::constants as dw;
 
 use super::attrs::{self, Attrs, Value};
 use super::location;
-use super::layout::{Fields, Kind};
+use super::layout::{Die, Kind, Layout};
 use super::resolve::{
     ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
 };
@@ -512,29 +512,29 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// the general path.
     pub(super) fn visit_fixed(
         &mut self,
-        kind: Kind,
-        fields: Fields<'input>,
+        layout: &Layout,
+        die: Die<'input>,
         offset: u64,
         has_children: bool,
     ) -> Result<bool> {
-        let scope = match kind {
+        let scope = match layout.kind {
             Kind::Composite(kind) => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(fields.name, offset)?;
-                let byte_size = fields.byte_size.unwrap_or(0);
-                self.open_composite(id, kind, name, byte_size, fields.declaration)
+                let name = self.fixed_name(layout.name(&die), offset)?;
+                let byte_size = layout.byte_size(&die).unwrap_or(0);
+                self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
             }
             Kind::Subroutine => {
                 let id = self.node_id(offset);
-                let ret = self.fixed_type(fields.ty);
+                let ret = self.fixed_type(layout.ty(&die));
                 self.open_subroutine(id, ret)
             }
             Kind::Array => {
                 let id = self.node_id(offset);
-                let elem = self.fixed_type(fields.ty);
+                let elem = self.fixed_type(layout.ty(&die));
                 self.open_array(id, elem)
             }
-            leaf => return self.visit_fixed_leaf(leaf, fields, offset),
+            _ => return self.visit_fixed_leaf(layout, die, offset),
         };
         if has_children {
             self.stack.push(scope);
@@ -546,13 +546,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// [`Walker::visit_fixed`] for DIEs without children.
     #[inline(always)]
-    fn visit_fixed_leaf(&mut self, kind: Kind, fields: Fields<'input>, offset: u64) -> Result<bool> {
-        match kind {
+    fn visit_fixed_leaf(&mut self, layout: &Layout, die: Die<'input>, offset: u64) -> Result<bool> {
+        match layout.kind {
             Kind::Member => {
-                let name = self.fixed_name(fields.name, offset)?;
-                let ty = self.fixed_type(fields.ty);
+                let name = self.fixed_name(layout.name(&die), offset)?;
+                let ty = self.fixed_type(layout.ty(&die));
                 // Offsets of at most four bytes: in bits they cannot overflow.
-                let bit_offset = fields.location << 3;
+                let bit_offset = layout.location(&die) << 3;
                 if let Some(Scope::Composite { .. }) = self.stack.last() {
                     self.open_members.push(Member {
                         name,
@@ -565,7 +565,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Pointer => {
                 let id = self.node_id(offset);
-                let target = self.fixed_type(fields.ty);
+                let target = self.fixed_type(layout.ty(&die));
                 self.set_node(
                     id,
                     Node::Pointer {
@@ -576,13 +576,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Qualified(qualifier) => {
                 let id = self.node_id(offset);
-                let target = self.fixed_type(fields.ty);
+                let target = self.fixed_type(layout.ty(&die));
                 self.set_node(id, Node::Qualified { qualifier, target });
             }
             Kind::Typedef => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(fields.name, offset)?.unwrap_or("");
-                let target = self.fixed_type(fields.ty);
+                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                let target = self.fixed_type(layout.ty(&die));
                 self.set_node(
                     id,
                     Node::Typedef {
@@ -593,9 +593,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 );
             }
             Kind::Enumerator => {
-                let name = self.fixed_name(fields.name, offset)?.unwrap_or("");
+                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
                 if let (Some(Scope::Enum(pending)), Some(value)) =
-                    (self.stack.last_mut(), fields.constant)
+                    (self.stack.last_mut(), layout.constant(&die))
                 {
                     pending.enumerators.push((name, value));
                 }
@@ -604,8 +604,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
                     return Ok(false);
                 }
-                let name = self.fixed_name(fields.name, offset)?;
-                let ty = self.fixed_type(fields.ty);
+                let name = self.fixed_name(layout.name(&die), offset)?;
+                let ty = self.fixed_type(layout.ty(&die));
                 if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
                     params.push(Param {
                         name,
