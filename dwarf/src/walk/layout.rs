@@ -1,16 +1,19 @@
-//! A fast path for the small DIEs that make most of a kernel's: plain data
-//! members (nearly half of all DIEs), pointers, qualifiers, typedefs and
-//! the parameters of function types.
+//! A fast path for the DIEs that make most of a kernel's: plain data
+//! members (nearly half of all DIEs), pointers, qualifiers, typedefs,
+//! aggregates, function and array types, their parameters, enumerators.
 //!
-//! Such a DIE without children, whose abbreviation gives every attribute a
-//! fixed size (but for at most one inline name), is read from offsets
-//! worked out once per abbreviation: no plan steps, no attribute slots.
-//! Only a name, a type and a member's constant byte offset are read; what
-//! the walker makes of them is in [`Walker::visit_fixed`]. A member with
-//! any other attribute the walker looks at (bitfield, declaration or
-//! external flag) has no layout. Anything without a layout, and any DIE
-//! whose bytes do not fit its layout, takes the general path, which gives
-//! the same model and gimli's errors.
+//! Such a DIE, whose abbreviation gives every attribute a fixed size (but
+//! for at most one inline name), is read from byte offsets worked out once
+//! per abbreviation: no plan steps, no attribute slots, no dispatch on the
+//! tag for each DIE. Only what the general path would use of the DIE is
+//! read (a name, a type, a member's constant offset, an aggregate's size
+//! and declaration flag, an enumerator's value); what the walker makes of
+//! it is in [`Walker::visit_fixed`]. A member with any other attribute the
+//! walker looks at (bitfield, declaration or external flag) has no layout,
+//! nor has a DIE with children other than an aggregate, function or array
+//! type. Anything without a layout, and any DIE whose bytes do not fit its
+//! layout, takes the general path, which gives the same model and gimli's
+//! errors.
 //!
 //! [`Walker::visit_fixed`]: super::Walker::visit_fixed
 
@@ -55,7 +58,7 @@ impl Kind {
     }
 }
 
-/// Where a small DIE's wanted attributes sit.
+/// Where a DIE's wanted attributes sit.
 ///
 /// Every attribute has a fixed size, except at most one `DW_FORM_string`
 /// name: the DIE is then `head` bytes, the NUL-terminated name, and
@@ -132,8 +135,9 @@ pub(super) struct Die<'input> {
 
 /// What DIEs with `tag` are read for, if they can have a layout, and
 /// whether every attribute the walker looks at must be one the layout
-/// reads (for members, which have bitfield and static variants; the other
-/// tags' DIEs only ever use their name and type).
+/// reads: for members, which have bitfield and static variants. Of the
+/// other tags' DIEs the general path uses nothing but what their layouts
+/// read.
 fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
     Some(match tag {
         dw::DW_TAG_member => (Kind::Member, true),
@@ -157,7 +161,7 @@ fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
 }
 
 impl Layout {
-    /// The layout of `abbrev`'s DIEs, if they are small enough to have one.
+    /// The layout of `abbrev`'s DIEs, if they can have one.
     pub(super) fn of(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Option<Self> {
         let (kind, strict) = kind_of(abbrev.tag())?;
         if abbrev.has_children() && !kind.has_scope() {

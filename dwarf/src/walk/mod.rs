@@ -1,7 +1,9 @@
 //! Walking one compilation unit's DIE tree into a [`CuModel`].
 //!
-//! One forward pass over the unit's DIE bytes (no tree building): each
-//! DIE's wanted attributes are decoded by a plan made once per
+//! One forward pass over the unit's DIE bytes (no tree building): the
+//! commonest DIEs (members, pointers, typedefs, aggregates, ...) are read
+//! at byte offsets worked out once per abbreviation (`layout.rs`), any
+//! other DIE's wanted attributes are decoded by a plan made once per
 //! abbreviation (`attrs.rs`), everything else is skipped undecoded, and
 //! subtrees that cannot contribute to BTF (inlined copies, call sites,
 //! most of a function body) are jumped over through `DW_AT_sibling` when
@@ -12,8 +14,8 @@
 
 mod attrs;
 mod entries;
-mod location;
 mod layout;
+mod location;
 mod node_ids;
 mod offset_table;
 mod resolve;
