@@ -92,6 +92,13 @@ impl<'input> Strings<'input> {
         self.debug_str.prefetch(offset);
     }
 
+    /// The `.debug_str` string at `offset`, where [`Strings::get`] would
+    /// find it without its slow path; `None` leaves the case to it.
+    #[inline]
+    pub(crate) fn debug_str(&self, offset: usize) -> Option<&'input str> {
+        self.debug_str.get(offset)
+    }
+
     /// The string an attribute value names, with the same results as
     /// gimli's `Dwarf::attr_string` followed by a UTF-8 check.
     pub(crate) fn get(

@@ -435,8 +435,20 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// The string a string-class attribute value names, with errors at the
-    /// DIE at `offset`.
+    /// DIE at `offset`. Names in `.debug_str`, nearly all of them, are
+    /// taken straight from the section, inline.
+    #[inline(always)]
     fn string_at(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
+        if let gimli::AttributeValue::DebugStrRef(strp) = value {
+            if let Some(text) = self.strings.debug_str(strp.0) {
+                return Ok(text);
+            }
+        }
+        self.string_at_slowly(value, offset)
+    }
+
+    /// [`Walker::string_at`] for the other cases.
+    fn string_at_slowly(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
         match self.string_value(value) {
             Ok(text) => Ok(text),
             Err(StringError::Dwarf(err)) => Err(self.gimli_error(err, offset)),
