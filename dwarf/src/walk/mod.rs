@@ -470,7 +470,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// The node id of the type DIE at unit offset `target`, reserving one
     /// for a DIE not visited yet.
+    #[inline(always)]
     fn node_id(&mut self, target: u64) -> NodeId {
+        match self.ids.get(target) {
+            Some(id) => id,
+            None => self.new_node_id(target),
+        }
+    }
+
+    /// [`Walker::node_id`] for a DIE not in the table yet (or out of it).
+    fn new_node_id(&mut self, target: u64) -> NodeId {
         let nodes = &mut self.nodes;
         self.ids.get_or_insert(target, || {
             let id = NodeId(nodes.len() as u32);
