@@ -42,22 +42,6 @@ impl<'input> StrSection<'input> {
         // A NUL is ASCII, so `end` is a char boundary of `rest` too.
         rest.get(..end)
     }
-
-    /// Starts loading the string at `offset` into the cache, where the CPU
-    /// can do so, to be read shortly: `.debug_str` is too large for the
-    /// cache, and the lookups, in the order of the DIEs, are random.
-    #[inline(always)]
-    fn prefetch(&self, offset: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if offset < self.valid.len() {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch reads nothing the program sees and cannot
-            // fault; SSE is part of every x86-64 CPU.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.valid.as_ptr().wrapping_add(offset).cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = offset;
-    }
 }
 
 /// The string sections of one file, for [`Strings::get`].
@@ -83,13 +67,6 @@ impl<'input> Strings<'input> {
             debug_str: StrSection::new(dwarf.debug_str.reader().slice()),
             debug_line_str: StrSection::new(dwarf.debug_line_str.reader().slice()),
         }
-    }
-
-    /// Starts loading the `.debug_str` string at `offset` (see
-    /// [`StrSection::prefetch`]).
-    #[inline(always)]
-    pub(crate) fn prefetch_debug_str(&self, offset: usize) {
-        self.debug_str.prefetch(offset);
     }
 
     /// The `.debug_str` string at `offset`, where [`Strings::get`] would

@@ -398,27 +398,6 @@ impl Layout {
     }
 }
 
-impl Layout {
-    /// The `.debug_str` offset of the name of the DIE at the start of
-    /// `next`, if it has this layout too (its abbreviation `code` is one
-    /// byte) and a `DW_FORM_strp` name before any inline one: members of
-    /// one aggregate mostly share one abbreviation, so the next name can
-    /// be fetched while this DIE is handled.
-    #[inline]
-    pub(super) fn next_strp(&self, code: u64, next: &[u8], endian: RunTimeEndian) -> Option<usize> {
-        if self.name_form != NameForm::Strp || self.name.after_name {
-            return None;
-        }
-        match next.split_first() {
-            Some((&first, rest)) if u64::from(first) == code && first < 0x80 => usize::try_from(
-                number(rest, usize::from(self.name.at), self.name.size, endian)?,
-            )
-            .ok(),
-            _ => None,
-        }
-    }
-}
-
 /// The unsigned number of `size` (1, 2, 4 or 8) bytes at `at` in `bytes`.
 #[inline(always)]
 fn number(bytes: &[u8], at: usize, size: u8, endian: RunTimeEndian) -> Option<u64> {
@@ -490,14 +469,12 @@ mod tests {
 
     /// On every DIE of every fixture that has a layout, the layout reads
     /// what the general attribute reading reads, and stops at the same
-    /// byte; members with layouts have no other attribute the walker uses;
-    /// the name offsets foretold for the next DIE are its names'.
+    /// byte; members with layouts have no other attribute the walker uses.
     #[test]
     fn layouts_read_what_the_attribute_plans_read() {
         let mut members = 0;
         let mut plain = 0;
         let mut plain_members = 0;
-        let mut foretolds = 0;
         let mut enumerators = 0;
         let mut composites = 0;
         for path in attrs::tests::fixture_objects() {
@@ -508,23 +485,12 @@ mod tests {
                 let mut entries = Entries::new(&unit).expect("entries");
                 let mut attrs = Attrs::default();
                 let mut layouts = Layouts::default();
-                // The name offset the previous DIE foretold for this one.
-                let mut foretold = None;
                 while !entries.is_empty() {
                     let Some(abbrev) = entries.read_abbreviation().expect("abbreviation") else {
-                        foretold = None;
                         continue;
                     };
                     let mut general = entries;
                     attrs.read(&mut general, abbrev).expect("general read");
-                    if let Some(offset) = foretold.take() {
-                        let name = attrs.get(dw::DW_AT_name);
-                        assert_eq!(
-                            name,
-                            Some(AttributeValue::DebugStrRef(gimli::DebugStrOffset(offset)))
-                        );
-                        foretolds += 1;
-                    }
                     if abbrev.tag() == dw::DW_TAG_member {
                         members += 1;
                     }
@@ -533,7 +499,6 @@ mod tests {
                         let mut fast = entries;
                         let die = layout.read(&mut fast).expect("layout read");
                         assert_eq!(fast.next_offset(), general.next_offset(), "{path:?}");
-                        foretold = layout.next_strp(abbrev.code(), fast.position(), fast.endian);
                         assert_eq!(layout.name(&die), attrs.get(dw::DW_AT_name), "{path:?}");
                         let ty = match attrs.get(dw::DW_AT_type) {
                             Some(AttributeValue::UnitRef(offset)) => Some(offset.0 as u64),
@@ -576,7 +541,6 @@ mod tests {
                 }
             }
         }
-        assert!(foretolds > 100, "{foretolds} names foretold");
         assert!(enumerators > 10, "{enumerators} enumerators");
         assert!(composites > 10, "{composites} composites");
         // Bitfields and static members have no layout.

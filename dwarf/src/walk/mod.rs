@@ -362,11 +362,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 if let Some(layout) = layouts.get(abbrev, entries.encoding) {
                     let before = entries.position();
                     if let Some(die) = layout.read(&mut entries) {
-                        if let Some(name) =
-                            layout.next_strp(abbrev.code(), entries.position(), entries.endian)
-                        {
-                            self.strings.prefetch_debug_str(name);
-                        }
                         let has_children = abbrev.has_children();
                         if self.visit_fixed(layout, die, offset, has_children)? {
                             continue;
