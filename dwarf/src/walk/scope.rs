@@ -4,8 +4,8 @@
 use gimli::constants as dw;
 
 use super::attrs::{self, Attrs, Value};
-use super::location;
 use super::layout::{Die, Kind, Layout};
+use super::location;
 use super::resolve::{
     ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
 };
