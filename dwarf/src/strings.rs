@@ -33,11 +33,10 @@ impl<'input> StrSection<'input> {
     /// The NUL-terminated string at `offset`, if it lies wholly in the
     /// checked prefix; `None` leaves the case (and its error) to the slow
     /// path.
+    #[inline]
     fn get(&self, offset: usize) -> Option<&'input str> {
-        // A string starting inside a multi-byte character is not UTF-8.
-        if !self.valid.is_char_boundary(offset) {
-            return None;
-        }
+        // `None` for a string starting inside a multi-byte character,
+        // which is not UTF-8.
         let rest = self.valid.get(offset..)?;
         let end = memchr::memchr(0, rest.as_bytes())?;
         // A NUL is ASCII, so `end` is a char boundary of `rest` too.
@@ -70,6 +69,13 @@ impl<'input> Strings<'input> {
         }
     }
 
+    /// The `.debug_str` string at `offset`, where [`Strings::get`] would
+    /// find it without its slow path; `None` leaves the case to it.
+    #[inline]
+    pub(crate) fn debug_str(&self, offset: usize) -> Option<&'input str> {
+        self.debug_str.get(offset)
+    }
+
     /// The string an attribute value names, with the same results as
     /// gimli's `Dwarf::attr_string` followed by a UTF-8 check.
     pub(crate) fn get(
@@ -83,9 +89,22 @@ impl<'input> Strings<'input> {
             AttributeValue::DebugLineStrRef(offset) => self.debug_line_str.get(offset.0),
             _ => None,
         };
-        if let Some(text) = fast {
-            return Ok(text);
+        match fast {
+            Some(text) => Ok(text),
+            None => Self::get_slowly(dwarf, unit, value),
         }
+    }
+
+    /// What [`Strings::get`] does for the values its fast path does not
+    /// take (string offsets tables, inline strings, errors): out of line
+    /// and cold, so that the common path is short.
+    #[cold]
+    #[inline(never)]
+    fn get_slowly(
+        dwarf: &gimli::Dwarf<Reader<'input>>,
+        unit: &gimli::Unit<Reader<'input>>,
+        value: AttributeValue<Reader<'input>>,
+    ) -> Result<&'input str, StringError> {
         let bytes = dwarf.attr_string(unit, value).map_err(StringError::Dwarf)?;
         std::str::from_utf8(bytes.slice()).map_err(|_| StringError::NotUtf8)
     }

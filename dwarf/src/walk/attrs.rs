@@ -162,6 +162,11 @@ fn slot_of(name: dw::DwAt) -> Option<usize> {
     })
 }
 
+/// Whether the walker looks at attribute `name` at all.
+pub(super) fn is_wanted(name: dw::DwAt) -> bool {
+    slot_of(name).is_some()
+}
+
 /// Section offsets in these mean location or range lists (and DWARF 2-3
 /// wrote them as data4/data8): gimli's attribute-aware decoding says
 /// which. For every other wanted attribute the form alone decides, and
@@ -176,7 +181,7 @@ fn needs_typing(name: dw::DwAt) -> bool {
 }
 
 /// The size of a form whose size does not depend on the DIE.
-fn fixed_size(form: dw::DwForm, encoding: gimli::Encoding) -> Option<u8> {
+pub(super) fn fixed_size(form: dw::DwForm, encoding: gimli::Encoding) -> Option<u8> {
     let offset = encoding.format.word_size();
     Some(match form {
         dw::DW_FORM_addr => encoding.address_size,
@@ -608,12 +613,12 @@ pub(crate) fn constant_bits(value: &Value<'_>) -> Option<(u64, bool)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Every committed fixture object, compiled by gcc and clang, DWARF 4
     /// and 5, both byte orders.
-    fn fixture_objects() -> Vec<std::path::PathBuf> {
+    pub(in crate::walk) fn fixture_objects() -> Vec<std::path::PathBuf> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/obj");
         let mut pending = vec![root];
         let mut files = Vec::new();

@@ -1,7 +1,9 @@
 //! Walking one compilation unit's DIE tree into a [`CuModel`].
 //!
-//! One forward pass over the unit's DIE bytes (no tree building): each
-//! DIE's wanted attributes are decoded by a plan made once per
+//! One forward pass over the unit's DIE bytes (no tree building): the
+//! commonest DIEs (members, pointers, typedefs, aggregates, ...) are read
+//! at byte offsets worked out once per abbreviation (`layout.rs`), any
+//! other DIE's wanted attributes are decoded by a plan made once per
 //! abbreviation (`attrs.rs`), everything else is skipped undecoded, and
 //! subtrees that cannot contribute to BTF (inlined copies, call sites,
 //! most of a function body) are jumped over through `DW_AT_sibling` when
@@ -12,6 +14,7 @@
 
 mod attrs;
 mod entries;
+mod layout;
 mod location;
 mod node_ids;
 mod offset_table;
@@ -33,6 +36,7 @@ use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 
 use self::attrs::Attrs;
 use self::entries::Entries;
+use self::layout::Layouts;
 use self::node_ids::NodeIds;
 use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
@@ -322,6 +326,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let mut entries =
             Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
+        let mut layouts = Layouts::default();
         let mut root_seen = false;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
@@ -353,7 +358,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 continue;
             }
             let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
-            if !wanted {
+            if wanted {
+                if let Some(layout) = layouts.get(abbrev, entries.encoding) {
+                    let before = entries.position();
+                    if let Some(die) = layout.read(&mut entries) {
+                        let has_children = abbrev.has_children();
+                        if self.visit_fixed(layout, die, offset, has_children)? {
+                            continue;
+                        }
+                    }
+                    entries.rewind(before);
+                }
+            } else {
                 let sibling = attrs
                     .skip(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
@@ -407,11 +423,29 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         name: dw::DwAt,
         offset: u64,
     ) -> Result<Option<&'input str>> {
-        let Some(value) = attrs.get(name) else {
-            return Ok(None);
-        };
+        match attrs.get(name) {
+            Some(value) => self.string_at(value, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The string a string-class attribute value names, with errors at the
+    /// DIE at `offset`. Names in `.debug_str`, nearly all of them, are
+    /// taken straight from the section, inline.
+    #[inline(always)]
+    fn string_at(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
+        if let gimli::AttributeValue::DebugStrRef(strp) = value {
+            if let Some(text) = self.strings.debug_str(strp.0) {
+                return Ok(text);
+            }
+        }
+        self.string_at_slowly(value, offset)
+    }
+
+    /// [`Walker::string_at`] for the other cases.
+    fn string_at_slowly(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
         match self.string_value(value) {
-            Ok(text) => Ok(Some(text)),
+            Ok(text) => Ok(text),
             Err(StringError::Dwarf(err)) => Err(self.gimli_error(err, offset)),
             Err(StringError::NotUtf8) => Err(self.error(
                 ErrorKind::InvalidDwarf("string is not UTF-8".into()),
@@ -431,7 +465,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// The node id of the type DIE at unit offset `target`, reserving one
     /// for a DIE not visited yet.
+    #[inline(always)]
     fn node_id(&mut self, target: u64) -> NodeId {
+        match self.ids.get(target) {
+            Some(id) => id,
+            None => self.new_node_id(target),
+        }
+    }
+
+    /// [`Walker::node_id`] for a DIE not in the table yet (or out of it).
+    fn new_node_id(&mut self, target: u64) -> NodeId {
         let nodes = &mut self.nodes;
         self.ids.get_or_insert(target, || {
             let id = NodeId(nodes.len() as u32);

@@ -55,6 +55,17 @@ impl NodeIds {
         }
     }
 
+    /// The id of the DIE at section offset `offset`, if it has one in the
+    /// table: the common case, cheap enough to be inlined.
+    #[inline(always)]
+    pub(super) fn get(&self, offset: u64) -> Option<NodeId> {
+        let index = usize::try_from(offset.checked_sub(self.base)?).ok()?;
+        match *self.table.get(index)? {
+            0 => None,
+            slot => Some(NodeId(slot - 1)),
+        }
+    }
+
     /// The id of the DIE at section offset `offset`, or the one `make`
     /// gives it if it has none yet.
     #[inline]
@@ -111,6 +122,10 @@ mod tests {
             let c = ids.get_or_insert(5000, &mut make);
             assert_eq!((a, b, c), (NodeId(0), NodeId(1), NodeId(2)));
             assert_eq!(ids.get_or_insert(150, &mut make), a);
+            assert_eq!(ids.get(150), Some(a));
+            assert_eq!(ids.get(151), None);
+            // Ids out of the table are only found the slow way.
+            assert_eq!(ids.get(5000), None);
             assert_eq!(ids.get_or_insert(5000, &mut make), c);
             assert_eq!(ids.get_or_insert(99, &mut make), NodeId(3));
         }

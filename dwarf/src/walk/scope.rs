@@ -4,6 +4,7 @@
 use gimli::constants as dw;
 
 use super::attrs::{self, Attrs, Value};
+use super::layout::{Die, Kind, Layout};
 use super::location;
 use super::resolve::{
     ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
@@ -302,12 +303,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_array_type => {
                 let elem = self.type_ref(attrs, offset)?;
-                self.set_node(id, Node::Array { elem, dims: &[] });
-                Scope::Array {
-                    node: id,
-                    elem,
-                    dims: ArenaVec::new_in(self.arena),
-                }
+                self.open_array(id, elem)
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
                 let kind = match tag {
@@ -320,24 +316,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     .size_u32(attrs, dw::DW_AT_byte_size, offset)?
                     .unwrap_or(0);
                 let declaration = attrs.flag(dw::DW_AT_declaration);
-                let node = Node::Composite {
-                    kind,
-                    name,
-                    byte_size,
-                    declaration,
-                    members: &[],
-                    decl_tags: &[],
-                };
-                self.set_node(id, node);
-                Scope::Composite {
-                    node: id,
-                    kind,
-                    name,
-                    byte_size,
-                    declaration,
-                    first_member: self.open_members.len(),
-                    decl_tags: Vec::new(),
-                }
+                self.open_composite(id, kind, name, byte_size, declaration)
             }
             dw::DW_TAG_enumeration_type => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?;
@@ -365,20 +344,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_subroutine_type => {
                 let ret = self.type_ref(attrs, offset)?;
-                self.set_node(
-                    id,
-                    Node::Subroutine {
-                        ret,
-                        params: &[],
-                        varargs: false,
-                    },
-                );
-                Scope::Subroutine {
-                    node: id,
-                    ret,
-                    params: ArenaVec::new_in(self.arena),
-                    varargs: false,
-                }
+                self.open_subroutine(id, ret)
             }
             other => {
                 self.set_node(id, Node::Unsupported { tag: other.0 });
@@ -386,6 +352,66 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
         };
         Ok(scope)
+    }
+
+    /// The node of a struct, union or class, and the scope that collects
+    /// its members.
+    fn open_composite(
+        &mut self,
+        id: NodeId,
+        kind: CompositeKind,
+        name: Option<&'input str>,
+        byte_size: u32,
+        declaration: bool,
+    ) -> Scope<'input, 'arena> {
+        let node = Node::Composite {
+            kind,
+            name,
+            byte_size,
+            declaration,
+            members: &[],
+            decl_tags: &[],
+        };
+        self.set_node(id, node);
+        Scope::Composite {
+            node: id,
+            kind,
+            name,
+            byte_size,
+            declaration,
+            first_member: self.open_members.len(),
+            decl_tags: Vec::new(),
+        }
+    }
+
+    /// The node of a function type, and the scope that collects its
+    /// parameters.
+    fn open_subroutine(&mut self, id: NodeId, ret: TypeRef) -> Scope<'input, 'arena> {
+        self.set_node(
+            id,
+            Node::Subroutine {
+                ret,
+                params: &[],
+                varargs: false,
+            },
+        );
+        Scope::Subroutine {
+            node: id,
+            ret,
+            params: ArenaVec::new_in(self.arena),
+            varargs: false,
+        }
+    }
+
+    /// The node of an array type, and the scope that collects its
+    /// dimensions.
+    fn open_array(&mut self, id: NodeId, elem: TypeRef) -> Scope<'input, 'arena> {
+        self.set_node(id, Node::Array { elem, dims: &[] });
+        Scope::Array {
+            node: id,
+            elem,
+            dims: ArenaVec::new_in(self.arena),
+        }
     }
 
     fn visit_member(
@@ -477,6 +503,137 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             target: AnnotationTarget::LastMember,
             tags: Vec::new(),
         })
+    }
+
+    /// Handles a DIE read through its [layout](super::layout), making what
+    /// [`Walker::visit`] makes of the same attributes, and opens the scope
+    /// of its children if it `has_children`. `false`, with nothing done,
+    /// for a parameter of a function (not of a function type): those take
+    /// the general path.
+    pub(super) fn visit_fixed(
+        &mut self,
+        layout: &Layout,
+        die: Die<'input>,
+        offset: u64,
+        has_children: bool,
+    ) -> Result<bool> {
+        let scope = match layout.kind {
+            Kind::Composite(kind) => {
+                let id = self.node_id(offset);
+                let name = self.fixed_name(layout.name(&die), offset)?;
+                let byte_size = layout.byte_size(&die).unwrap_or(0);
+                self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
+            }
+            Kind::Subroutine => {
+                let id = self.node_id(offset);
+                let ret = self.fixed_type(layout.ty(&die));
+                self.open_subroutine(id, ret)
+            }
+            Kind::Array => {
+                let id = self.node_id(offset);
+                let elem = self.fixed_type(layout.ty(&die));
+                self.open_array(id, elem)
+            }
+            _ => return self.visit_fixed_leaf(layout, die, offset),
+        };
+        if has_children {
+            self.stack.push(scope);
+        } else {
+            self.close(scope);
+        }
+        Ok(true)
+    }
+
+    /// [`Walker::visit_fixed`] for DIEs without children.
+    #[inline(always)]
+    fn visit_fixed_leaf(&mut self, layout: &Layout, die: Die<'input>, offset: u64) -> Result<bool> {
+        match layout.kind {
+            Kind::Member => {
+                let name = self.fixed_name(layout.name(&die), offset)?;
+                let ty = self.fixed_type(layout.ty(&die));
+                // Offsets of at most four bytes: in bits they cannot overflow.
+                let bit_offset = layout.location(&die) << 3;
+                if let Some(Scope::Composite { .. }) = self.stack.last() {
+                    self.open_members.push(Member {
+                        name,
+                        ty,
+                        bit_offset,
+                        bitfield_size: 0,
+                        decl_tags: &[],
+                    });
+                }
+            }
+            Kind::Pointer => {
+                let id = self.node_id(offset);
+                let target = self.fixed_type(layout.ty(&die));
+                self.set_node(
+                    id,
+                    Node::Pointer {
+                        target,
+                        type_tags: &[],
+                    },
+                );
+            }
+            Kind::Qualified(qualifier) => {
+                let id = self.node_id(offset);
+                let target = self.fixed_type(layout.ty(&die));
+                self.set_node(id, Node::Qualified { qualifier, target });
+            }
+            Kind::Typedef => {
+                let id = self.node_id(offset);
+                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                let target = self.fixed_type(layout.ty(&die));
+                self.set_node(
+                    id,
+                    Node::Typedef {
+                        name,
+                        target,
+                        decl_tags: &[],
+                    },
+                );
+            }
+            Kind::Enumerator => {
+                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                if let (Some(Scope::Enum(pending)), Some(value)) =
+                    (self.stack.last_mut(), layout.constant(&die))
+                {
+                    pending.enumerators.push((name, value));
+                }
+            }
+            Kind::Param => {
+                if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
+                    return Ok(false);
+                }
+                let name = self.fixed_name(layout.name(&die), offset)?;
+                let ty = self.fixed_type(layout.ty(&die));
+                if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
+                    params.push(Param {
+                        name,
+                        ty,
+                        location: ParamLocation::Unknown,
+                        decl_tags: &[],
+                    });
+                }
+            }
+            // Opened scopes, handled by the caller.
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array => {}
+        }
+        Ok(true)
+    }
+
+    fn fixed_name(&self, name: Option<Value<'input>>, offset: u64) -> Result<Option<&'input str>> {
+        match name {
+            Some(value) => self.string_at(value, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The type at a unit offset read through a layout.
+    fn fixed_type(&mut self, target: Option<u64>) -> TypeRef {
+        match target {
+            Some(target) => TypeRef::Node(self.node_id(self.unit_offset + target)),
+            None => TypeRef::Void,
+        }
     }
 
     /// `DW_AT_data_member_location` in bytes: a constant, or the old

@@ -1,0 +1,643 @@
+//! A fast path for the DIEs that make most of a kernel's: plain data
+//! members (nearly half of all DIEs), pointers, qualifiers, typedefs,
+//! aggregates, function and array types, their parameters, enumerators.
+//!
+//! Such a DIE, whose abbreviation gives every attribute a fixed size (but
+//! for at most one inline name), is read from byte offsets worked out once
+//! per abbreviation: no plan steps, no attribute slots, no dispatch on the
+//! tag for each DIE. Only what the general path would use of the DIE is
+//! read (a name, a type, a member's constant offset, an aggregate's size
+//! and declaration flag, an enumerator's value); what the walker makes of
+//! it is in [`Walker::visit_fixed`]. A member with any other attribute the
+//! walker looks at (bitfield, declaration or external flag) has no layout,
+//! nor has a DIE with children other than an aggregate, function or array
+//! type. Anything without a layout, and any DIE whose bytes do not fit its
+//! layout, takes the general path, which gives the same model and gimli's
+//! errors.
+//!
+//! [`Walker::visit_fixed`]: super::Walker::visit_fixed
+
+use gimli::constants as dw;
+use gimli::{AttributeValue, Endianity, RunTimeEndian};
+
+use super::attrs::{self, Value};
+use super::entries::Entries;
+use crate::elf::Reader;
+use crate::model::{CompositeKind, Qualifier};
+
+/// What the walker makes of a DIE read through a layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Kind {
+    /// A data member of the enclosing aggregate.
+    Member,
+    /// A pointer or C++ reference type.
+    Pointer,
+    /// A qualified type.
+    Qualified(Qualifier),
+    /// A typedef.
+    Typedef,
+    /// A formal parameter (of a function type: parameters of functions
+    /// take the general path).
+    Param,
+    /// An enumerator with a fixed-size value.
+    Enumerator,
+    /// A struct, union or class type.
+    Composite(CompositeKind),
+    /// A function type.
+    Subroutine,
+    /// An array type.
+    Array,
+}
+
+impl Kind {
+    /// Whether DIEs of this kind may have children: those that collect
+    /// members, parameters or dimensions. The others' children are
+    /// annotations, which only the general path reads.
+    fn has_scope(self) -> bool {
+        matches!(self, Kind::Composite(_) | Kind::Subroutine | Kind::Array)
+    }
+}
+
+/// Where a DIE's wanted attributes sit.
+///
+/// Every attribute has a fixed size, except at most one `DW_FORM_string`
+/// name: the DIE is then `head` bytes, the NUL-terminated name, and
+/// `tail` bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Layout {
+    pub(super) kind: Kind,
+    head: u16,
+    tail: u16,
+    name_form: NameForm,
+    name: Place,
+    ty: Place,
+    location: Place,
+    /// An enumerator's `DW_AT_const_value`.
+    constant: Place,
+    constant_form: ConstantForm,
+    /// A composite's `DW_AT_byte_size`.
+    byte_size: Place,
+    declaration: Declaration,
+}
+
+/// How a DIE says it is a declaration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Declaration {
+    /// It does not.
+    Absent,
+    /// `DW_FORM_flag_present`: it is.
+    Present,
+    /// `DW_FORM_flag`: it is if the byte at this place is not 0.
+    Flag(Place),
+}
+
+/// The form of an enumerator's value, which says how the general path
+/// would keep it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ConstantForm {
+    /// No value (or not an enumerator).
+    Absent,
+    /// `DW_FORM_data1`, `data2`, `data4` or `data8`: as many bytes.
+    Data,
+    /// `DW_FORM_implicit_const`: the value is in the abbreviation.
+    Implicit(i64),
+}
+
+/// Where a fixed-size value sits in a DIE: `size` bytes (0: absent) at
+/// `at`, counted from the DIE's start, plus the inline name's length for
+/// a value after it.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+struct Place {
+    at: u16,
+    size: u8,
+    after_name: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NameForm {
+    /// No name.
+    Absent,
+    /// `DW_FORM_string`, between head and tail.
+    Inline,
+    /// `DW_FORM_strp`, a `.debug_str` offset.
+    Strp,
+    /// `DW_FORM_strx1/2/4`, an index into `.debug_str_offsets`.
+    Strx,
+}
+
+/// The bytes of one DIE read through its layout.
+pub(super) struct Die<'input> {
+    bytes: &'input [u8],
+    /// The inline name's length with its NUL (0 without one).
+    name_len: usize,
+    endian: RunTimeEndian,
+}
+
+/// What DIEs with `tag` are read for, if they can have a layout, and
+/// whether every attribute the walker looks at must be one the layout
+/// reads: for members, which have bitfield and static variants. Of the
+/// other tags' DIEs the general path uses nothing but what their layouts
+/// read.
+fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
+    Some(match tag {
+        dw::DW_TAG_member => (Kind::Member, true),
+        dw::DW_TAG_pointer_type | dw::DW_TAG_reference_type | dw::DW_TAG_rvalue_reference_type => {
+            (Kind::Pointer, false)
+        }
+        dw::DW_TAG_const_type => (Kind::Qualified(Qualifier::Const), false),
+        dw::DW_TAG_volatile_type => (Kind::Qualified(Qualifier::Volatile), false),
+        dw::DW_TAG_restrict_type => (Kind::Qualified(Qualifier::Restrict), false),
+        dw::DW_TAG_atomic_type => (Kind::Qualified(Qualifier::Atomic), false),
+        dw::DW_TAG_typedef => (Kind::Typedef, false),
+        dw::DW_TAG_formal_parameter => (Kind::Param, false),
+        dw::DW_TAG_enumerator => (Kind::Enumerator, false),
+        dw::DW_TAG_structure_type => (Kind::Composite(CompositeKind::Struct), false),
+        dw::DW_TAG_union_type => (Kind::Composite(CompositeKind::Union), false),
+        dw::DW_TAG_class_type => (Kind::Composite(CompositeKind::Class), false),
+        dw::DW_TAG_subroutine_type => (Kind::Subroutine, false),
+        dw::DW_TAG_array_type => (Kind::Array, false),
+        _ => return None,
+    })
+}
+
+impl Layout {
+    /// The layout of `abbrev`'s DIEs, if they can have one.
+    pub(super) fn of(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Option<Self> {
+        let (kind, strict) = kind_of(abbrev.tag())?;
+        if abbrev.has_children() && !kind.has_scope() {
+            return None;
+        }
+        let mut layout = Layout {
+            kind,
+            head: 0,
+            tail: 0,
+            name_form: NameForm::Absent,
+            name: Place::default(),
+            ty: Place::default(),
+            location: Place::default(),
+            constant: Place::default(),
+            constant_form: ConstantForm::Absent,
+            byte_size: Place::default(),
+            declaration: Declaration::Absent,
+        };
+        let mut after_name = false;
+        for spec in abbrev.attributes() {
+            let form = spec.form();
+            let size = attrs::fixed_size(form, encoding);
+            let here = |size: u8| Place {
+                at: if after_name { layout.tail } else { layout.head },
+                size,
+                after_name,
+            };
+            match spec.name() {
+                // The first of repeated attributes counts, as in `Attrs`.
+                dw::DW_AT_name if layout.name_form == NameForm::Absent => {
+                    layout.name_form = match form {
+                        dw::DW_FORM_string if !after_name => NameForm::Inline,
+                        dw::DW_FORM_strp => NameForm::Strp,
+                        dw::DW_FORM_strx1 | dw::DW_FORM_strx2 | dw::DW_FORM_strx4 => NameForm::Strx,
+                        _ => return None,
+                    };
+                    if layout.name_form == NameForm::Inline {
+                        after_name = true;
+                        continue;
+                    }
+                    layout.name = here(size?);
+                }
+                dw::DW_AT_type if layout.ty.size == 0 => match form {
+                    dw::DW_FORM_ref1 | dw::DW_FORM_ref2 | dw::DW_FORM_ref4 | dw::DW_FORM_ref8 => {
+                        layout.ty = here(size?);
+                    }
+                    _ => return None,
+                },
+                // Wider forms could overflow the offset in bits, and
+                // `implicit_const` or expressions need the general path.
+                dw::DW_AT_data_member_location if layout.location.size == 0 => match form {
+                    dw::DW_FORM_data1 | dw::DW_FORM_data2 | dw::DW_FORM_data4 => {
+                        layout.location = here(size?);
+                    }
+                    _ => return None,
+                },
+                dw::DW_AT_const_value
+                    if kind == Kind::Enumerator && layout.constant_form == ConstantForm::Absent =>
+                {
+                    layout.constant_form = match form {
+                        dw::DW_FORM_data1
+                        | dw::DW_FORM_data2
+                        | dw::DW_FORM_data4
+                        | dw::DW_FORM_data8 => {
+                            layout.constant = here(size?);
+                            ConstantForm::Data
+                        }
+                        dw::DW_FORM_implicit_const => {
+                            ConstantForm::Implicit(spec.implicit_const_value()?)
+                        }
+                        _ => return None,
+                    };
+                }
+                // Sizes of more than four bytes may not fit 32 bits, an
+                // error the general path reports.
+                dw::DW_AT_byte_size
+                    if matches!(kind, Kind::Composite(_)) && layout.byte_size.size == 0 =>
+                {
+                    match form {
+                        dw::DW_FORM_data1 | dw::DW_FORM_data2 | dw::DW_FORM_data4 => {
+                            layout.byte_size = here(size?);
+                        }
+                        _ => return None,
+                    }
+                }
+                dw::DW_AT_declaration
+                    if matches!(kind, Kind::Composite(_))
+                        && layout.declaration == Declaration::Absent =>
+                {
+                    layout.declaration = match form {
+                        dw::DW_FORM_flag_present => Declaration::Present,
+                        dw::DW_FORM_flag => Declaration::Flag(here(size?)),
+                        _ => return None,
+                    };
+                }
+                // Repeats of the above are skipped, as in `Attrs`.
+                dw::DW_AT_name | dw::DW_AT_type | dw::DW_AT_data_member_location => {}
+                // A bitfield, a static member or anything else the general
+                // path looks at.
+                name if strict && name != dw::DW_AT_sibling && attrs::is_wanted(name) => {
+                    return None
+                }
+                _ => {}
+            }
+            let size = u16::from(size?);
+            if after_name {
+                layout.tail = layout.tail.checked_add(size)?;
+            } else {
+                layout.head = layout.head.checked_add(size)?;
+            }
+        }
+        // An enumerator without a value is an error, left to the general path.
+        if kind == Kind::Enumerator && layout.constant_form == ConstantForm::Absent {
+            return None;
+        }
+        // Values after the inline name are counted from the DIE's start.
+        let head = layout.head;
+        for place in [
+            &mut layout.name,
+            &mut layout.ty,
+            &mut layout.location,
+            &mut layout.constant,
+            &mut layout.byte_size,
+        ] {
+            if place.after_name {
+                place.at = place.at.checked_add(head)?;
+            }
+        }
+        if let Declaration::Flag(place) = &mut layout.declaration {
+            if place.after_name {
+                place.at = place.at.checked_add(head)?;
+            }
+        }
+        Some(layout)
+    }
+
+    /// Takes one DIE's bytes; `None` when they run out, leaving `entries`
+    /// anywhere (the caller reads the DIE again the general way, for its
+    /// error). Its attributes are then read by the methods below, each
+    /// kind of DIE asking only for what it uses.
+    #[inline]
+    pub(super) fn read<'input>(&self, entries: &mut Entries<'_, 'input>) -> Option<Die<'input>> {
+        let head = usize::from(self.head);
+        // The inline name's length with its NUL.
+        let name_len = match self.name_form {
+            NameForm::Inline => memchr::memchr(0, entries.position().get(head..)?)? + 1,
+            _ => 0,
+        };
+        let endian = entries.endian;
+        let bytes = entries.take(head + name_len + usize::from(self.tail))?;
+        Some(Die {
+            bytes,
+            name_len,
+            endian,
+        })
+    }
+
+    /// The number at `place`; `None` if the layout has no such attribute.
+    /// Places lie within the DIE's bytes by construction: reads cannot
+    /// fail otherwise.
+    #[inline(always)]
+    fn value(&self, die: &Die<'_>, place: Place) -> Option<u64> {
+        let at = usize::from(place.at) + if place.after_name { die.name_len } else { 0 };
+        match place.size {
+            0 => None,
+            size => number(die.bytes, at, size, die.endian),
+        }
+    }
+
+    /// The name, as the general path would have decoded it.
+    #[inline]
+    pub(super) fn name<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
+        Some(match self.name_form {
+            NameForm::Absent => return None,
+            NameForm::Inline => {
+                let head = usize::from(self.head);
+                let text = die.bytes.get(head..head + die.name_len.checked_sub(1)?)?;
+                AttributeValue::String(Reader::new(text, die.endian))
+            }
+            NameForm::Strp => AttributeValue::DebugStrRef(gimli::DebugStrOffset(
+                usize::try_from(self.value(die, self.name)?).ok()?,
+            )),
+            NameForm::Strx => AttributeValue::DebugStrOffsetsIndex(gimli::DebugStrOffsetsIndex(
+                usize::try_from(self.value(die, self.name)?).ok()?,
+            )),
+        })
+    }
+
+    /// The unit offset of the type DIE.
+    #[inline]
+    pub(super) fn ty(&self, die: &Die<'_>) -> Option<u64> {
+        self.value(die, self.ty)
+    }
+
+    /// A member's byte offset in the enclosing aggregate (0 if absent).
+    #[inline]
+    pub(super) fn location(&self, die: &Die<'_>) -> u64 {
+        self.value(die, self.location).unwrap_or(0)
+    }
+
+    /// A composite's size in bytes (at most four bytes: the general path's
+    /// 32-bit check passes).
+    #[inline]
+    pub(super) fn byte_size(&self, die: &Die<'_>) -> Option<u32> {
+        u32::try_from(self.value(die, self.byte_size)?).ok()
+    }
+
+    /// Whether a composite is a declaration.
+    #[inline]
+    pub(super) fn declaration(&self, die: &Die<'_>) -> bool {
+        match self.declaration {
+            Declaration::Absent => false,
+            Declaration::Present => true,
+            Declaration::Flag(place) => self.value(die, place).is_some_and(|flag| flag != 0),
+        }
+    }
+
+    /// An enumerator's value, in the raw form the general path keeps.
+    #[inline]
+    pub(super) fn constant<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
+        match self.constant_form {
+            ConstantForm::Absent => None,
+            ConstantForm::Implicit(value) => Some(AttributeValue::Sdata(value)),
+            ConstantForm::Data => {
+                let value = self.value(die, self.constant)?;
+                Some(match self.constant.size {
+                    1 => AttributeValue::Data1(value as u8),
+                    2 => AttributeValue::Data2(value as u16),
+                    4 => AttributeValue::Data4(value as u32),
+                    _ => AttributeValue::Data8(value),
+                })
+            }
+        }
+    }
+}
+
+/// The unsigned number of `size` (1, 2, 4 or 8) bytes at `at` in `bytes`.
+#[inline(always)]
+fn number(bytes: &[u8], at: usize, size: u8, endian: RunTimeEndian) -> Option<u64> {
+    let bytes = bytes.get(at..at + usize::from(size))?;
+    Some(match size {
+        1 => u64::from(*bytes.first()?),
+        2 => u64::from(endian.read_u16(bytes)),
+        4 => u64::from(endian.read_u32(bytes)),
+        _ => endian.read_u64(bytes),
+    })
+}
+
+/// A code's layout, once worked out.
+#[derive(Clone, Copy)]
+enum Cached {
+    Unknown,
+    Without,
+    With(Layout),
+}
+
+/// Layouts by abbreviation code, worked out when first met.
+#[derive(Default)]
+pub(super) struct Layouts {
+    by_code: Vec<Cached>,
+    /// The layout of the last DIE whose code is too large to cache.
+    uncached: Option<Layout>,
+}
+
+/// Codes up to this are cached (compilers number them densely from 1).
+const MAX_CACHED_CODE: u64 = 1 << 16;
+
+impl Layouts {
+    /// The layout of `abbrev`'s DIEs, if they have one.
+    #[inline]
+    pub(super) fn get(
+        &mut self,
+        abbrev: &gimli::Abbreviation,
+        encoding: gimli::Encoding,
+    ) -> Option<&Layout> {
+        let code = abbrev.code();
+        let slot = usize::try_from(code)
+            .ok()
+            .filter(|_| code <= MAX_CACHED_CODE);
+        let Some(slot) = slot else {
+            self.uncached = Layout::of(abbrev, encoding);
+            return self.uncached.as_ref();
+        };
+        if self.by_code.len() <= slot {
+            self.by_code.resize(slot + 1, Cached::Unknown);
+        }
+        let cached = self.by_code.get_mut(slot)?;
+        if let Cached::Unknown = cached {
+            *cached = match Layout::of(abbrev, encoding) {
+                Some(layout) => Cached::With(layout),
+                None => Cached::Without,
+            };
+        }
+        match cached {
+            Cached::With(layout) => Some(layout),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::attrs::Attrs;
+
+    /// On every DIE of every fixture that has a layout, the layout reads
+    /// what the general attribute reading reads, and stops at the same
+    /// byte; members with layouts have no other attribute the walker uses.
+    #[test]
+    fn layouts_read_what_the_attribute_plans_read() {
+        let mut members = 0;
+        let mut plain = 0;
+        let mut plain_members = 0;
+        let mut enumerators = 0;
+        let mut composites = 0;
+        for path in attrs::tests::fixture_objects() {
+            let file = crate::ElfFile::open(&path).expect("fixture opens");
+            let dwarf = file.dwarf().expect("fixture has DWARF");
+            for header in dwarf.units() {
+                let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
+                let mut entries = Entries::new(&unit).expect("entries");
+                let mut attrs = Attrs::default();
+                let mut layouts = Layouts::default();
+                while !entries.is_empty() {
+                    let Some(abbrev) = entries.read_abbreviation().expect("abbreviation") else {
+                        continue;
+                    };
+                    let mut general = entries;
+                    attrs.read(&mut general, abbrev).expect("general read");
+                    if abbrev.tag() == dw::DW_TAG_member {
+                        members += 1;
+                    }
+                    if let Some(layout) = layouts.get(abbrev, entries.encoding) {
+                        plain += 1;
+                        let mut fast = entries;
+                        let die = layout.read(&mut fast).expect("layout read");
+                        assert_eq!(fast.next_offset(), general.next_offset(), "{path:?}");
+                        assert_eq!(layout.name(&die), attrs.get(dw::DW_AT_name), "{path:?}");
+                        let ty = match attrs.get(dw::DW_AT_type) {
+                            Some(AttributeValue::UnitRef(offset)) => Some(offset.0 as u64),
+                            None => None,
+                            other => panic!("{path:?}: type {other:?}"),
+                        };
+                        assert_eq!(layout.ty(&die), ty, "{path:?}");
+                        let location =
+                            attrs
+                                .get(dw::DW_AT_data_member_location)
+                                .map(|value| match value {
+                                    AttributeValue::SecOffset(bytes) => Some(bytes as u64),
+                                    AttributeValue::LocationListsRef(bytes) => Some(bytes.0 as u64),
+                                    value => attrs::unsigned(&value),
+                                });
+                        assert_eq!(Some(layout.location(&die)), location.unwrap_or(Some(0)));
+                        if let Kind::Composite(_) = layout.kind {
+                            composites += 1;
+                            let byte_size = attrs.udata(dw::DW_AT_byte_size);
+                            assert_eq!(layout.byte_size(&die).map(u64::from), byte_size);
+                            assert_eq!(layout.declaration(&die), attrs.flag(dw::DW_AT_declaration));
+                        }
+                        if abbrev.tag() == dw::DW_TAG_enumerator {
+                            enumerators += 1;
+                            assert_eq!(layout.constant(&die), attrs.get(dw::DW_AT_const_value));
+                        }
+                        if abbrev.tag() == dw::DW_TAG_member {
+                            plain_members += 1;
+                            for flag in [
+                                dw::DW_AT_bit_size,
+                                dw::DW_AT_data_bit_offset,
+                                dw::DW_AT_declaration,
+                                dw::DW_AT_external,
+                            ] {
+                                assert!(attrs.get(flag).is_none(), "{path:?} {abbrev:?}");
+                            }
+                        }
+                    }
+                    entries = general;
+                }
+            }
+        }
+        assert!(enumerators > 10, "{enumerators} enumerators");
+        assert!(composites > 10, "{composites} composites");
+        // Bitfields and static members have no layout.
+        assert!(
+            plain_members > 100 && plain_members < members && plain > plain_members,
+            "{plain_members} plain of {members} members, {plain} DIEs with layouts"
+        );
+    }
+
+    /// Bitfields, children and forms the layout does not read are left to
+    /// the general path.
+    #[test]
+    fn only_plain_members_have_layouts() {
+        let encoding = gimli::Encoding {
+            format: gimli::Format::Dwarf32,
+            version: 5,
+            address_size: 8,
+        };
+        // One abbreviation, code 1, in `.debug_abbrev` bytes (all values
+        // used here fit one LEB128 byte except the tags and names above 127).
+        let abbrev = |tag: dw::DwTag, children: bool, specs: &[(dw::DwAt, dw::DwForm)]| {
+            let mut bytes = vec![1u8];
+            let uleb = |bytes: &mut Vec<u8>, mut value: u64| loop {
+                let byte = (value & 0x7f) as u8;
+                value >>= 7;
+                if value == 0 {
+                    bytes.push(byte);
+                    break;
+                }
+                bytes.push(byte | 0x80);
+            };
+            uleb(&mut bytes, tag.0.into());
+            bytes.push(u8::from(children));
+            for &(name, form) in specs {
+                uleb(&mut bytes, name.0.into());
+                uleb(&mut bytes, form.0.into());
+            }
+            bytes.extend([0, 0, 0]);
+            let abbreviations = gimli::DebugAbbrev::new(&bytes, gimli::LittleEndian)
+                .abbreviations(gimli::DebugAbbrevOffset(0))
+                .expect("abbreviations parse");
+            abbreviations.get(1).expect("code 1").clone()
+        };
+        let spec = |name, form| (name, form);
+        let plain = [
+            spec(dw::DW_AT_name, dw::DW_FORM_string),
+            spec(dw::DW_AT_decl_line, dw::DW_FORM_data2),
+            spec(dw::DW_AT_type, dw::DW_FORM_ref4),
+            spec(dw::DW_AT_data_member_location, dw::DW_FORM_data1),
+        ];
+        let layout =
+            Layout::of(&abbrev(dw::DW_TAG_member, false, &plain), encoding).expect("plain member");
+        assert_eq!((layout.head, layout.tail), (0, 7));
+        assert_eq!(
+            layout.ty,
+            Place {
+                at: 2,
+                size: 4,
+                after_name: true
+            }
+        );
+        assert!(Layout::of(&abbrev(dw::DW_TAG_member, true, &plain), encoding).is_none());
+        // Only members must not have other attributes the walker uses.
+        let pointer = [
+            spec(dw::DW_AT_byte_size, dw::DW_FORM_data1),
+            spec(dw::DW_AT_type, dw::DW_FORM_ref4),
+        ];
+        let layout = Layout::of(&abbrev(dw::DW_TAG_pointer_type, false, &pointer), encoding)
+            .expect("pointer");
+        assert_eq!(layout.kind, Kind::Pointer);
+        assert_eq!(
+            (layout.head, layout.ty),
+            (
+                5,
+                Place {
+                    at: 1,
+                    size: 4,
+                    after_name: false
+                }
+            )
+        );
+        assert!(Layout::of(&abbrev(dw::DW_TAG_member, false, &pointer), encoding).is_none());
+        assert!(Layout::of(&abbrev(dw::DW_TAG_variable, false, &plain), encoding).is_none());
+        for odd in [
+            spec(dw::DW_AT_bit_size, dw::DW_FORM_data1),
+            spec(dw::DW_AT_declaration, dw::DW_FORM_flag_present),
+            spec(dw::DW_AT_decl_file, dw::DW_FORM_udata),
+        ] {
+            let mut specs = plain.to_vec();
+            specs.push(odd);
+            assert!(
+                Layout::of(&abbrev(dw::DW_TAG_member, false, &specs), encoding).is_none(),
+                "{odd:?}"
+            );
+        }
+        let mut specs = plain.to_vec();
+        specs[3] = spec(dw::DW_AT_data_member_location, dw::DW_FORM_exprloc);
+        assert!(Layout::of(&abbrev(dw::DW_TAG_member, false, &specs), encoding).is_none());
+    }
+}
