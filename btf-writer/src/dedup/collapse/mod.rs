@@ -253,11 +253,14 @@ impl<'a> Collapser<'a> {
         }
         self.file_new_types(&cu, &fresh, &mut scratch);
         let ids = CuIds(cu.ids);
-        let mut keep = fresh.iter().peekable();
-        for (index, mut t) in types.into_iter().enumerate() {
-            if keep.next_if(|&&k| k as usize == index).is_none() {
-                continue;
-            }
+        // The new types are taken out of the CU's table, which is then
+        // dropped with the rest (most of it) in place: moving every type
+        // out one by one only to drop it cost more than dropping it.
+        let mut types = types;
+        self.btf.types.reserve(fresh.len());
+        for &index in &fresh {
+            let Some(slot) = types.get_mut(index as usize) else { continue };
+            let mut t = std::mem::replace(slot, Type::Ptr(TypeId::VOID));
             crate::refs::remap_ids(&mut t, |id| ids.get(id).ok_or(Error::Unresolved { type_id: id }))?;
             self.btf.types.push(t);
         }
