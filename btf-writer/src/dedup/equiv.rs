@@ -171,20 +171,31 @@ impl Deduper<'_, '_> {
                 self.push_pair(work, a.index.0, b.index.0);
                 Ok(true)
             }
+            // The kinds are equal, so the shallow checks need not dispatch
+            // on them again; each member is checked and queued in one
+            // pass. Pairs queued before a mismatch is found are harmless:
+            // the walk ends at the mismatch and the next one starts with
+            // an empty stack.
             (Some(Type::Struct(a) | Type::Union(a)), Some(Type::Struct(b) | Type::Union(b))) => {
-                if !shallow_equal_struct(cand, canon) {
+                if !view::composite_header_equal(a, b) {
                     return Ok(false);
                 }
                 for (m, n) in a.members.iter().zip(&b.members).rev() {
+                    if !view::members_shallow_equal(m, n) {
+                        return Ok(false);
+                    }
                     self.push_pair(work, m.ty.0, n.ty.0);
                 }
                 Ok(true)
             }
             (Some(Type::FuncProto(a)), Some(Type::FuncProto(b))) => {
-                if !compat_fnproto(cand, canon) {
+                if !view::fnproto_header_equal(a, b) {
                     return Ok(false);
                 }
                 for (p, q) in a.params.iter().zip(&b.params).rev() {
+                    if !same_str(p.name, q.name) {
+                        return Ok(false);
+                    }
                     self.push_pair(work, p.ty.0, q.ty.0);
                 }
                 self.push_pair(work, a.ret.0, b.ret.0);
