@@ -315,6 +315,20 @@ impl Deduper<'_, '_> {
         for i in 0..self.hypot_list.len() {
             let canon_id = self.hypot_list[i];
             let targ_id = self.hypot[canon_id as usize];
+            // Only FWDs are ever mapped to a type of another kind (enum
+            // declarations map to enums of either width, neither of which
+            // counts here), so a pair of which neither side is a FWD keeps
+            // its kinds through resolution, and without a STRUCT/UNION on
+            // the candidate side it can change nothing below. Most pairs
+            // of a graph (pointers, ints, prototypes) are such pairs.
+            let (targ_kind, canon_kind) = (self.kind(targ_id), self.kind(canon_id));
+            if targ_kind != kind::FWD
+                && canon_kind != kind::FWD
+                && targ_kind != kind::STRUCT
+                && targ_kind != kind::UNION
+            {
+                continue;
+            }
             let t_id = self.resolve(targ_id);
             let c_id = self.resolve(canon_id);
             let t_kind = self.kind(t_id);
