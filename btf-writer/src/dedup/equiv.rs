@@ -64,9 +64,19 @@ impl Deduper<'_, '_> {
     /// loads of all of a struct's members are independent of each other
     /// and overlap (the walk is bound by memory latency), and half of all
     /// pairs never touch the stack.
-    #[inline]
+    ///
+    /// A pair whose canonical side this walk already met with the same
+    /// candidate is settled too: its step would find exactly that and do
+    /// nothing (the hypothetical map only gains entries during a walk).
+    /// Most pairs of a large graph are such back-references (list heads,
+    /// common typedefs), and skipping them here spares their stack trip
+    /// and the prefetch of two types that would never be read.
+    #[inline(always)]
     fn push_pair(&self, work: &mut Vec<(u32, u32)>, cand_id: u32, canon_id: u32) {
-        if self.resolve(cand_id) == self.resolve(canon_id) {
+        if cand_id == canon_id || self.resolve(cand_id) == self.resolve(canon_id) {
+            return;
+        }
+        if self.hypot.get(self.resolve_fwd(canon_id) as usize) == Some(&cand_id) {
             return;
         }
         work.push((cand_id, canon_id));
@@ -161,20 +171,31 @@ impl Deduper<'_, '_> {
                 self.push_pair(work, a.index.0, b.index.0);
                 Ok(true)
             }
+            // The kinds are equal, so the shallow checks need not dispatch
+            // on them again; each member is checked and queued in one
+            // pass. Pairs queued before a mismatch is found are harmless:
+            // the walk ends at the mismatch and the next one starts with
+            // an empty stack.
             (Some(Type::Struct(a) | Type::Union(a)), Some(Type::Struct(b) | Type::Union(b))) => {
-                if !shallow_equal_struct(cand, canon) {
+                if !view::composite_header_equal(a, b) {
                     return Ok(false);
                 }
                 for (m, n) in a.members.iter().zip(&b.members).rev() {
+                    if !view::members_shallow_equal(m, n) {
+                        return Ok(false);
+                    }
                     self.push_pair(work, m.ty.0, n.ty.0);
                 }
                 Ok(true)
             }
             (Some(Type::FuncProto(a)), Some(Type::FuncProto(b))) => {
-                if !compat_fnproto(cand, canon) {
+                if !view::fnproto_header_equal(a, b) {
                     return Ok(false);
                 }
                 for (p, q) in a.params.iter().zip(&b.params).rev() {
+                    if !same_str(p.name, q.name) {
+                        return Ok(false);
+                    }
                     self.push_pair(work, p.ty.0, q.ty.0);
                 }
                 self.push_pair(work, a.ret.0, b.ret.0);
@@ -294,6 +315,20 @@ impl Deduper<'_, '_> {
         for i in 0..self.hypot_list.len() {
             let canon_id = self.hypot_list[i];
             let targ_id = self.hypot[canon_id as usize];
+            // Only FWDs are ever mapped to a type of another kind (enum
+            // declarations map to enums of either width, neither of which
+            // counts here), so a pair of which neither side is a FWD keeps
+            // its kinds through resolution, and without a STRUCT/UNION on
+            // the candidate side it can change nothing below. Most pairs
+            // of a graph (pointers, ints, prototypes) are such pairs.
+            let (targ_kind, canon_kind) = (self.kind(targ_id), self.kind(canon_id));
+            if targ_kind != kind::FWD
+                && canon_kind != kind::FWD
+                && targ_kind != kind::STRUCT
+                && targ_kind != kind::UNION
+            {
+                continue;
+            }
             let t_id = self.resolve(targ_id);
             let c_id = self.resolve(canon_id);
             let t_kind = self.kind(t_id);

@@ -267,12 +267,14 @@ impl<'a> Deduper<'_, 'a> {
         let first = if self.base_names.is_some() { self.start } else { 1 };
         let unique = self.unique_aggregate_names(first..end);
         for id in self.start..end {
+            // The dense kinds pick out the few FWDs without reading every
+            // type of the table.
+            if self.kind(id) != kind::FWD || self.map[id as usize] != id {
+                continue;
+            }
             let Some(Type::Fwd(fwd)) = self.types.get(id) else {
                 continue;
             };
-            if self.map[id as usize] != id {
-                continue;
-            }
             let in_base = self.base_names.and_then(|names| names.get(fwd.name));
             let cand_id = match (unique.get(fwd.name), in_base) {
                 (Some(_), Some(_)) => 0,
@@ -294,11 +296,10 @@ impl<'a> Deduper<'_, 'a> {
     pub(super) fn unique_aggregate_names(&self, ids: std::ops::Range<u32>) -> NameMap<'a> {
         let mut unique = NameMap::default();
         for id in ids {
-            let t = self.types.get(id);
-            if !matches!(t, Some(Type::Struct(_) | Type::Union(_))) || self.map[id as usize] != id {
+            if !matches!(self.kind(id), kind::STRUCT | kind::UNION) || self.map[id as usize] != id {
                 continue;
             }
-            unique.entry(view::name(t)).and_modify(|v| *v = 0).or_insert(id);
+            unique.entry(view::name(self.types.get(id))).and_modify(|v| *v = 0).or_insert(id);
         }
         unique
     }

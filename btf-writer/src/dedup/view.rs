@@ -7,7 +7,7 @@
 //! offsets are equal exactly when the strings are (libbpf dedups strings
 //! first), so names compare by content.
 
-use crate::types::{Composite, Enum, Member, Type};
+use crate::types::{Composite, Enum, FuncProto, Member, Type};
 
 /// BTF kind numbers (`Documentation/bpf/btf.rst`, 2.2) as bytes, for the
 /// dense per-type kind array; 0 is `void`. Taken from [`crate::raw::Kind`],
@@ -237,13 +237,6 @@ pub(super) fn member_offset(m: &Member<'_>) -> u64 {
     (m.bitfield_size as u64) << 32 | m.bit_offset as u64
 }
 
-fn composite<'t, 'a>(t: Option<&'t Type<'a>>) -> Option<&'t Composite<'a>> {
-    match t {
-        Some(Type::Struct(c) | Type::Union(c)) => Some(c),
-        _ => None,
-    }
-}
-
 fn any_enum<'t, 'a>(t: Option<&'t Type<'a>>) -> Option<&'t Enum<'a>> {
     match t {
         Some(Type::Enum(e) | Type::Enum64(e)) => Some(e),
@@ -254,17 +247,32 @@ fn any_enum<'t, 'a>(t: Option<&'t Type<'a>>) -> Option<&'t Enum<'a>> {
 /// `btf_shallow_equal_struct`: common fields and member names and offsets,
 /// ignoring member types.
 pub(super) fn shallow_equal_struct(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
-    if !equal_common(a, b) {
-        return false;
-    }
-    match (composite(a), composite(b)) {
-        (Some(x), Some(y)) => x
-            .members
-            .iter()
-            .zip(&y.members)
-            .all(|(m, n)| member_offset(m) == member_offset(n) && same_str(m.name, n.name)),
+    match (a, b) {
+        (Some(Type::Struct(x)), Some(Type::Struct(y))) | (Some(Type::Union(x)), Some(Type::Union(y))) => {
+            composite_header_equal(x, y)
+                && x.members.iter().zip(&y.members).all(|(m, n)| members_shallow_equal(m, n))
+        }
         _ => false,
     }
+}
+
+/// `btf_equal_common` of two aggregates of one kind: name, size, and the
+/// rest of `info` (vlen, as the on-disk field truncates it, and
+/// kind_flag). Read from the records directly, the comparison skips the
+/// kind dispatch of [`equal_common`], which the graph walk would pay for
+/// every aggregate it meets.
+#[inline]
+pub(super) fn composite_header_equal(x: &Composite<'_>, y: &Composite<'_>) -> bool {
+    x.size == y.size
+        && x.members.len() as u16 == y.members.len() as u16
+        && x.kind_flag == y.kind_flag
+        && same_str(x.name, y.name)
+}
+
+/// The member part of `btf_shallow_equal_struct`: offset word and name.
+#[inline]
+pub(super) fn members_shallow_equal(m: &Member<'_>, n: &Member<'_>) -> bool {
+    member_offset(m) == member_offset(n) && same_str(m.name, n.name)
 }
 
 /// `btf_equal_typedef`: name and info, the referenced type ignored.
@@ -323,17 +331,19 @@ pub(super) fn compat_array(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
 /// `btf_compat_fnproto`: name, info and parameter names, ignoring all
 /// referenced types (the return type included).
 pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
-    if info(a) != info(b) || !same_str(name(a), name(b)) {
-        return false;
-    }
     match (a, b) {
-        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => x
-            .params
-            .iter()
-            .zip(&y.params)
-            .all(|(p, q)| same_str(p.name, q.name)),
+        (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
+            fnproto_header_equal(x, y) && x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
+        }
         _ => false,
     }
+}
+
+/// Name and `info` of two FUNC_PROTOs: they have no name, so only the
+/// vlen (truncated as on disk) can differ.
+#[inline]
+pub(super) fn fnproto_header_equal(x: &FuncProto<'_>, y: &FuncProto<'_>) -> bool {
+    x.params.len() as u16 == y.params.len() as u16
 }
 
 /// Calls `f` for every type id `t` references, in libbpf's
