@@ -15,6 +15,7 @@
 mod attrs;
 mod entries;
 mod layout;
+mod locals;
 mod location;
 mod node_ids;
 mod offset_table;
@@ -37,6 +38,7 @@ use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
 use self::attrs::Attrs;
 use self::entries::Entries;
 use self::layout::Layouts;
+use self::locals::LocalVariables;
 use self::node_ids::NodeIds;
 use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
@@ -327,6 +329,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut layouts = Layouts::default();
+        let mut locals = LocalVariables::default();
         let mut root_seen = false;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
@@ -357,7 +360,15 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 self.stack.push(Scope::Unit);
                 continue;
             }
-            let wanted = self.stack.last().is_some_and(|parent| parent.wants(tag));
+            let wanted = match self.stack.last() {
+                // A function body's variable whose abbreviation rules out
+                // a static address would be read only to be dropped.
+                Some(parent) if tag == dw::DW_TAG_variable && !matches!(parent, Scope::Unit) => {
+                    parent.wants(tag) && !locals.never_static(abbrev)
+                }
+                Some(parent) => parent.wants(tag),
+                None => false,
+            };
             if wanted {
                 if let Some(layout) = layouts.get(abbrev, entries.encoding) {
                     let before = entries.position();
