@@ -350,6 +350,16 @@ impl Layout {
         })
     }
 
+    /// The name's `.debug_str` offset, if it is given as one
+    /// (`DW_FORM_strp`).
+    #[inline(always)]
+    pub(super) fn strp(&self, die: &Die<'_>) -> Option<usize> {
+        match self.name_form {
+            NameForm::Strp => usize::try_from(self.value(die, self.name)?).ok(),
+            _ => None,
+        }
+    }
+
     /// The unit offset of the type DIE.
     #[inline]
     pub(super) fn ty(&self, die: &Die<'_>) -> Option<u64> {
@@ -500,6 +510,11 @@ mod tests {
                         let die = layout.read(&mut fast).expect("layout read");
                         assert_eq!(fast.next_offset(), general.next_offset(), "{path:?}");
                         assert_eq!(layout.name(&die), attrs.get(dw::DW_AT_name), "{path:?}");
+                        let strp = match attrs.get(dw::DW_AT_name) {
+                            Some(AttributeValue::DebugStrRef(offset)) => Some(offset.0),
+                            _ => None,
+                        };
+                        assert_eq!(layout.strp(&die), strp, "{path:?}");
                         let ty = match attrs.get(dw::DW_AT_type) {
                             Some(AttributeValue::UnitRef(offset)) => Some(offset.0 as u64),
                             None => None,

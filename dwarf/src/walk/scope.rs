@@ -520,7 +520,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let scope = match layout.kind {
             Kind::Composite(kind) => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(layout.name(&die), offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let byte_size = layout.byte_size(&die).unwrap_or(0);
                 self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
             }
@@ -549,7 +549,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn visit_fixed_leaf(&mut self, layout: &Layout, die: Die<'input>, offset: u64) -> Result<bool> {
         match layout.kind {
             Kind::Member => {
-                let name = self.fixed_name(layout.name(&die), offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets of at most four bytes: in bits they cannot overflow.
                 let bit_offset = layout.location(&die) << 3;
@@ -581,7 +581,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Typedef => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
                 let target = self.fixed_type(layout.ty(&die));
                 self.set_node(
                     id,
@@ -593,7 +593,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 );
             }
             Kind::Enumerator => {
-                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
                 if let (Some(Scope::Enum(pending)), Some(value)) =
                     (self.stack.last_mut(), layout.constant(&die))
                 {
@@ -604,7 +604,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
                     return Ok(false);
                 }
-                let name = self.fixed_name(layout.name(&die), offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
                 if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
                     params.push(Param {
@@ -621,7 +621,32 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Ok(true)
     }
 
-    fn fixed_name(&self, name: Option<Value<'input>>, offset: u64) -> Result<Option<&'input str>> {
+    /// The name of a DIE read through a layout. A `.debug_str` offset,
+    /// nearly every name, is looked up straight away: going through the
+    /// attribute value the general path would have decoded costs more
+    /// than the lookup itself.
+    #[inline(always)]
+    fn fixed_name(
+        &self,
+        layout: &Layout,
+        die: &Die<'input>,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
+        if let Some(text) = layout
+            .strp(die)
+            .and_then(|strp| self.strings.debug_str(strp))
+        {
+            return Ok(Some(text));
+        }
+        self.fixed_name_slowly(layout.name(die), offset)
+    }
+
+    /// [`Walker::fixed_name`] for the other cases, and for errors.
+    fn fixed_name_slowly(
+        &self,
+        name: Option<Value<'input>>,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
         match name {
             Some(value) => self.string_at(value, offset).map(Some),
             None => Ok(None),
