@@ -262,6 +262,9 @@ struct Walker<'a, 'input, 'arena> {
     /// Location facts of concrete parameters, by their abstract origin.
     shared_locations: OffsetMap<location::LocationFacts>,
     variables: Vec<RawVariable<'input, 'arena>>,
+    /// The expressions of the location list being looked at: one buffer
+    /// for all parameters' lists.
+    location_exprs: Vec<Reader<'input>>,
     variable_by_offset: OffsetTable<usize>,
     enums: Vec<resolve::PendingEnum<'input, 'arena>>,
     bitfields: Vec<resolve::PendingBitfield>,
@@ -306,6 +309,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             param_by_offset: OffsetTable::default(),
             shared_locations: OffsetMap::default(),
             variables: Vec::new(),
+            location_exprs: Vec::new(),
             variable_by_offset: OffsetTable::default(),
             enums: Vec::new(),
             bitfields: Vec::new(),

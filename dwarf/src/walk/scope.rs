@@ -722,6 +722,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             attrs.get(dw::DW_AT_const_value).is_some(),
             self.register_params,
             index,
+            &mut self.location_exprs,
         );
         // pahole gives parameters past its register count no location at
         // all, so they have nothing to share.
