@@ -33,7 +33,7 @@ use gimli::constants as dw;
 use crate::elf::{Dwarf, Reader, UnitHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::strings::{StringError, Strings};
-use crate::model::{CuModel, Language, Member, Node, NodeId, TypeRef};
+use crate::model::{CuModel, Language, Member, Node, NodeId, Param, TypeRef};
 
 use self::attrs::Attrs;
 use self::entries::Entries;
@@ -254,6 +254,10 @@ struct Walker<'a, 'input, 'arena> {
     /// the whole unit instead of one growing list per aggregate (nested
     /// aggregates close before their parent takes more members).
     open_members: Vec<Member<'input, 'arena>>,
+    /// Parameters of the open function types, innermost last, likewise.
+    open_params: Vec<Param<'input, 'arena>>,
+    /// Parameters of the open functions, innermost last, likewise.
+    open_function_params: Vec<resolve::RawParam<'input, 'arena>>,
     functions: Vec<RawFunction<'input, 'arena>>,
     function_by_offset: OffsetTable<usize>,
     /// Every formal parameter of a subprogram: name and type, for
@@ -309,6 +313,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             ids,
             stack: Vec::new(),
             open_members: Vec::new(),
+            open_params: Vec::new(),
+            open_function_params: Vec::new(),
             functions: Vec::with_capacity(expected(370)),
             function_by_offset: OffsetTable::with_capacity(expected(370)),
             param_by_offset: OffsetTable::with_capacity(expected(200)),

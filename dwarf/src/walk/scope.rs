@@ -44,7 +44,9 @@ pub(super) enum Scope<'input, 'arena> {
     /// A subprogram: parameters, annotations, and its body.
     Function {
         index: usize,
-        params: ArenaVec<'arena, RawParam<'input, 'arena>>,
+        /// Where this function's parameters start in
+        /// `Walker::open_function_params`.
+        first_param: usize,
         varargs: bool,
         decl_tags: Vec<&'input str>,
     },
@@ -67,7 +69,8 @@ pub(super) enum Scope<'input, 'arena> {
     Subroutine {
         node: NodeId,
         ret: TypeRef,
-        params: ArenaVec<'arena, Param<'input, 'arena>>,
+        /// Where this type's parameters start in `Walker::open_params`.
+        first_param: usize,
         varargs: bool,
     },
     Pointer {
@@ -398,7 +401,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Scope::Subroutine {
             node: id,
             ret,
-            params: ArenaVec::new_in(self.arena),
+            first_param: self.open_params.len(),
             varargs: false,
         }
     }
@@ -606,8 +609,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
                 let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
-                if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
-                    params.push(Param {
+                if let Some(Scope::Subroutine { .. }) = self.stack.last() {
+                    self.open_params.push(Param {
                         name,
                         ty,
                         location: ParamLocation::Unknown,
@@ -697,8 +700,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let in_function = matches!(self.stack.last(), Some(Scope::Function { .. }));
         if !in_function {
             let ty = self.type_ref(attrs, offset)?;
-            if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
-                params.push(Param {
+            if let Some(Scope::Subroutine { .. }) = self.stack.last() {
+                self.open_params.push(Param {
                     name,
                     ty,
                     location: ParamLocation::Unknown,
@@ -712,7 +715,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.param_by_offset
             .insert(offset, ParamOrigin { name, ty, origin });
         let index = match self.stack.last() {
-            Some(Scope::Function { params, .. }) => params.len(),
+            Some(Scope::Function { first_param, .. }) => {
+                self.open_function_params.len().saturating_sub(*first_param)
+            }
             _ => 0,
         };
         let location = location::param_location(
@@ -733,8 +738,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .or_default()
                 .merge(location::LocationFacts::of(location, expected));
         }
-        if let Some(Scope::Function { params, .. }) = self.stack.last_mut() {
-            params.push(RawParam {
+        if let Some(Scope::Function { .. }) = self.stack.last() {
+            self.open_function_params.push(RawParam {
                 offset,
                 name,
                 ty,
@@ -810,7 +815,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.function_by_offset.insert(offset, index);
         Ok(Scope::Function {
             index,
-            params: ArenaVec::new_in(self.arena),
+            first_param: self.open_function_params.len(),
             varargs: false,
             decl_tags: Vec::new(),
         })
@@ -885,13 +890,17 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Scope::Skip | Scope::Leaf | Scope::Unit | Scope::Body => {}
             Scope::Function {
                 index,
-                params,
+                first_param,
                 varargs,
                 decl_tags,
             } => {
+                let params = self.arena.alloc_slice_copy(
+                    self.open_function_params.get(first_param..).unwrap_or(&[]),
+                );
+                self.open_function_params.truncate(first_param);
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 if let Some(function) = self.functions.get_mut(index) {
-                    function.params = params.into_bump_slice();
+                    function.params = params;
                     function.varargs = varargs;
                     function.decl_tags = decl_tags;
                 }
@@ -930,10 +939,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Scope::Subroutine {
                 node,
                 ret,
-                params,
+                first_param,
                 varargs,
             } => {
-                let params = params.into_bump_slice();
+                let params = self
+                    .arena
+                    .alloc_slice_copy(self.open_params.get(first_param..).unwrap_or(&[]));
+                self.open_params.truncate(first_param);
                 self.set_node(
                     node,
                     Node::Subroutine {
@@ -982,7 +994,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                             member.decl_tags = tags;
                         }
                     }
-                    (AnnotationTarget::LastParam, Some(Scope::Function { params, .. })) => {
+                    (AnnotationTarget::LastParam, Some(Scope::Function { first_param, .. })) => {
+                        let params = self
+                            .open_function_params
+                            .get_mut(*first_param..)
+                            .unwrap_or(&mut []);
                         if let Some(param) = params.last_mut() {
                             param.decl_tags = tags;
                         }
