@@ -336,11 +336,10 @@ impl Layout {
     pub(super) fn name<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
         Some(match self.name_form {
             NameForm::Absent => return None,
-            NameForm::Inline => {
-                let head = usize::from(self.head);
-                let text = die.bytes.get(head..head + die.name_len.checked_sub(1)?)?;
-                AttributeValue::String(Reader::new(text, die.endian))
-            }
+            NameForm::Inline => AttributeValue::String(Reader::new(
+                self.inline_name(die)?,
+                die.endian,
+            )),
             NameForm::Strp => AttributeValue::DebugStrRef(gimli::DebugStrOffset(
                 usize::try_from(self.value(die, self.name)?).ok()?,
             )),
@@ -356,6 +355,19 @@ impl Layout {
     pub(super) fn strp(&self, die: &Die<'_>) -> Option<usize> {
         match self.name_form {
             NameForm::Strp => usize::try_from(self.value(die, self.name)?).ok(),
+            _ => None,
+        }
+    }
+
+    /// The bytes of the name, without its NUL, if it is given inline
+    /// (`DW_FORM_string`).
+    #[inline(always)]
+    pub(super) fn inline_name<'input>(&self, die: &Die<'input>) -> Option<&'input [u8]> {
+        match self.name_form {
+            NameForm::Inline => {
+                let head = usize::from(self.head);
+                die.bytes.get(head..head + die.name_len.checked_sub(1)?)
+            }
             _ => None,
         }
     }
@@ -515,6 +527,11 @@ mod tests {
                             _ => None,
                         };
                         assert_eq!(layout.strp(&die), strp, "{path:?}");
+                        let inline = match attrs.get(dw::DW_AT_name) {
+                            Some(AttributeValue::String(text)) => Some(text.slice()),
+                            _ => None,
+                        };
+                        assert_eq!(layout.inline_name(&die), inline, "{path:?}");
                         let ty = match attrs.get(dw::DW_AT_type) {
                             Some(AttributeValue::UnitRef(offset)) => Some(offset.0 as u64),
                             None => None,

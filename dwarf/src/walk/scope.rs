@@ -624,10 +624,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Ok(true)
     }
 
-    /// The name of a DIE read through a layout. A `.debug_str` offset,
-    /// nearly every name, is looked up straight away: going through the
-    /// attribute value the general path would have decoded costs more
-    /// than the lookup itself.
+    /// The name of a DIE read through a layout. A `.debug_str` offset or
+    /// an inline name, nearly every name, is taken straight away: going
+    /// through the attribute value the general path would have decoded
+    /// costs more than the lookup itself.
     #[inline(always)]
     fn fixed_name(
         &self,
@@ -640,6 +640,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             .and_then(|strp| self.strings.debug_str(strp))
         {
             return Ok(Some(text));
+        }
+        if let Some(text) = layout
+            .inline_name(die)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        {
+            // Copied where the caller wants, as `Walker::string_value` does.
+            return Ok(Some(match self.inline_names {
+                Some(names) => names.alloc_str(text),
+                None => text,
+            }));
         }
         self.fixed_name_slowly(layout.name(die), offset)
     }
