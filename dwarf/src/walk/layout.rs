@@ -459,6 +459,26 @@ impl Layouts {
         abbrev: &gimli::Abbreviation,
         encoding: gimli::Encoding,
     ) -> Option<&Layout> {
+        // A code met before (every DIE's but the first of each code): one
+        // bounds check and a look at the cached value.
+        let slot = usize::try_from(abbrev.code()).unwrap_or(usize::MAX);
+        let known = |cached: Option<&Cached>| !matches!(cached, None | Some(Cached::Unknown));
+        if known(self.by_code.get(slot)) {
+            return match self.by_code.get(slot) {
+                Some(Cached::With(layout)) => Some(layout),
+                _ => None,
+            };
+        }
+        self.get_new(abbrev, encoding)
+    }
+
+    /// [`Layouts::get`] for a code not met yet, or too large to cache.
+    #[inline(never)]
+    fn get_new(
+        &mut self,
+        abbrev: &gimli::Abbreviation,
+        encoding: gimli::Encoding,
+    ) -> Option<&Layout> {
         let code = abbrev.code();
         let slot = usize::try_from(code)
             .ok()
