@@ -336,11 +336,10 @@ impl Layout {
     pub(super) fn name<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
         Some(match self.name_form {
             NameForm::Absent => return None,
-            NameForm::Inline => {
-                let head = usize::from(self.head);
-                let text = die.bytes.get(head..head + die.name_len.checked_sub(1)?)?;
-                AttributeValue::String(Reader::new(text, die.endian))
-            }
+            NameForm::Inline => AttributeValue::String(Reader::new(
+                self.inline_name(die)?,
+                die.endian,
+            )),
             NameForm::Strp => AttributeValue::DebugStrRef(gimli::DebugStrOffset(
                 usize::try_from(self.value(die, self.name)?).ok()?,
             )),
@@ -348,6 +347,29 @@ impl Layout {
                 usize::try_from(self.value(die, self.name)?).ok()?,
             )),
         })
+    }
+
+    /// The name's `.debug_str` offset, if it is given as one
+    /// (`DW_FORM_strp`).
+    #[inline(always)]
+    pub(super) fn strp(&self, die: &Die<'_>) -> Option<usize> {
+        match self.name_form {
+            NameForm::Strp => usize::try_from(self.value(die, self.name)?).ok(),
+            _ => None,
+        }
+    }
+
+    /// The bytes of the name, without its NUL, if it is given inline
+    /// (`DW_FORM_string`).
+    #[inline(always)]
+    pub(super) fn inline_name<'input>(&self, die: &Die<'input>) -> Option<&'input [u8]> {
+        match self.name_form {
+            NameForm::Inline => {
+                let head = usize::from(self.head);
+                die.bytes.get(head..head + die.name_len.checked_sub(1)?)
+            }
+            _ => None,
+        }
     }
 
     /// The unit offset of the type DIE.
@@ -437,6 +459,26 @@ impl Layouts {
         abbrev: &gimli::Abbreviation,
         encoding: gimli::Encoding,
     ) -> Option<&Layout> {
+        // A code met before (every DIE's but the first of each code): one
+        // bounds check and a look at the cached value.
+        let slot = usize::try_from(abbrev.code()).unwrap_or(usize::MAX);
+        let known = |cached: Option<&Cached>| !matches!(cached, None | Some(Cached::Unknown));
+        if known(self.by_code.get(slot)) {
+            return match self.by_code.get(slot) {
+                Some(Cached::With(layout)) => Some(layout),
+                _ => None,
+            };
+        }
+        self.get_new(abbrev, encoding)
+    }
+
+    /// [`Layouts::get`] for a code not met yet, or too large to cache.
+    #[inline(never)]
+    fn get_new(
+        &mut self,
+        abbrev: &gimli::Abbreviation,
+        encoding: gimli::Encoding,
+    ) -> Option<&Layout> {
         let code = abbrev.code();
         let slot = usize::try_from(code)
             .ok()
@@ -500,6 +542,16 @@ mod tests {
                         let die = layout.read(&mut fast).expect("layout read");
                         assert_eq!(fast.next_offset(), general.next_offset(), "{path:?}");
                         assert_eq!(layout.name(&die), attrs.get(dw::DW_AT_name), "{path:?}");
+                        let strp = match attrs.get(dw::DW_AT_name) {
+                            Some(AttributeValue::DebugStrRef(offset)) => Some(offset.0),
+                            _ => None,
+                        };
+                        assert_eq!(layout.strp(&die), strp, "{path:?}");
+                        let inline = match attrs.get(dw::DW_AT_name) {
+                            Some(AttributeValue::String(text)) => Some(text.slice()),
+                            _ => None,
+                        };
+                        assert_eq!(layout.inline_name(&die), inline, "{path:?}");
                         let ty = match attrs.get(dw::DW_AT_type) {
                             Some(AttributeValue::UnitRef(offset)) => Some(offset.0 as u64),
                             None => None,

@@ -118,39 +118,52 @@ pub fn nr_register_params(machine: u16) -> usize {
 /// One operation's opcode byte and its parsed form.
 type Op<'input> = (u8, Operation<Reader<'input>>);
 
-/// Parses a whole expression; `None` if it is malformed (treated as an
-/// unknown location, like libdw's failure, rather than failing the CU).
-fn parse_ops<'input>(expr: Reader<'input>, encoding: gimli::Encoding) -> Option<Vec<Op<'input>>> {
-    let mut input = expr;
-    let mut ops = Vec::new();
-    while !input.is_empty() {
-        let opcode = *input.slice().first()?;
-        let op = Operation::parse(&mut input, encoding).ok()?;
-        ops.push((opcode, op));
-    }
-    Some(ops)
+/// The next operation of an expression; `None` at its end or if it is
+/// malformed.
+fn next_op<'input>(input: &mut Reader<'input>, encoding: gimli::Encoding) -> Option<Op<'input>> {
+    let opcode = *input.slice().first()?;
+    let op = Operation::parse(input, encoding).ok()?;
+    Some((opcode, op))
 }
 
-/// The location expressions of a `DW_AT_location`, in list order: one for
-/// an expression, every entry's for a location list. `None` when the list
-/// cannot be read.
-fn location_expressions<'input>(
+/// The operation an expression consists of, if it is exactly one, and
+/// well-formed; with `stack_value`, "X, DW_OP_stack_value" counts as "X"
+/// too. `None` for anything else, including a malformed expression (an
+/// unknown location, like libdw's failure, rather than failing the CU).
+/// Longer expressions are not read to their end: they are of no use
+/// whether malformed or not.
+fn sole_op<'input>(
+    expr: Reader<'input>,
+    encoding: gimli::Encoding,
+    stack_value: bool,
+) -> Option<Op<'input>> {
+    let mut input = expr;
+    let first = next_op(&mut input, encoding)?;
+    if input.is_empty() {
+        return Some(first);
+    }
+    if !stack_value {
+        return None;
+    }
+    let (opcode, _) = next_op(&mut input, encoding)?;
+    (input.is_empty() && opcode == DW_OP_STACK_VALUE).then_some(first)
+}
+
+/// The location expressions of a `DW_AT_location` that is a location
+/// list, in list order, into `exprs` (cleared first): a buffer reused
+/// for every parameter. `None` when the list cannot be read.
+fn list_expressions<'input>(
     dwarf: &gimli::Dwarf<Reader<'input>>,
     unit: &gimli::Unit<Reader<'input>>,
     value: AttributeValue<Reader<'input>>,
-) -> Option<Vec<Reader<'input>>> {
-    match value {
-        AttributeValue::Exprloc(expr) => Some(vec![expr.0]),
-        AttributeValue::Block(block) => Some(vec![block]),
-        other => {
-            let mut iter = dwarf.attr_locations(unit, other).ok()??;
-            let mut exprs = Vec::new();
-            while let Some(entry) = iter.next().ok()? {
-                exprs.push(entry.data.0);
-            }
-            Some(exprs)
-        }
+    exprs: &mut Vec<Reader<'input>>,
+) -> Option<()> {
+    exprs.clear();
+    let mut iter = dwarf.attr_locations(unit, value).ok()??;
+    while let Some(entry) = iter.next().ok()? {
+        exprs.push(entry.data.0);
     }
+    Some(())
 }
 
 /// pahole's `parameter__reg`: the register a parameter is in at entry.
@@ -164,33 +177,24 @@ fn parameter_register(
 ) -> Option<u16> {
     let mut found = None;
     for (index, expr) in exprs.iter().enumerate() {
-        let Some(mut ops) = parse_ops(*expr, encoding) else {
-            continue;
-        };
-        // "X, DW_OP_stack_value" says the same as "X" for this purpose.
-        if ops.len() > 1 && ops.last().map(|(opcode, _)| *opcode) == Some(DW_OP_STACK_VALUE) {
-            ops.pop();
-        }
-        let [(opcode, op)] = ops.as_slice() else {
+        let Some((opcode, op)) = sole_op(*expr, encoding, true) else {
             continue;
         };
         let register = match op {
-            Operation::Register { register } if (DW_OP_REG0..=DW_OP_REG31).contains(opcode) => {
+            Operation::Register { register } if (DW_OP_REG0..=DW_OP_REG31).contains(&opcode) => {
                 if index != 0 {
                     continue;
                 }
                 register.0
             }
-            Operation::EntryValue { expression } => {
-                match parse_ops(*expression, encoding).as_deref() {
-                    Some([(inner, Operation::Register { register })])
-                        if (DW_OP_REG0..=DW_OP_REG31).contains(inner) =>
-                    {
-                        register.0
-                    }
-                    _ => continue,
+            Operation::EntryValue { expression } => match sole_op(expression, encoding, false) {
+                Some((inner, Operation::Register { register }))
+                    if (DW_OP_REG0..=DW_OP_REG31).contains(&inner) =>
+                {
+                    register.0
                 }
-            }
+                _ => continue,
+            },
             _ => continue,
         };
         found = Some(register);
@@ -203,6 +207,7 @@ fn parameter_register(
 
 /// Classifies a formal parameter's location for the optimized-function
 /// rules; `index` is its position among the function's parameters.
+/// `scratch` is a buffer for the expressions of a location list.
 pub(crate) fn param_location<'input>(
     dwarf: &gimli::Dwarf<Reader<'input>>,
     unit: &gimli::Unit<Reader<'input>>,
@@ -210,6 +215,7 @@ pub(crate) fn param_location<'input>(
     has_const_value: bool,
     register_params: &[u16],
     index: usize,
+    scratch: &mut Vec<Reader<'input>>,
 ) -> ParamLocation {
     let Some(location) = location else {
         return if has_const_value {
@@ -218,11 +224,23 @@ pub(crate) fn param_location<'input>(
             ParamLocation::OptimizedOut
         };
     };
-    let Some(exprs) = location_expressions(dwarf, unit, location) else {
-        return ParamLocation::Other;
+    let single;
+    let exprs: &[Reader<'input>] = match location {
+        AttributeValue::Exprloc(expr) => {
+            single = expr.0;
+            std::slice::from_ref(&single)
+        }
+        AttributeValue::Block(block) => {
+            single = block;
+            std::slice::from_ref(&single)
+        }
+        other => match list_expressions(dwarf, unit, other, scratch) {
+            Some(()) => scratch,
+            None => return ParamLocation::Other,
+        },
     };
     let expected = register_params.get(index).copied();
-    match parameter_register(&exprs, unit.encoding(), expected) {
+    match parameter_register(exprs, unit.encoding(), expected) {
         Some(register) => ParamLocation::Register(register),
         None => ParamLocation::Other,
     }
@@ -295,6 +313,29 @@ mod tests {
             parameter_register(&[reader(&[0x90, 0x05])], encoding(), Some(5)),
             None
         );
+    }
+
+    /// Expressions of one operation (or one and `DW_OP_stack_value`),
+    /// and nothing else, are read as that operation; malformed ones are
+    /// not, wherever the fault.
+    #[test]
+    fn only_sole_operations_are_read() {
+        let sole = |bytes: &[u8], stack_value| {
+            sole_op(reader(bytes), encoding(), stack_value).map(|(opcode, _)| opcode)
+        };
+        assert_eq!(sole(&[0x55], false), Some(0x55));
+        assert_eq!(sole(&[0x55, 0x9f], true), Some(0x55));
+        assert_eq!(sole(&[0x55, 0x9f], false), None);
+        assert_eq!(sole(&[0x9f, 0x9f], true), Some(0x9f));
+        assert_eq!(sole(&[0x55, 0x54], true), None);
+        assert_eq!(sole(&[0x55, 0x54, 0x9f], true), None);
+        assert_eq!(sole(&[], true), None);
+        // DW_OP_const1u without its operand, first or second.
+        assert_eq!(sole(&[0x08], true), None);
+        assert_eq!(sole(&[0x55, 0x08], true), None);
+        // An entry value whose inner expression is cut short.
+        let entry = [0xa3, 0x02, 0x54];
+        assert_eq!(parameter_register(&[reader(&entry)], encoding(), Some(4)), None);
     }
 
     #[test]

@@ -22,6 +22,14 @@ impl<V> Default for OffsetTable<V> {
 }
 
 impl<V> OffsetTable<V> {
+    /// An empty table with room for `capacity` values.
+    pub(super) fn with_capacity(capacity: usize) -> Self {
+        OffsetTable {
+            entries: Vec::with_capacity(capacity),
+            sorted: true,
+        }
+    }
+
     /// Records `value` for the DIE at `offset`; a later value for the
     /// same offset replaces it.
     pub(super) fn insert(&mut self, offset: u64, value: V) {

@@ -44,7 +44,9 @@ pub(super) enum Scope<'input, 'arena> {
     /// A subprogram: parameters, annotations, and its body.
     Function {
         index: usize,
-        params: ArenaVec<'arena, RawParam<'input, 'arena>>,
+        /// Where this function's parameters start in
+        /// `Walker::open_function_params`.
+        first_param: usize,
         varargs: bool,
         decl_tags: Vec<&'input str>,
     },
@@ -67,7 +69,8 @@ pub(super) enum Scope<'input, 'arena> {
     Subroutine {
         node: NodeId,
         ret: TypeRef,
-        params: ArenaVec<'arena, Param<'input, 'arena>>,
+        /// Where this type's parameters start in `Walker::open_params`.
+        first_param: usize,
         varargs: bool,
     },
     Pointer {
@@ -398,7 +401,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Scope::Subroutine {
             node: id,
             ret,
-            params: ArenaVec::new_in(self.arena),
+            first_param: self.open_params.len(),
             varargs: false,
         }
     }
@@ -520,7 +523,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let scope = match layout.kind {
             Kind::Composite(kind) => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(layout.name(&die), offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let byte_size = layout.byte_size(&die).unwrap_or(0);
                 self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
             }
@@ -549,7 +552,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn visit_fixed_leaf(&mut self, layout: &Layout, die: Die<'input>, offset: u64) -> Result<bool> {
         match layout.kind {
             Kind::Member => {
-                let name = self.fixed_name(layout.name(&die), offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets of at most four bytes: in bits they cannot overflow.
                 let bit_offset = layout.location(&die) << 3;
@@ -581,7 +584,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Typedef => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
                 let target = self.fixed_type(layout.ty(&die));
                 self.set_node(
                     id,
@@ -593,7 +596,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 );
             }
             Kind::Enumerator => {
-                let name = self.fixed_name(layout.name(&die), offset)?.unwrap_or("");
+                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
                 if let (Some(Scope::Enum(pending)), Some(value)) =
                     (self.stack.last_mut(), layout.constant(&die))
                 {
@@ -604,10 +607,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
                     return Ok(false);
                 }
-                let name = self.fixed_name(layout.name(&die), offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
-                if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
-                    params.push(Param {
+                if let Some(Scope::Subroutine { .. }) = self.stack.last() {
+                    self.open_params.push(Param {
                         name,
                         ty,
                         location: ParamLocation::Unknown,
@@ -621,7 +624,42 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Ok(true)
     }
 
-    fn fixed_name(&self, name: Option<Value<'input>>, offset: u64) -> Result<Option<&'input str>> {
+    /// The name of a DIE read through a layout. A `.debug_str` offset or
+    /// an inline name, nearly every name, is taken straight away: going
+    /// through the attribute value the general path would have decoded
+    /// costs more than the lookup itself.
+    #[inline(always)]
+    fn fixed_name(
+        &self,
+        layout: &Layout,
+        die: &Die<'input>,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
+        if let Some(text) = layout
+            .strp(die)
+            .and_then(|strp| self.strings.debug_str(strp))
+        {
+            return Ok(Some(text));
+        }
+        if let Some(text) = layout
+            .inline_name(die)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        {
+            // Copied where the caller wants, as `Walker::string_value` does.
+            return Ok(Some(match self.inline_names {
+                Some(names) => names.alloc_str(text),
+                None => text,
+            }));
+        }
+        self.fixed_name_slowly(layout.name(die), offset)
+    }
+
+    /// [`Walker::fixed_name`] for the other cases, and for errors.
+    fn fixed_name_slowly(
+        &self,
+        name: Option<Value<'input>>,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
         match name {
             Some(value) => self.string_at(value, offset).map(Some),
             None => Ok(None),
@@ -672,8 +710,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let in_function = matches!(self.stack.last(), Some(Scope::Function { .. }));
         if !in_function {
             let ty = self.type_ref(attrs, offset)?;
-            if let Some(Scope::Subroutine { params, .. }) = self.stack.last_mut() {
-                params.push(Param {
+            if let Some(Scope::Subroutine { .. }) = self.stack.last() {
+                self.open_params.push(Param {
                     name,
                     ty,
                     location: ParamLocation::Unknown,
@@ -687,7 +725,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.param_by_offset
             .insert(offset, ParamOrigin { name, ty, origin });
         let index = match self.stack.last() {
-            Some(Scope::Function { params, .. }) => params.len(),
+            Some(Scope::Function { first_param, .. }) => {
+                self.open_function_params.len().saturating_sub(*first_param)
+            }
             _ => 0,
         };
         let location = location::param_location(
@@ -697,6 +737,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             attrs.get(dw::DW_AT_const_value).is_some(),
             self.register_params,
             index,
+            &mut self.location_exprs,
         );
         // pahole gives parameters past its register count no location at
         // all, so they have nothing to share.
@@ -707,8 +748,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .or_default()
                 .merge(location::LocationFacts::of(location, expected));
         }
-        if let Some(Scope::Function { params, .. }) = self.stack.last_mut() {
-            params.push(RawParam {
+        if let Some(Scope::Function { .. }) = self.stack.last() {
+            self.open_function_params.push(RawParam {
                 offset,
                 name,
                 ty,
@@ -784,7 +825,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.function_by_offset.insert(offset, index);
         Ok(Scope::Function {
             index,
-            params: ArenaVec::new_in(self.arena),
+            first_param: self.open_function_params.len(),
             varargs: false,
             decl_tags: Vec::new(),
         })
@@ -859,13 +900,17 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Scope::Skip | Scope::Leaf | Scope::Unit | Scope::Body => {}
             Scope::Function {
                 index,
-                params,
+                first_param,
                 varargs,
                 decl_tags,
             } => {
+                let params = self.arena.alloc_slice_copy(
+                    self.open_function_params.get(first_param..).unwrap_or(&[]),
+                );
+                self.open_function_params.truncate(first_param);
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 if let Some(function) = self.functions.get_mut(index) {
-                    function.params = params.into_bump_slice();
+                    function.params = params;
                     function.varargs = varargs;
                     function.decl_tags = decl_tags;
                 }
@@ -904,10 +949,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Scope::Subroutine {
                 node,
                 ret,
-                params,
+                first_param,
                 varargs,
             } => {
-                let params = params.into_bump_slice();
+                let params = self
+                    .arena
+                    .alloc_slice_copy(self.open_params.get(first_param..).unwrap_or(&[]));
+                self.open_params.truncate(first_param);
                 self.set_node(
                     node,
                     Node::Subroutine {
@@ -956,7 +1004,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                             member.decl_tags = tags;
                         }
                     }
-                    (AnnotationTarget::LastParam, Some(Scope::Function { params, .. })) => {
+                    (AnnotationTarget::LastParam, Some(Scope::Function { first_param, .. })) => {
+                        let params = self
+                            .open_function_params
+                            .get_mut(*first_param..)
+                            .unwrap_or(&mut []);
                         if let Some(param) = params.last_mut() {
                             param.decl_tags = tags;
                         }
