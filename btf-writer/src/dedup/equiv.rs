@@ -86,7 +86,6 @@ impl Deduper<'_, '_> {
         // stalling the walk in turn.
         self.types.prefetch(cand_id);
         self.types.prefetch(canon_id);
-        super::view::prefetch(self.hypot.as_ptr().wrapping_add(canon_id as usize));
     }
 
     /// Checks one pair; pushes the pairs its verdict depends on.

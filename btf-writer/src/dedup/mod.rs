@@ -34,10 +34,10 @@
 //! The passes are inherently sequential (each type's outcome depends on
 //! every earlier one); setup and the final copy run in parallel, and the
 //! first two passes can run while the table is still being filled
-//! ([`StreamingDedup`], module `streaming`). On
-//! Debian's vmlinux, the CUs lower to 3.3 million types; the collapse
-//! leaves 0.85 million for these passes (about 0.35 s of CPU; 1.1 s for
-//! the uncollapsed table).
+//! ([`StreamingDedup`], module `streaming`). On Debian's vmlinux, the CUs
+//! lower to 3.3 million types; the collapse leaves 0.85 million for these
+//! passes (about 0.3 s of CPU, 0.2 s of it while the walk goes on; 1.1 s
+//! for the uncollapsed table).
 //!
 //! How it is checked (tests at the end of this file): hand-derived
 //! graphs; [`Flavor::Libbpf1_1`] against the system's libbpf 1.1 (an
