@@ -20,13 +20,6 @@ use crate::symbols::{
     kfuncs_in_btf_ids, BtfIdsSymbol, DataSymbol, FuncSymbol, SectionInfo, SymbolFacts,
 };
 
-/// The size of a memory page, for `madvise`.
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).ok().filter(|size| size.is_power_of_two()).unwrap_or(4096)
-}
-
 /// The reader every DWARF section is read through.
 pub type Reader<'input> = gimli::EndianSlice<'input, gimli::RunTimeEndian>;
 
@@ -208,36 +201,6 @@ impl ElfFile {
             // next access, so every borrow keeps reading the same bytes. A
             // failure only means the pages stay resident.
             let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
-        }
-    }
-
-    /// Like [`ElfFile::release_resident_pages`] for the whole pages that
-    /// lie inside `bytes` (which is ignored unless it borrows the map):
-    /// for giving back a unit's part of `.debug_info` once it is walked
-    /// (see [`Dwarf::unit_bytes`]). Pages that `bytes` shares with its
-    /// neighbours stay.
-    pub fn release_pages_of(&self, bytes: &[u8]) {
-        let Storage::Map(map) = &self.storage else {
-            return;
-        };
-        let map_start = map.as_ptr() as usize;
-        let Some(offset) = (bytes.as_ptr() as usize).checked_sub(map_start) else {
-            return;
-        };
-        let end = offset.saturating_add(bytes.len());
-        if end > map.len() {
-            return;
-        }
-        let page = page_size();
-        // The map starts on a page boundary, so offsets align as addresses.
-        let first = offset.div_ceil(page) * page;
-        let last = end / page * page;
-        if first < last {
-            // SAFETY: as in `release_resident_pages`: a read-only shared
-            // file mapping reads the same bytes again after MADV_DONTNEED.
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, first, last - first)
-            };
         }
     }
 

@@ -61,7 +61,6 @@ fn copied_inline_names_are_the_same_names_outside_debug_info() {
 
     // Giving the pages back changes no byte that is read afterwards.
     let before = unit_bytes.to_vec();
-    file.release_pages_of(unit_bytes);
     file.release_resident_pages();
     assert!(unit_bytes == before.as_slice());
     assert_eq!(names(&plain), plain_names);

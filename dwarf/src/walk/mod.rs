@@ -65,9 +65,9 @@ pub fn walk_unit<'input, 'arena>(
 /// itself (`DW_FORM_string`, which gcc uses for short and unshared names)
 /// are copied into `names`. The model, and what is made of it, then
 /// borrows nothing of the unit's bytes, so their pages can be given back
-/// as soon as the unit is walked ([`crate::ElfFile::release_pages_of`]):
-/// the names would otherwise keep most of a vmlinux's `.debug_info`
-/// resident until the end, one short string per page.
+/// once the unit is walked ([`crate::ElfFile::release_resident_pages`]):
+/// the names would otherwise bring most of a vmlinux's `.debug_info` back
+/// in when the output is written, one short string per page.
 ///
 /// `names` is borrowed for as long as the file's own strings, so it must be
 /// created before the [`crate::ElfFile`].
