@@ -566,6 +566,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     });
                 }
             }
+            Kind::Bitfield => {
+                let name = self.fixed_name(layout, &die, offset)?;
+                let ty = self.fixed_type(layout.ty(&die));
+                // Offsets and bitfield positions of at most four bytes: in
+                // bits their sum cannot overflow.
+                let bit_offset =
+                    (layout.location(&die) << 3) + layout.data_bit_offset(&die).unwrap_or(0);
+                if let Some(Scope::Composite { .. }) = self.stack.last() {
+                    self.open_members.push(Member {
+                        name,
+                        ty,
+                        bit_offset,
+                        bitfield_size: layout.bit_size(&die).unwrap_or(0),
+                        decl_tags: &[],
+                    });
+                }
+            }
             Kind::Pointer => {
                 let id = self.node_id(offset);
                 let target = self.fixed_type(layout.ty(&die));
@@ -601,6 +618,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     (self.stack.last_mut(), layout.constant(&die))
                 {
                     pending.enumerators.push((name, value));
+                }
+            }
+            Kind::Subrange => {
+                let count = layout.subrange_count(&die);
+                if let Some(Scope::Array { dims, .. }) = self.stack.last_mut() {
+                    dims.push(count);
                 }
             }
             Kind::Param => {
@@ -1030,7 +1053,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 /// (no bound), variable-length arrays (non-constant bound) and gcc's
 /// zero-length arrays (upper bound -1), a count that does not fit BTF's
 /// 32 bits being 0 as in pahole.
-fn subrange_count(attrs: &Attrs<'_>) -> u64 {
+pub(super) fn subrange_count(attrs: &Attrs<'_>) -> u64 {
     if let Some(count) = attrs.get(dw::DW_AT_count) {
         return attrs::unsigned(&count).unwrap_or(0);
     }
@@ -1045,6 +1068,13 @@ fn subrange_count(attrs: &Attrs<'_>) -> u64 {
         },
     };
     let lower = attrs.udata(dw::DW_AT_lower_bound).unwrap_or(0);
+    count_of_bounds(upper, lower)
+}
+
+/// The number of elements from `lower` to `upper` inclusive; 0 (unknown)
+/// when that does not fit 32 bits, as for `upper` -1 of a zero-length
+/// array.
+pub(super) fn count_of_bounds(upper: u64, lower: u64) -> u64 {
     let count = upper.wrapping_sub(lower).wrapping_add(1);
     if u32::try_from(count).is_ok() {
         count
