@@ -1,7 +1,7 @@
 //! A fast path for the DIEs that make most of a kernel's: plain data
 //! members (nearly half of all DIEs), pointers, qualifiers, typedefs,
 //! aggregates, function and array types, their parameters and dimensions,
-//! enumerators.
+//! enumerators, lexical blocks.
 //!
 //! Such a DIE, whose abbreviation gives every attribute a fixed size (but
 //! for at most one inline name), is read from byte offsets worked out once
@@ -55,6 +55,8 @@ pub(super) enum Kind {
     Array,
     /// An array's dimension.
     Subrange,
+    /// A lexical block, read for its children only.
+    Block,
 }
 
 impl Kind {
@@ -62,7 +64,10 @@ impl Kind {
     /// members, parameters or dimensions. The others' children are
     /// annotations, which only the general path reads.
     fn has_scope(self) -> bool {
-        matches!(self, Kind::Composite(_) | Kind::Subroutine | Kind::Array)
+        matches!(
+            self,
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block
+        )
     }
 }
 
@@ -186,6 +191,7 @@ fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
         dw::DW_TAG_array_type => (Kind::Array, false),
         // A lower bound, or bounds of other forms, take the general path.
         dw::DW_TAG_subrange_type => (Kind::Subrange, true),
+        dw::DW_TAG_lexical_block => (Kind::Block, false),
         _ => return None,
     })
 }

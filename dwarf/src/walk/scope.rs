@@ -537,6 +537,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 let elem = self.fixed_type(layout.ty(&die));
                 self.open_array(id, elem)
             }
+            // What `visit` makes of a lexical block.
+            Kind::Block => Scope::Body,
             _ => return self.visit_fixed_leaf(layout, die, offset),
         };
         if has_children {
@@ -642,7 +644,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
             }
             // Opened scopes, handled by the caller.
-            Kind::Composite(_) | Kind::Subroutine | Kind::Array => {}
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block => {}
         }
         Ok(true)
     }
