@@ -1,17 +1,19 @@
 //! A fast path for the DIEs that make most of a kernel's: plain data
 //! members (nearly half of all DIEs), pointers, qualifiers, typedefs,
-//! aggregates, function and array types, their parameters, enumerators.
+//! aggregates, function and array types, their parameters and dimensions,
+//! enumerators, lexical blocks.
 //!
 //! Such a DIE, whose abbreviation gives every attribute a fixed size (but
 //! for at most one inline name), is read from byte offsets worked out once
 //! per abbreviation: no plan steps, no attribute slots, no dispatch on the
 //! tag for each DIE. Only what the general path would use of the DIE is
-//! read (a name, a type, a member's constant offset, an aggregate's size
-//! and declaration flag, an enumerator's value); what the walker makes of
-//! it is in [`Walker::visit_fixed`]. A member with any other attribute the
-//! walker looks at (bitfield, declaration or external flag) has no layout,
-//! nor has a DIE with children other than an aggregate, function or array
-//! type. Anything without a layout, and any DIE whose bytes do not fit its
+//! read (a name, a type, a member's constant offset and DWARF 5 bitfield
+//! width and position, an aggregate's size and declaration flag, an
+//! enumerator's value); what the walker makes of it is in
+//! [`Walker::visit_fixed`]. A member with any other attribute the walker
+//! looks at (DWARF 2-4 bitfield position, declaration or external flag)
+//! has no layout, nor has a DIE with children other than an aggregate,
+//! function or array type. Anything without a layout, and any DIE whose bytes do not fit its
 //! layout, takes the general path, which gives the same model and gimli's
 //! errors.
 //!
@@ -30,6 +32,10 @@ use crate::model::{CompositeKind, Qualifier};
 pub(super) enum Kind {
     /// A data member of the enclosing aggregate.
     Member,
+    /// A DWARF 5 bitfield member (`DW_AT_bit_size` or
+    /// `DW_AT_data_bit_offset`): a kind of its own, so that plain members
+    /// do not pay for reading them.
+    Bitfield,
     /// A pointer or C++ reference type.
     Pointer,
     /// A qualified type.
@@ -47,6 +53,10 @@ pub(super) enum Kind {
     Subroutine,
     /// An array type.
     Array,
+    /// An array's dimension.
+    Subrange,
+    /// A lexical block, read for its children only.
+    Block,
 }
 
 impl Kind {
@@ -54,7 +64,10 @@ impl Kind {
     /// members, parameters or dimensions. The others' children are
     /// annotations, which only the general path reads.
     fn has_scope(self) -> bool {
-        matches!(self, Kind::Composite(_) | Kind::Subroutine | Kind::Array)
+        matches!(
+            self,
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block
+        )
     }
 }
 
@@ -78,6 +91,26 @@ pub(super) struct Layout {
     /// A composite's `DW_AT_byte_size`.
     byte_size: Place,
     declaration: Declaration,
+    /// A bitfield member's `DW_AT_bit_size`.
+    bit_size: Unsigned,
+    /// A bitfield member's `DW_AT_data_bit_offset`.
+    data_bit_offset: Unsigned,
+    /// A subrange's `DW_AT_count`.
+    count: Place,
+    /// A subrange's `DW_AT_upper_bound`.
+    upper_bound: Place,
+}
+
+/// Where a member's unsigned constant is, if it has one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Unsigned {
+    /// It has none.
+    Absent,
+    /// In the DIE's bytes.
+    At(Place),
+    /// `DW_FORM_implicit_const`: in the abbreviation (GCC gives bitfields
+    /// of one width in a unit a shared abbreviation this way).
+    Implicit(u32),
 }
 
 /// How a DIE says it is a declaration.
@@ -156,6 +189,9 @@ fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
         dw::DW_TAG_class_type => (Kind::Composite(CompositeKind::Class), false),
         dw::DW_TAG_subroutine_type => (Kind::Subroutine, false),
         dw::DW_TAG_array_type => (Kind::Array, false),
+        // A lower bound, or bounds of other forms, take the general path.
+        dw::DW_TAG_subrange_type => (Kind::Subrange, true),
+        dw::DW_TAG_lexical_block => (Kind::Block, false),
         _ => return None,
     })
 }
@@ -179,6 +215,10 @@ impl Layout {
             constant_form: ConstantForm::Absent,
             byte_size: Place::default(),
             declaration: Declaration::Absent,
+            bit_size: Unsigned::Absent,
+            data_bit_offset: Unsigned::Absent,
+            count: Place::default(),
+            upper_bound: Place::default(),
         };
         let mut after_name = false;
         for spec in abbrev.attributes() {
@@ -257,9 +297,60 @@ impl Layout {
                         _ => return None,
                     };
                 }
+                // A bitfield's width and position: four bytes at most, so
+                // that the width fits 32 bits and the position added to the
+                // byte offset in bits cannot overflow, as the general path
+                // checks; negative implicit values are left to it too.
+                name @ (dw::DW_AT_bit_size | dw::DW_AT_data_bit_offset)
+                    if kind == Kind::Member
+                        && Unsigned::Absent
+                            == if name == dw::DW_AT_bit_size {
+                                layout.bit_size
+                            } else {
+                                layout.data_bit_offset
+                            } =>
+                {
+                    let value = match form {
+                        dw::DW_FORM_data1 | dw::DW_FORM_data2 | dw::DW_FORM_data4 => {
+                            Unsigned::At(here(size?))
+                        }
+                        dw::DW_FORM_implicit_const => {
+                            Unsigned::Implicit(u32::try_from(spec.implicit_const_value()?).ok()?)
+                        }
+                        _ => return None,
+                    };
+                    if name == dw::DW_AT_bit_size {
+                        layout.bit_size = value;
+                    } else {
+                        layout.data_bit_offset = value;
+                    }
+                }
+                // Constant bounds; the general path reads others (variable
+                // lengths) as no count.
+                name @ (dw::DW_AT_count | dw::DW_AT_upper_bound)
+                    if kind == Kind::Subrange
+                        && 0 == if name == dw::DW_AT_count {
+                            layout.count.size
+                        } else {
+                            layout.upper_bound.size
+                        } =>
+                {
+                    let place = match form {
+                        dw::DW_FORM_data1
+                        | dw::DW_FORM_data2
+                        | dw::DW_FORM_data4
+                        | dw::DW_FORM_data8 => here(size?),
+                        _ => return None,
+                    };
+                    if name == dw::DW_AT_count {
+                        layout.count = place;
+                    } else {
+                        layout.upper_bound = place;
+                    }
+                }
                 // Repeats of the above are skipped, as in `Attrs`.
                 dw::DW_AT_name | dw::DW_AT_type | dw::DW_AT_data_member_location => {}
-                // A bitfield, a static member or anything else the general
+                // An old-style bitfield, a static member or anything else the general
                 // path looks at.
                 name if strict && name != dw::DW_AT_sibling && attrs::is_wanted(name) => {
                     return None
@@ -273,6 +364,11 @@ impl Layout {
                 layout.head = layout.head.checked_add(size)?;
             }
         }
+        if kind == Kind::Member
+            && (layout.bit_size != Unsigned::Absent || layout.data_bit_offset != Unsigned::Absent)
+        {
+            layout.kind = Kind::Bitfield;
+        }
         // An enumerator without a value is an error, left to the general path.
         if kind == Kind::Enumerator && layout.constant_form == ConstantForm::Absent {
             return None;
@@ -285,12 +381,23 @@ impl Layout {
             &mut layout.location,
             &mut layout.constant,
             &mut layout.byte_size,
+            &mut layout.count,
+            &mut layout.upper_bound,
         ] {
             if place.after_name {
                 place.at = place.at.checked_add(head)?;
             }
         }
-        if let Declaration::Flag(place) = &mut layout.declaration {
+        let places = [&mut layout.bit_size, &mut layout.data_bit_offset];
+        let places = places.into_iter().filter_map(|value| match value {
+            Unsigned::At(place) => Some(place),
+            _ => None,
+        });
+        let flag = match &mut layout.declaration {
+            Declaration::Flag(place) => Some(place),
+            _ => None,
+        };
+        for place in places.chain(flag) {
             if place.after_name {
                 place.at = place.at.checked_add(head)?;
             }
@@ -382,6 +489,43 @@ impl Layout {
     #[inline]
     pub(super) fn location(&self, die: &Die<'_>) -> u64 {
         self.value(die, self.location).unwrap_or(0)
+    }
+
+    /// A member's `DW_AT_bit_size`, if given (at most 32 bits wide).
+    #[inline(always)]
+    pub(super) fn bit_size(&self, die: &Die<'_>) -> Option<u32> {
+        self.unsigned(die, self.bit_size)
+            .and_then(|bits| u32::try_from(bits).ok())
+    }
+
+    /// A member's `DW_AT_data_bit_offset`, if given (at most 32 bits wide).
+    #[inline(always)]
+    pub(super) fn data_bit_offset(&self, die: &Die<'_>) -> Option<u64> {
+        self.unsigned(die, self.data_bit_offset)
+    }
+
+    #[inline(always)]
+    fn unsigned(&self, die: &Die<'_>, value: Unsigned) -> Option<u64> {
+        match value {
+            Unsigned::Absent => None,
+            Unsigned::At(place) => self.value(die, place),
+            Unsigned::Implicit(value) => Some(value.into()),
+        }
+    }
+
+    /// A subrange's number of elements, as [`subrange_count`] gives it
+    /// (whose lower bound is 0 here: DIEs with one have no layout).
+    ///
+    /// [`subrange_count`]: super::scope::subrange_count
+    #[inline]
+    pub(super) fn subrange_count(&self, die: &Die<'_>) -> u64 {
+        if let Some(count) = self.value(die, self.count) {
+            return count;
+        }
+        match self.value(die, self.upper_bound) {
+            Some(upper) => super::scope::count_of_bounds(upper, 0),
+            None => 0,
+        }
     }
 
     /// A composite's size in bytes (at most four bytes: the general path's
@@ -519,6 +663,8 @@ mod tests {
         let mut plain_members = 0;
         let mut enumerators = 0;
         let mut composites = 0;
+        let mut bitfields = 0;
+        let mut subranges = 0;
         for path in attrs::tests::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
@@ -573,15 +719,31 @@ mod tests {
                             assert_eq!(layout.byte_size(&die).map(u64::from), byte_size);
                             assert_eq!(layout.declaration(&die), attrs.flag(dw::DW_AT_declaration));
                         }
+                        if abbrev.tag() == dw::DW_TAG_subrange_type {
+                            subranges += 1;
+                            assert_eq!(
+                                layout.subrange_count(&die),
+                                super::super::scope::subrange_count(&attrs)
+                            );
+                        }
                         if abbrev.tag() == dw::DW_TAG_enumerator {
                             enumerators += 1;
                             assert_eq!(layout.constant(&die), attrs.get(dw::DW_AT_const_value));
                         }
                         if abbrev.tag() == dw::DW_TAG_member {
                             plain_members += 1;
+                            assert_eq!(
+                                layout.kind == Kind::Bitfield,
+                                attrs.get(dw::DW_AT_bit_size).is_some()
+                                    || attrs.get(dw::DW_AT_data_bit_offset).is_some()
+                            );
+                            let bit_size = attrs.udata(dw::DW_AT_bit_size);
+                            assert_eq!(layout.bit_size(&die).map(u64::from), bit_size);
+                            let data_bit_offset = attrs.udata(dw::DW_AT_data_bit_offset);
+                            assert_eq!(layout.data_bit_offset(&die), data_bit_offset);
+                            bitfields += usize::from(bit_size.is_some());
                             for flag in [
-                                dw::DW_AT_bit_size,
-                                dw::DW_AT_data_bit_offset,
+                                dw::DW_AT_bit_offset,
                                 dw::DW_AT_declaration,
                                 dw::DW_AT_external,
                             ] {
@@ -595,7 +757,9 @@ mod tests {
         }
         assert!(enumerators > 10, "{enumerators} enumerators");
         assert!(composites > 10, "{composites} composites");
-        // Bitfields and static members have no layout.
+        assert!(bitfields > 0, "{bitfields} bitfields");
+        assert!(subranges > 0, "{subranges} subranges");
+        // DWARF 2-4 bitfields and static members have no layout.
         assert!(
             plain_members > 100 && plain_members < members && plain > plain_members,
             "{plain_members} plain of {members} members, {plain} DIEs with layouts"
@@ -676,8 +840,16 @@ mod tests {
         );
         assert!(Layout::of(&abbrev(dw::DW_TAG_member, false, &pointer), encoding).is_none());
         assert!(Layout::of(&abbrev(dw::DW_TAG_variable, false, &plain), encoding).is_none());
+        let mut bitfield = plain.to_vec();
+        bitfield.push(spec(dw::DW_AT_bit_size, dw::DW_FORM_data1));
+        bitfield.push(spec(dw::DW_AT_data_bit_offset, dw::DW_FORM_data2));
+        let layout = Layout::of(&abbrev(dw::DW_TAG_member, false, &bitfield), encoding)
+            .expect("DWARF 5 bitfield");
+        assert_eq!((layout.kind, layout.tail), (Kind::Bitfield, 10));
         for odd in [
-            spec(dw::DW_AT_bit_size, dw::DW_FORM_data1),
+            spec(dw::DW_AT_bit_offset, dw::DW_FORM_data1),
+            spec(dw::DW_AT_byte_size, dw::DW_FORM_data1),
+            spec(dw::DW_AT_bit_size, dw::DW_FORM_data8),
             spec(dw::DW_AT_declaration, dw::DW_FORM_flag_present),
             spec(dw::DW_AT_decl_file, dw::DW_FORM_udata),
         ] {

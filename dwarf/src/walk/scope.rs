@@ -537,6 +537,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 let elem = self.fixed_type(layout.ty(&die));
                 self.open_array(id, elem)
             }
+            // What `visit` makes of a lexical block.
+            Kind::Block => Scope::Body,
             _ => return self.visit_fixed_leaf(layout, die, offset),
         };
         if has_children {
@@ -562,6 +564,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         ty,
                         bit_offset,
                         bitfield_size: 0,
+                        decl_tags: &[],
+                    });
+                }
+            }
+            Kind::Bitfield => {
+                let name = self.fixed_name(layout, &die, offset)?;
+                let ty = self.fixed_type(layout.ty(&die));
+                // Offsets and bitfield positions of at most four bytes: in
+                // bits their sum cannot overflow.
+                let bit_offset =
+                    (layout.location(&die) << 3) + layout.data_bit_offset(&die).unwrap_or(0);
+                if let Some(Scope::Composite { .. }) = self.stack.last() {
+                    self.open_members.push(Member {
+                        name,
+                        ty,
+                        bit_offset,
+                        bitfield_size: layout.bit_size(&die).unwrap_or(0),
                         decl_tags: &[],
                     });
                 }
@@ -603,6 +622,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     pending.enumerators.push((name, value));
                 }
             }
+            Kind::Subrange => {
+                let count = layout.subrange_count(&die);
+                if let Some(Scope::Array { dims, .. }) = self.stack.last_mut() {
+                    dims.push(count);
+                }
+            }
             Kind::Param => {
                 if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
                     return Ok(false);
@@ -619,7 +644,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
             }
             // Opened scopes, handled by the caller.
-            Kind::Composite(_) | Kind::Subroutine | Kind::Array => {}
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block => {}
         }
         Ok(true)
     }
@@ -1030,7 +1055,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 /// (no bound), variable-length arrays (non-constant bound) and gcc's
 /// zero-length arrays (upper bound -1), a count that does not fit BTF's
 /// 32 bits being 0 as in pahole.
-fn subrange_count(attrs: &Attrs<'_>) -> u64 {
+pub(super) fn subrange_count(attrs: &Attrs<'_>) -> u64 {
     if let Some(count) = attrs.get(dw::DW_AT_count) {
         return attrs::unsigned(&count).unwrap_or(0);
     }
@@ -1045,6 +1070,13 @@ fn subrange_count(attrs: &Attrs<'_>) -> u64 {
         },
     };
     let lower = attrs.udata(dw::DW_AT_lower_bound).unwrap_or(0);
+    count_of_bounds(upper, lower)
+}
+
+/// The number of elements from `lower` to `upper` inclusive; 0 (unknown)
+/// when that does not fit 32 bits, as for `upper` -1 of a zero-length
+/// array.
+pub(super) fn count_of_bounds(upper: u64, lower: u64) -> u64 {
     let count = upper.wrapping_sub(lower).wrapping_add(1);
     if u32::try_from(count).is_ok() {
         count
