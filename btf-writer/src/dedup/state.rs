@@ -123,9 +123,16 @@ pub(super) struct Deduper<'t, 'a> {
 pub(super) struct Suspended {
     flavor: Flavor,
     ids: IdVectors,
+    table: CandidateTable<'static>,
+    scratch: Scratch,
+}
+
+/// The buffers a [`Deduper`] works in, kept across the steps of a
+/// streaming dedup so that they are not allocated again.
+#[derive(Debug, Default)]
+struct Scratch {
     hypot: Vec<u32>,
     hypot_list: Vec<u32>,
-    table: CandidateTable<'static>,
     work: Vec<(u32, u32)>,
     cands: Vec<u32>,
 }
@@ -162,6 +169,15 @@ impl<'a> BaseState<'a> {
     pub(super) fn id_count(&self) -> usize {
         self.map.len()
     }
+}
+
+/// The number of ids of `types` (void included), if BTF can number them.
+fn checked_id_count(types: &Types<'_, '_>) -> Result<u32, Error> {
+    let count = types.id_count();
+    if u64::from(count) > MAX_IDS {
+        return Err(Error::TooManyTypes { count: u64::from(count) });
+    }
+    Ok(count)
 }
 
 /// Per-type setup of `ids`, in parallel chunks stitched together in id
@@ -208,12 +224,7 @@ impl IdVectors {
 impl<'t, 'a> Deduper<'t, 'a> {
     /// Validates ids and sets up the state for `types`.
     pub(super) fn new(types: Types<'t, 'a>, flavor: Flavor) -> Result<Self, Error> {
-        let count = types.id_count();
-        if count as u64 > MAX_IDS {
-            return Err(Error::TooManyTypes {
-                count: count as u64,
-            });
-        }
+        let count = checked_id_count(&types)?;
         let mut ids = IdVectors::with_capacity(count);
         set_up_ids(&types, 0..count, &mut ids)?;
         let mut d = Self::with_state(types, flavor, ids, CandidateTable::default());
@@ -224,10 +235,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
     /// As [`Deduper::new`] for a split whose base was set up once in
     /// `base` (which must be the state of `types`' base).
     pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState<'a>) -> Result<Self, Error> {
-        let count = types.id_count();
-        if count as u64 > MAX_IDS {
-            return Err(Error::TooManyTypes { count: count as u64 });
-        }
+        let count = checked_id_count(&types)?;
         let start = types.start_id();
         if base.id_count() != start as usize {
             return Err(Error::BaseMismatch { expected: start - 1, found: base.id_count().saturating_sub(1) as u32 });
@@ -244,60 +252,22 @@ impl<'t, 'a> Deduper<'t, 'a> {
     }
 
     fn with_state(types: Types<'t, 'a>, flavor: Flavor, ids: IdVectors, table: CandidateTable<'t>) -> Self {
-        let count = types.id_count();
+        let mut scratch = Scratch::default();
+        scratch.hypot.resize(types.id_count() as usize, UNPROCESSED);
+        Self::from_parts(types, flavor, ids, table, scratch)
+    }
+
+    /// `scratch.hypot` must cover every id of `types`.
+    fn from_parts(
+        types: Types<'t, 'a>,
+        flavor: Flavor,
+        ids: IdVectors,
+        table: CandidateTable<'t>,
+        scratch: Scratch,
+    ) -> Self {
         let IdVectors { map, kinds, slot_start, slots } = ids;
+        let Scratch { hypot, hypot_list, work, cands } = scratch;
         Deduper {
-            types,
-            flavor,
-            start: types.start_id(),
-            map,
-            kinds,
-            hypot: vec![UNPROCESSED; count as usize],
-            hypot_list: Vec::new(),
-            hypot_adjust_canon: false,
-            table,
-            slot_start,
-            slots,
-            work: Vec::new(),
-            cands: Vec::new(),
-            base_names: None,
-            provisional_order: false,
-        }
-    }
-
-    /// The state without the types, for [`Deduper::resume`]. Only for a
-    /// standalone table: a base's state is borrowed.
-    pub(super) fn suspend(self) -> Suspended {
-        debug_assert!(self.base_names.is_none(), "a split dedup cannot be suspended");
-        Suspended {
-            flavor: self.flavor,
-            ids: IdVectors { map: self.map, kinds: self.kinds, slot_start: self.slot_start, slots: self.slots },
-            hypot: self.hypot,
-            hypot_list: self.hypot_list,
-            table: self.table.into_frozen(),
-            work: self.work,
-            cands: self.cands,
-        }
-    }
-
-    /// Takes up a suspended dedup on `types`, which must begin with the
-    /// types it had: the ids added since are validated and set up.
-    pub(super) fn resume(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
-        let count = types.id_count();
-        if count as u64 > MAX_IDS {
-            return Err(Error::TooManyTypes { count: count as u64 });
-        }
-        let Suspended { flavor, mut ids, mut hypot, hypot_list, table, work, cands } = suspended;
-        let known = ids.map.len() as u32;
-        if count > known {
-            // `set_up_ids` ends `slot_start` with the end of the last
-            // type's slots; the new types' starts take its place.
-            ids.slot_start.pop();
-            set_up_ids(&types, known..count, &mut ids)?;
-        }
-        hypot.resize(count as usize, UNPROCESSED);
-        let IdVectors { map, kinds, slot_start, slots } = ids;
-        Ok(Deduper {
             types,
             flavor,
             start: types.start_id(),
@@ -313,7 +283,35 @@ impl<'t, 'a> Deduper<'t, 'a> {
             cands,
             base_names: None,
             provisional_order: false,
-        })
+        }
+    }
+
+    /// The state without the types, for [`Deduper::resume`]. Only for a
+    /// standalone table: a base's state is borrowed.
+    pub(super) fn suspend(self) -> Suspended {
+        debug_assert!(self.base_names.is_none(), "a split dedup cannot be suspended");
+        Suspended {
+            flavor: self.flavor,
+            ids: IdVectors { map: self.map, kinds: self.kinds, slot_start: self.slot_start, slots: self.slots },
+            table: self.table.into_frozen(),
+            scratch: Scratch { hypot: self.hypot, hypot_list: self.hypot_list, work: self.work, cands: self.cands },
+        }
+    }
+
+    /// Takes up a suspended dedup on `types`, which must begin with the
+    /// types it had: the ids added since are validated and set up.
+    pub(super) fn resume(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
+        let count = checked_id_count(&types)?;
+        let Suspended { flavor, mut ids, table, mut scratch } = suspended;
+        let known = ids.map.len() as u32;
+        if count > known {
+            // `set_up_ids` ends `slot_start` with the end of the last
+            // type's slots; the new types' starts take its place.
+            ids.slot_start.pop();
+            set_up_ids(&types, known..count, &mut ids)?;
+        }
+        scratch.hypot.resize(count as usize, UNPROCESSED);
+        Ok(Self::from_parts(types, flavor, ids, table, scratch))
     }
 
     /// `btf_dedup_prep`: base types are canonical by definition and are

@@ -45,8 +45,6 @@ pub struct StreamingDedup {
     primitives_done: u32,
     /// The first id the graph pass has not settled.
     composites_done: u32,
-    /// The graph pass met a type whose outcome depends on the order.
-    composites_stopped: bool,
 }
 
 impl StreamingDedup {
@@ -57,8 +55,13 @@ impl StreamingDedup {
             composites: CandidateTable::journaled(),
             primitives_done: 1,
             composites_done: 1,
-            composites_stopped: false,
         }
+    }
+
+    /// Whether the graph pass met a type whose outcome depends on the
+    /// order: only then does it lag behind the primitive pass.
+    fn composites_stopped(&self) -> bool {
+        self.composites_done < self.primitives_done
     }
 
     /// Runs the passes that only look back on the types added since the
@@ -74,20 +77,15 @@ impl StreamingDedup {
     fn step(&mut self, types: Types<'_, '_>, state: Suspended) -> Result<Suspended, Error> {
         let mut d = Deduper::resume(types, state)?;
         let end = d.types.id_count();
+        let composites_stopped = self.composites_stopped();
         d.primitive_pass(self.primitives_done..end);
         self.primitives_done = end;
-        if !self.composites_stopped {
+        if !composites_stopped {
             let primitives = std::mem::replace(&mut d.table, std::mem::take(&mut self.composites));
             d.provisional_order = true;
             let stopped = d.composite_pass(self.composites_done..end);
             self.composites = std::mem::replace(&mut d.table, primitives).into_frozen();
-            match stopped? {
-                Some(id) => {
-                    self.composites_stopped = true;
-                    self.composites_done = id;
-                }
-                None => self.composites_done = end,
-            }
+            self.composites_done = stopped?.unwrap_or(end);
         }
         Ok(d.suspend())
     }
@@ -140,7 +138,7 @@ mod tests {
             for &end in ends {
                 streaming.advance(&btf.types[..end]);
             }
-            stopped = streaming.composites_stopped;
+            stopped = streaming.composites_stopped();
             let streamed = streaming.finish(btf).expect("streamed");
             let whole = dedup_as(btf, None, flavor).expect("whole");
             assert_eq!(streamed.btf.types, whole.btf.types, "{flavor:?}");
