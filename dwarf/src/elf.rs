@@ -485,15 +485,12 @@ impl ElfFile {
                 });
             }
         }
-        // Total orders (every field is a key), so that equal-looking
+        // A total order (every field is a key), so that equal-looking
         // symbols cannot come out in an order that depends on the sort.
-        // A kernel's tens of thousands of names are a sizable part of the
-        // sequential start: the two sorts go side by side.
-        let (functions, data) = (&mut facts.functions, &mut facts.data);
-        rayon::join(
-            || functions.sort_unstable_by_key(|f| (f.name, f.address, f.size, f.section_index, f.global)),
-            || data.sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global)),
-        );
+        // Functions stay in symbol table order: their users index them by
+        // name, and sorting a kernel's names was a sizable part of the
+        // sequential start.
+        facts.data.sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
         // Only `decl_tag_kfuncs` needs `.BTF_ids`: an unreadable one means
         // no kfuncs rather than no BTF at all.
         let btf_ids_data = btf_ids

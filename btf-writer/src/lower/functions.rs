@@ -57,12 +57,24 @@ struct ElfFunction {
 /// The ELF function names candidates are matched against.
 #[derive(Debug, Default)]
 pub(crate) struct FunctionTable<'input> {
-    names: HashMap<&'input str, ElfFunction>,
-    /// (name as matched, symbol address) of every symbol kept.
-    addresses: HashSet<(&'input str, u64)>,
+    names: HashMap<&'input str, NameEntry>,
+    /// (name as matched, symbol address) of the symbols of ambiguous names
+    /// that are not at the name's `first_address`: few, so most names need
+    /// no entry beyond their own.
+    other_addresses: HashSet<(&'input str, u64)>,
     /// The file has no function symbols at all: pahole then takes every
     /// external definition.
     empty: bool,
+}
+
+/// One matched name of the [`FunctionTable`].
+#[derive(Clone, Copy, Debug, Default)]
+struct NameEntry {
+    function: ElfFunction,
+    /// The address of the first symbol of this name.
+    first_address: u64,
+    /// 1.31: a symbol has exactly this name, without suffix.
+    plain: bool,
 }
 
 impl<'input> FunctionTable<'input> {
@@ -70,14 +82,13 @@ impl<'input> FunctionTable<'input> {
     /// 1.24, names cut at the first '.' (ignoring `.cold`/`.part` pieces)
     /// for 1.31.
     pub(crate) fn new(symbols: &SymbolFacts<'input>, rules: Rules) -> Self {
-        let mut names: HashMap<&'input str, ElfFunction> = HashMap::default();
-        let mut first_address: HashMap<&'input str, u64> = HashMap::default();
-        let mut addresses = HashSet::default();
-        let mut plain_names: HashSet<&'input str> = HashSet::default();
-        let mut cold_names: HashSet<&'input str> = HashSet::default();
+        let mut names: HashMap<&'input str, NameEntry> =
+            HashMap::with_capacity_and_hasher(symbols.functions.len(), FixedState::default());
+        let mut other_addresses = HashSet::default();
+        let mut cold_names: Vec<&'input str> = Vec::new();
         for symbol in &symbols.functions {
-            let name = match rules {
-                Rules::V1_24 => symbol.name,
+            let (name, plain) = match rules {
+                Rules::V1_24 => (symbol.name, true),
                 Rules::V1_31 => match symbol.name.find('.') {
                     Some(dot) => {
                         let suffix = &symbol.name[dot..];
@@ -86,53 +97,62 @@ impl<'input> FunctionTable<'input> {
                             .any(|skip| suffix.contains(skip))
                         {
                             if suffix.contains(".cold") {
-                                cold_names.insert(&symbol.name[..dot]);
+                                cold_names.push(&symbol.name[..dot]);
                             }
                             continue;
                         }
-                        &symbol.name[..dot]
+                        (&symbol.name[..dot], false)
                     }
-                    None => {
-                        plain_names.insert(symbol.name);
-                        symbol.name
-                    }
+                    None => (symbol.name, true),
                 },
             };
-            addresses.insert((name, symbol.address));
-            let entry = names.entry(name).or_default();
-            let address = *first_address.entry(name).or_insert(symbol.address);
-            if address != symbol.address {
-                entry.ambiguous_address = true;
+            let entry = names.entry(name).or_insert(NameEntry {
+                first_address: symbol.address,
+                ..NameEntry::default()
+            });
+            entry.plain |= plain;
+            if entry.first_address != symbol.address {
+                entry.function.ambiguous_address = true;
+                other_addresses.insert((name, symbol.address));
             }
         }
         // pahole marks the ELF function of the kfunc's name, so a kfunc
         // without a function symbol (or whose name pahole cut differently)
         // stays untagged.
         for kfunc in &symbols.kfuncs {
-            if let Some(function) = names.get_mut(kfunc.name) {
-                function.kfunc_flags = Some(kfunc.flags);
+            if let Some(entry) = names.get_mut(kfunc.name) {
+                entry.function.kfunc_flags = Some(kfunc.flags);
             }
         }
         if rules == Rules::V1_31 {
-            for (name, function) in names.iter_mut() {
-                function.clone_only = !plain_names.contains(name);
-                function.has_cold_piece = cold_names.contains(name);
+            for entry in names.values_mut() {
+                entry.function.clone_only = !entry.plain;
+            }
+            for name in cold_names {
+                if let Some(entry) = names.get_mut(name) {
+                    entry.function.has_cold_piece = true;
+                }
             }
         }
         FunctionTable {
             empty: symbols.functions.is_empty(),
             names,
-            addresses,
+            other_addresses,
         }
     }
 
     fn lookup(&self, name: &str) -> Option<ElfFunction> {
-        self.names.get(name).copied()
+        self.names.get(name).map(|entry| entry.function)
     }
 
     /// Whether a symbol of this (matched) name sits at `address`.
     fn has_symbol_at(&self, name: &str, address: Option<u64>) -> bool {
-        address.is_some_and(|address| self.addresses.contains(&(name, address)))
+        let Some(address) = address else { return false };
+        self.names.get(name).is_some_and(|entry| {
+            entry.first_address == address
+                || (entry.function.ambiguous_address
+                    && self.other_addresses.contains(&(name, address)))
+        })
     }
 }
 
@@ -550,6 +570,47 @@ mod tests {
         assert!(table.lookup("baz").is_none());
         assert!(table.lookup("dup").unwrap().ambiguous_address);
         assert!(!table.lookup("same").unwrap().ambiguous_address);
+    }
+
+    #[test]
+    fn table_does_not_depend_on_symbol_order() {
+        let listed = [
+            ("dup.isra.0", 0x50),
+            ("dup", 0x60),
+            ("dup", 0x50),
+            ("one", 0x70),
+            ("one.cold", 0x90),
+            ("clone.constprop.0", 0x80),
+        ];
+        let mut reversed = listed;
+        reversed.reverse();
+        for rules in [Rules::V1_24, Rules::V1_31] {
+            let (a, b) = (symbols(&listed), symbols(&reversed));
+            let (a, b) = (FunctionTable::new(&a, rules), FunctionTable::new(&b, rules));
+            for name in [
+                "dup",
+                "dup.isra.0",
+                "one",
+                "clone",
+                "clone.constprop.0",
+                "none",
+            ] {
+                assert_eq!(a.lookup(name), b.lookup(name), "{name}");
+                for address in [0x50, 0x60, 0x70, 0x80, 0x90] {
+                    let at = Some(address);
+                    assert_eq!(a.has_symbol_at(name, at), b.has_symbol_at(name, at));
+                }
+            }
+        }
+        // Every address of an ambiguous name is found, and no other.
+        let table = FunctionTable::new(&symbols(&listed), Rules::V1_31);
+        assert!(table.lookup("dup").unwrap().ambiguous_address);
+        assert!(table.has_symbol_at("dup", Some(0x50)) && table.has_symbol_at("dup", Some(0x60)));
+        assert!(!table.has_symbol_at("dup", Some(0x70)) && !table.has_symbol_at("dup", None));
+        let one = table.lookup("one").unwrap();
+        assert!(one.has_cold_piece && !one.clone_only && !one.ambiguous_address);
+        assert!(!table.has_symbol_at("one", Some(0x90)));
+        assert!(table.lookup("clone").unwrap().clone_only);
     }
 
     #[test]
