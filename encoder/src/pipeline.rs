@@ -184,9 +184,10 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     ctx.machine = elf.machine();
     ctx.register_params = lower::register_params_for_machine(elf.machine());
     let endian = if elf.is_big_endian() { Endian::Big } else { Endian::Little };
-    // Listing the units touched a page of .debug_info per unit, and the
-    // kernel mapped the pages around each: give them back until needed.
-    elf.release_resident_pages();
+    // Listing the units mapped pages of .debug_info around each unit's
+    // header; the walk's first release of mapped pages (after a few dozen
+    // units) gives them back long before memory peaks, so releasing them
+    // here too would only cost time.
     stats.open = phase.stop();
 
     let phase = PhaseTimer::start();
