@@ -7,8 +7,6 @@
 //! 1.24 keeps the first definition of a name, 1.31 merges all of them and
 //! may drop the name when they disagree.
 
-use std::collections::BTreeMap;
-
 use foldhash::fast::FixedState;
 
 /// Maps keyed by symbol names: SipHash's protection against chosen keys is
@@ -299,77 +297,140 @@ fn candidate<'input>(
 /// candidates (ids already shifted).
 pub(crate) fn emit_functions<'input>(
     btf: &mut Btf<'input>,
-    candidates: Vec<FunctionCandidate<'input>>,
+    mut candidates: Vec<FunctionCandidate<'input>>,
     features: &Features,
 ) {
+    // Room for every record a candidate can add: the table is big, and
+    // growing it would copy it.
+    let most = candidates.iter().map(|c| 4 + c.decl_tags.len()).sum();
+    btf.types.reserve(most);
     match features.rules {
         Rules::V1_24 => {
             // One FUNC per name: the first definition in CU order wins.
-            let mut seen: HashSet<&str> = HashSet::default();
-            for candidate in candidates {
+            let mut seen: HashSet<&str> =
+                HashSet::with_capacity_and_hasher(candidates.len(), FixedState::default());
+            for candidate in &mut candidates {
                 if seen.insert(candidate.name) {
                     add_function(btf, candidate, features);
                 }
             }
         }
         Rules::V1_31 => {
-            let mut by_name: BTreeMap<&'input str, Vec<FunctionCandidate<'input>>> =
-                BTreeMap::new();
-            for candidate in candidates {
-                by_name.entry(candidate.name).or_default().push(candidate);
-            }
-            for (_, mut group) in by_name {
-                // The definition at the symbol's address speaks for the
-                // name; other definitions (weak ones the linker overrode,
-                // inline copies) only take part in the consistency check.
-                let chosen = group.iter().position(|c| c.at_symbol).unwrap_or(0);
-                if chosen >= group.len() {
-                    continue;
-                }
-                // A clone whose parameters were optimized (dropped, made
-                // constant, moved) no longer has the source's signature;
-                // only copies with code say so (abstract instances have no
-                // parameter locations at all).
-                let signature_changed = group[chosen].clone_only
-                    && group[chosen].signature_checked
-                    && group.iter().any(|c| c.has_code && c.optimized_params);
-                let clone_allowed = !group[chosen].clone_only || features.optimized_func;
-                let first = group.remove(chosen);
-                if signature_changed || !clone_allowed {
-                    continue;
-                }
-                let group = group.into_iter();
-                let mut unexpected = first.unexpected_register;
-                let mut inconsistent = false;
-                for other in group {
-                    unexpected |= other.unexpected_register;
-                    // As pahole: once a register problem is known, the
-                    // prototypes are not compared any more.
-                    if !unexpected
-                        && !inconsistent
-                        && (!protos_match(btf, &first.proto, &other.proto)
-                            || reordered(&first.proto, &other.proto))
-                    {
-                        inconsistent = true;
-                    }
-                }
-                // Optimized-out parameters do not disqualify: callers still
-                // pass every argument, the function just ignores some.
-                let trustworthy = !unexpected && !inconsistent && !first.ambiguous_address;
-                if !features.consistent_func || trustworthy {
-                    add_function(btf, first, features);
-                }
+            let by_name = sorted_by_name(&candidates);
+            for group in by_name.chunk_by(|a, b| a.0.name == b.0.name) {
+                emit_group_v1_31(btf, &mut candidates, group, features);
             }
         }
     }
 }
 
-fn add_function<'input>(
+/// The candidates' names with their indices, sorted by name (pahole walks
+/// its tree of functions in name order), then index (CU order).
+fn sorted_by_name<'a>(candidates: &[FunctionCandidate<'a>]) -> Vec<(NameKey<'a>, usize)> {
+    use rayon::prelude::*;
+    let mut order: Vec<(NameKey<'a>, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(index, candidate)| (NameKey::new(candidate.name), index))
+        .collect();
+    // A total order (indices are unique): the same result on any thread
+    // count.
+    order.par_sort_unstable();
+    order
+}
+
+/// A name that sorts as the name does, most comparisons settled by its
+/// first bytes as one integer (BTF names hold no NUL, so the zeros that pad
+/// a short name sort it first, as its end does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct NameKey<'a> {
+    prefix: u64,
+    name: &'a str,
+}
+
+impl<'a> NameKey<'a> {
+    fn new(name: &'a str) -> Self {
+        let mut bytes = [0u8; 8];
+        for (byte, &from) in bytes.iter_mut().zip(name.as_bytes()) {
+            *byte = from;
+        }
+        NameKey {
+            prefix: u64::from_be_bytes(bytes),
+            name,
+        }
+    }
+}
+
+/// pahole 1.31: the FUNC of one name, if its definitions (`group`, by
+/// index into `candidates`, in CU order) agree.
+fn emit_group_v1_31<'input>(
     btf: &mut Btf<'input>,
-    candidate: FunctionCandidate<'input>,
+    candidates: &mut [FunctionCandidate<'input>],
+    group: &[(NameKey<'_>, usize)],
     features: &Features,
 ) {
-    let proto = btf.add(Type::FuncProto(candidate.proto));
+    let members = || group.iter().filter_map(|&(_, index)| candidates.get(index));
+    // The definition at the symbol's address speaks for the name; other
+    // definitions (weak ones the linker overrode, inline copies) only take
+    // part in the consistency check.
+    let chosen = members().position(|c| c.at_symbol).unwrap_or(0);
+    let Some(&(_, first_index)) = group.get(chosen) else {
+        return;
+    };
+    let Some(first) = candidates.get(first_index) else {
+        return;
+    };
+    // A clone whose parameters were optimized (dropped, made constant,
+    // moved) no longer has the source's signature; only copies with code
+    // say so (abstract instances have no parameter locations at all).
+    let signature_changed = first.clone_only
+        && first.signature_checked
+        && members().any(|c| c.has_code && c.optimized_params);
+    let clone_allowed = !first.clone_only || features.optimized_func;
+    if signature_changed || !clone_allowed {
+        return;
+    }
+    let mut unexpected = first.unexpected_register;
+    let mut inconsistent = false;
+    let others = group
+        .iter()
+        .enumerate()
+        .filter(|&(at, _)| at != chosen)
+        .filter_map(|(_, &(_, index))| candidates.get(index));
+    for other in others {
+        unexpected |= other.unexpected_register;
+        // As pahole: once a register problem is known, the prototypes are
+        // not compared any more.
+        if !unexpected
+            && !inconsistent
+            && (!protos_match(btf, &first.proto, &other.proto)
+                || reordered(&first.proto, &other.proto))
+        {
+            inconsistent = true;
+        }
+    }
+    // Optimized-out parameters do not disqualify: callers still pass every
+    // argument, the function just ignores some.
+    let trustworthy = !unexpected && !inconsistent && !first.ambiguous_address;
+    if !features.consistent_func || trustworthy {
+        if let Some(first) = candidates.get_mut(first_index) {
+            add_function(btf, first, features);
+        }
+    }
+}
+
+/// Adds the FUNC_PROTO, FUNC and DECL_TAGs of `candidate`, whose prototype
+/// and tags move into the table.
+fn add_function<'input>(
+    btf: &mut Btf<'input>,
+    candidate: &mut FunctionCandidate<'input>,
+    features: &Features,
+) {
+    let proto = FuncProto {
+        ret: candidate.proto.ret,
+        params: std::mem::take(&mut candidate.proto.params),
+    };
+    let proto = btf.add(Type::FuncProto(proto));
     // pahole writes every FUNC as static, whatever DW_AT_external says.
     let func = btf.add(Type::Func(Object {
         name: candidate.name,
@@ -392,7 +453,7 @@ fn add_function<'input>(
                 }));
             }
         }
-        for (name, component_idx) in candidate.decl_tags {
+        for &(name, component_idx) in &candidate.decl_tags {
             btf.add(Type::DeclTag(DeclTag {
                 name,
                 ty: func,
@@ -420,10 +481,12 @@ fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
     fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
         proto.params.iter().map(|param| param.name).collect()
     }
-    let (mut a, mut b) = (names(a), names(b));
-    if a == b {
+    // Mostly the same names in the same order: no need to collect them.
+    let name = |param: &Param<'a>| param.name;
+    if a.params.iter().map(name).eq(b.params.iter().map(name)) {
         return false;
     }
+    let (mut a, mut b) = (names(a), names(b));
     a.sort_unstable();
     b.sort_unstable();
     a == b
@@ -570,6 +633,34 @@ mod tests {
         assert!(table.lookup("baz").is_none());
         assert!(table.lookup("dup").unwrap().ambiguous_address);
         assert!(!table.lookup("same").unwrap().ambiguous_address);
+    }
+
+    #[test]
+    fn name_keys_sort_as_names() {
+        let names = [
+            "",
+            "a",
+            "ab",
+            "abcdefgh",
+            "abcdefg",
+            "abcdefghi",
+            "abcdefgha",
+            "abcdefgh_",
+            "b",
+            "__x64_sys_read",
+            "__x64_sys_readv",
+            "__x64_sys_rea",
+            "é",
+            "z\u{7f}",
+            "zz",
+            "Z",
+        ];
+        let mut by_name = names.to_vec();
+        by_name.sort_unstable();
+        let mut by_key: Vec<NameKey<'_>> = names.iter().map(|n| NameKey::new(n)).collect();
+        by_key.sort_unstable();
+        let by_key: Vec<&str> = by_key.iter().map(|key| key.name).collect();
+        assert_eq!(by_key, by_name);
     }
 
     #[test]
