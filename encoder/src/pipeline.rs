@@ -256,5 +256,18 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     );
     let (bytes, distilled_base) = written?;
     stats.write = phase.stop();
+    if last_in_process {
+        // As for the pre-dedup table: the system takes all of this back at
+        // exit at once, where freeing it piece by piece (tens of thousands
+        // of types, a few thousand arenas, the file's map) would delay the
+        // output by several milliseconds.
+        // One by one, borrowers first.
+        std::mem::forget(deduped);
+        std::mem::forget(ctx);
+        std::mem::forget(symbols);
+        std::mem::forget(dwarf);
+        std::mem::forget(inline_names);
+        std::mem::forget(elf);
+    }
     Ok(Encoded { btf: bytes, distilled_base, stats })
 }
