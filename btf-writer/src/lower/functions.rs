@@ -7,7 +7,11 @@
 //! 1.24 keeps the first definition of a name, 1.31 merges all of them and
 //! may drop the name when they disagree.
 
+use std::hash::BuildHasher;
+
 use foldhash::fast::FixedState;
+use hashbrown::hash_table::{Entry, HashTable};
+use rayon::prelude::*;
 
 /// Maps keyed by symbol names: SipHash's protection against chosen keys is
 /// not needed for a file's own symbols, and it was most of the time spent
@@ -307,10 +311,19 @@ pub(crate) fn emit_functions<'input>(
     match features.rules {
         Rules::V1_24 => {
             // One FUNC per name: the first definition in CU order wins.
-            let mut seen: HashSet<&str> =
-                HashSet::with_capacity_and_hasher(candidates.len(), FixedState::default());
-            for candidate in &mut candidates {
-                if seen.insert(candidate.name) {
+            // Hashing reads every name, mostly cache misses in the file's
+            // string section: all threads hash them first.
+            let hasher = FixedState::default();
+            let hashes: Vec<u64> = candidates
+                .par_iter()
+                .map(|candidate| hasher.hash_one(candidate.name))
+                .collect();
+            let mut seen: HashTable<&str> = HashTable::with_capacity(candidates.len());
+            for (candidate, &hash) in candidates.iter_mut().zip(&hashes) {
+                let name = candidate.name;
+                let entry = seen.entry(hash, |seen| *seen == name, |seen| hasher.hash_one(*seen));
+                if let Entry::Vacant(slot) = entry {
+                    slot.insert(name);
                     add_function(btf, candidate, features);
                 }
             }
@@ -327,7 +340,6 @@ pub(crate) fn emit_functions<'input>(
 /// The candidates' names with their indices, sorted by name (pahole walks
 /// its tree of functions in name order), then index (CU order).
 fn sorted_by_name<'a>(candidates: &[FunctionCandidate<'a>]) -> Vec<(NameKey<'a>, usize)> {
-    use rayon::prelude::*;
     let mut order: Vec<(NameKey<'a>, usize)> = candidates
         .iter()
         .enumerate()
