@@ -204,6 +204,16 @@ impl ElfFile {
         }
     }
 
+    /// Whether [`ElfFile::dwarf`] copied some DWARF section out of the map
+    /// (to decompress it, or to relocate it in a relocatable file): reading
+    /// it whole left all its mapped pages resident, which
+    /// [`ElfFile::release_resident_pages`] gives back.
+    pub fn has_copied_sections(&self) -> bool {
+        self.owned
+            .get()
+            .is_some_and(|owned| owned.as_ref().is_ok_and(|owned| !owned.by_id.is_empty()))
+    }
+
     /// Reads an ELF image already in memory; `path` is only used in error
     /// messages.
     pub fn from_bytes(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<ElfFile> {
@@ -533,5 +543,25 @@ fn e_machine(file: &object::File<'_>) -> u16 {
         object::File::Elf32(elf) => elf.elf_header().e_machine(elf.endian()).0,
         object::File::Elf64(elf) => elf.elf_header().e_machine(elf.endian()).0,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copied_sections_are_those_relocated_or_decompressed() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/obj");
+        for (name, copied) in [
+            ("gcc-dwarf5/kinds.o", true),
+            ("exec/prog-gcc", false),
+            ("compressed/prog-zlib", true),
+        ] {
+            let file = ElfFile::open(fixtures.join(name)).expect("fixture opens");
+            assert!(!file.has_copied_sections(), "{name}: nothing read yet");
+            file.dwarf().expect("DWARF reads");
+            assert_eq!(file.has_copied_sections(), copied, "{name}");
+        }
     }
 }
