@@ -128,7 +128,8 @@ fn reserve_sequential(
     let mut interner = Interner {
         table,
         base,
-        offsets: [Vec::new(), Vec::new()],
+        // About two names a type, one of each parity.
+        offsets: [(); 2].map(|()| Vec::with_capacity(btf.types.len())),
     };
     let mut type_len: u64 = 0;
     for (index, ty) in btf.types.iter().enumerate() {
