@@ -204,6 +204,16 @@ impl ElfFile {
         }
     }
 
+    /// Whether [`ElfFile::dwarf`] copied some DWARF section out of the map
+    /// (to decompress it, or to relocate it in a relocatable file): reading
+    /// it whole left all its mapped pages resident, which
+    /// [`ElfFile::release_resident_pages`] gives back.
+    pub fn has_copied_sections(&self) -> bool {
+        self.owned
+            .get()
+            .is_some_and(|owned| owned.as_ref().is_ok_and(|owned| !owned.by_id.is_empty()))
+    }
+
     /// Reads an ELF image already in memory; `path` is only used in error
     /// messages.
     pub fn from_bytes(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<ElfFile> {
@@ -485,15 +495,12 @@ impl ElfFile {
                 });
             }
         }
-        // Total orders (every field is a key), so that equal-looking
+        // A total order (every field is a key), so that equal-looking
         // symbols cannot come out in an order that depends on the sort.
-        // A kernel's tens of thousands of names are a sizable part of the
-        // sequential start: the two sorts go side by side.
-        let (functions, data) = (&mut facts.functions, &mut facts.data);
-        rayon::join(
-            || functions.sort_unstable_by_key(|f| (f.name, f.address, f.size, f.section_index, f.global)),
-            || data.sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global)),
-        );
+        // Functions stay in symbol table order: their users index them by
+        // name, and sorting a kernel's names was a sizable part of the
+        // sequential start.
+        facts.data.sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
         // Only `decl_tag_kfuncs` needs `.BTF_ids`: an unreadable one means
         // no kfuncs rather than no BTF at all.
         let btf_ids_data = btf_ids
@@ -536,5 +543,25 @@ fn e_machine(file: &object::File<'_>) -> u16 {
         object::File::Elf32(elf) => elf.elf_header().e_machine(elf.endian()).0,
         object::File::Elf64(elf) => elf.elf_header().e_machine(elf.endian()).0,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copied_sections_are_those_relocated_or_decompressed() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/obj");
+        for (name, copied) in [
+            ("gcc-dwarf5/kinds.o", true),
+            ("exec/prog-gcc", false),
+            ("compressed/prog-zlib", true),
+        ] {
+            let file = ElfFile::open(fixtures.join(name)).expect("fixture opens");
+            assert!(!file.has_copied_sections(), "{name}: nothing read yet");
+            file.dwarf().expect("DWARF reads");
+            assert_eq!(file.has_copied_sections(), copied, "{name}");
+        }
     }
 }

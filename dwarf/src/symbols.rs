@@ -57,7 +57,7 @@ pub struct FuncSymbol<'input> {
 /// What the encoder needs from `.symtab`.
 #[derive(Debug, Default)]
 pub struct SymbolFacts<'input> {
-    /// Every `STT_FUNC` symbol, sorted by (name, address).
+    /// Every `STT_FUNC` symbol, in symbol table order.
     pub functions: Vec<FuncSymbol<'input>>,
     /// Every `STT_OBJECT` symbol, sorted by (section, address, name).
     pub data: Vec<DataSymbol<'input>>,

@@ -296,6 +296,9 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
+    if args.verbose {
+        crate::cpu_clock::enable_thread_times();
+    }
     let mut config = config::resolve(args)?;
     let files = inputs::expand(&args.files)?;
     config.last_in_process = files.len() == 1;

@@ -7,9 +7,11 @@
 //! 1.24 keeps the first definition of a name, 1.31 merges all of them and
 //! may drop the name when they disagree.
 
-use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
+use hashbrown::hash_table::{Entry, HashTable};
+use rayon::prelude::*;
 
 /// Maps keyed by symbol names: SipHash's protection against chosen keys is
 /// not needed for a file's own symbols, and it was most of the time spent
@@ -57,12 +59,24 @@ struct ElfFunction {
 /// The ELF function names candidates are matched against.
 #[derive(Debug, Default)]
 pub(crate) struct FunctionTable<'input> {
-    names: HashMap<&'input str, ElfFunction>,
-    /// (name as matched, symbol address) of every symbol kept.
-    addresses: HashSet<(&'input str, u64)>,
+    names: HashMap<&'input str, NameEntry>,
+    /// (name as matched, symbol address) of the symbols of ambiguous names
+    /// that are not at the name's `first_address`: few, so most names need
+    /// no entry beyond their own.
+    other_addresses: HashSet<(&'input str, u64)>,
     /// The file has no function symbols at all: pahole then takes every
     /// external definition.
     empty: bool,
+}
+
+/// One matched name of the [`FunctionTable`].
+#[derive(Clone, Copy, Debug, Default)]
+struct NameEntry {
+    function: ElfFunction,
+    /// The address of the first symbol of this name.
+    first_address: u64,
+    /// 1.31: a symbol has exactly this name, without suffix.
+    plain: bool,
 }
 
 impl<'input> FunctionTable<'input> {
@@ -70,14 +84,13 @@ impl<'input> FunctionTable<'input> {
     /// 1.24, names cut at the first '.' (ignoring `.cold`/`.part` pieces)
     /// for 1.31.
     pub(crate) fn new(symbols: &SymbolFacts<'input>, rules: Rules) -> Self {
-        let mut names: HashMap<&'input str, ElfFunction> = HashMap::default();
-        let mut first_address: HashMap<&'input str, u64> = HashMap::default();
-        let mut addresses = HashSet::default();
-        let mut plain_names: HashSet<&'input str> = HashSet::default();
-        let mut cold_names: HashSet<&'input str> = HashSet::default();
+        let mut names: HashMap<&'input str, NameEntry> =
+            HashMap::with_capacity_and_hasher(symbols.functions.len(), FixedState::default());
+        let mut other_addresses = HashSet::default();
+        let mut cold_names: Vec<&'input str> = Vec::new();
         for symbol in &symbols.functions {
-            let name = match rules {
-                Rules::V1_24 => symbol.name,
+            let (name, plain) = match rules {
+                Rules::V1_24 => (symbol.name, true),
                 Rules::V1_31 => match symbol.name.find('.') {
                     Some(dot) => {
                         let suffix = &symbol.name[dot..];
@@ -86,53 +99,62 @@ impl<'input> FunctionTable<'input> {
                             .any(|skip| suffix.contains(skip))
                         {
                             if suffix.contains(".cold") {
-                                cold_names.insert(&symbol.name[..dot]);
+                                cold_names.push(&symbol.name[..dot]);
                             }
                             continue;
                         }
-                        &symbol.name[..dot]
+                        (&symbol.name[..dot], false)
                     }
-                    None => {
-                        plain_names.insert(symbol.name);
-                        symbol.name
-                    }
+                    None => (symbol.name, true),
                 },
             };
-            addresses.insert((name, symbol.address));
-            let entry = names.entry(name).or_default();
-            let address = *first_address.entry(name).or_insert(symbol.address);
-            if address != symbol.address {
-                entry.ambiguous_address = true;
+            let entry = names.entry(name).or_insert(NameEntry {
+                first_address: symbol.address,
+                ..NameEntry::default()
+            });
+            entry.plain |= plain;
+            if entry.first_address != symbol.address {
+                entry.function.ambiguous_address = true;
+                other_addresses.insert((name, symbol.address));
             }
         }
         // pahole marks the ELF function of the kfunc's name, so a kfunc
         // without a function symbol (or whose name pahole cut differently)
         // stays untagged.
         for kfunc in &symbols.kfuncs {
-            if let Some(function) = names.get_mut(kfunc.name) {
-                function.kfunc_flags = Some(kfunc.flags);
+            if let Some(entry) = names.get_mut(kfunc.name) {
+                entry.function.kfunc_flags = Some(kfunc.flags);
             }
         }
         if rules == Rules::V1_31 {
-            for (name, function) in names.iter_mut() {
-                function.clone_only = !plain_names.contains(name);
-                function.has_cold_piece = cold_names.contains(name);
+            for entry in names.values_mut() {
+                entry.function.clone_only = !entry.plain;
+            }
+            for name in cold_names {
+                if let Some(entry) = names.get_mut(name) {
+                    entry.function.has_cold_piece = true;
+                }
             }
         }
         FunctionTable {
             empty: symbols.functions.is_empty(),
             names,
-            addresses,
+            other_addresses,
         }
     }
 
     fn lookup(&self, name: &str) -> Option<ElfFunction> {
-        self.names.get(name).copied()
+        self.names.get(name).map(|entry| entry.function)
     }
 
     /// Whether a symbol of this (matched) name sits at `address`.
     fn has_symbol_at(&self, name: &str, address: Option<u64>) -> bool {
-        address.is_some_and(|address| self.addresses.contains(&(name, address)))
+        let Some(address) = address else { return false };
+        self.names.get(name).is_some_and(|entry| {
+            entry.first_address == address
+                || (entry.function.ambiguous_address
+                    && self.other_addresses.contains(&(name, address)))
+        })
     }
 }
 
@@ -279,77 +301,148 @@ fn candidate<'input>(
 /// candidates (ids already shifted).
 pub(crate) fn emit_functions<'input>(
     btf: &mut Btf<'input>,
-    candidates: Vec<FunctionCandidate<'input>>,
+    mut candidates: Vec<FunctionCandidate<'input>>,
     features: &Features,
 ) {
+    // Room for every record a candidate can add: the table is big, and
+    // growing it would copy it.
+    let most = candidates.iter().map(|c| 4 + c.decl_tags.len()).sum();
+    btf.types.reserve(most);
     match features.rules {
         Rules::V1_24 => {
             // One FUNC per name: the first definition in CU order wins.
-            let mut seen: HashSet<&str> = HashSet::default();
-            for candidate in candidates {
-                if seen.insert(candidate.name) {
+            // Hashing reads every name, mostly cache misses in the file's
+            // string section: all threads hash them first.
+            let hasher = FixedState::default();
+            let hashes: Vec<u64> = candidates
+                .par_iter()
+                .map(|candidate| hasher.hash_one(candidate.name))
+                .collect();
+            let mut seen: HashTable<&str> = HashTable::with_capacity(candidates.len());
+            for (candidate, &hash) in candidates.iter_mut().zip(&hashes) {
+                let name = candidate.name;
+                let entry = seen.entry(hash, |seen| *seen == name, |seen| hasher.hash_one(*seen));
+                if let Entry::Vacant(slot) = entry {
+                    slot.insert(name);
                     add_function(btf, candidate, features);
                 }
             }
         }
         Rules::V1_31 => {
-            let mut by_name: BTreeMap<&'input str, Vec<FunctionCandidate<'input>>> =
-                BTreeMap::new();
-            for candidate in candidates {
-                by_name.entry(candidate.name).or_default().push(candidate);
-            }
-            for (_, mut group) in by_name {
-                // The definition at the symbol's address speaks for the
-                // name; other definitions (weak ones the linker overrode,
-                // inline copies) only take part in the consistency check.
-                let chosen = group.iter().position(|c| c.at_symbol).unwrap_or(0);
-                if chosen >= group.len() {
-                    continue;
-                }
-                // A clone whose parameters were optimized (dropped, made
-                // constant, moved) no longer has the source's signature;
-                // only copies with code say so (abstract instances have no
-                // parameter locations at all).
-                let signature_changed = group[chosen].clone_only
-                    && group[chosen].signature_checked
-                    && group.iter().any(|c| c.has_code && c.optimized_params);
-                let clone_allowed = !group[chosen].clone_only || features.optimized_func;
-                let first = group.remove(chosen);
-                if signature_changed || !clone_allowed {
-                    continue;
-                }
-                let group = group.into_iter();
-                let mut unexpected = first.unexpected_register;
-                let mut inconsistent = false;
-                for other in group {
-                    unexpected |= other.unexpected_register;
-                    // As pahole: once a register problem is known, the
-                    // prototypes are not compared any more.
-                    if !unexpected
-                        && !inconsistent
-                        && (!protos_match(btf, &first.proto, &other.proto)
-                            || reordered(&first.proto, &other.proto))
-                    {
-                        inconsistent = true;
-                    }
-                }
-                // Optimized-out parameters do not disqualify: callers still
-                // pass every argument, the function just ignores some.
-                let trustworthy = !unexpected && !inconsistent && !first.ambiguous_address;
-                if !features.consistent_func || trustworthy {
-                    add_function(btf, first, features);
-                }
+            let by_name = sorted_by_name(&candidates);
+            for group in by_name.chunk_by(|a, b| a.0.name == b.0.name) {
+                emit_group_v1_31(btf, &mut candidates, group, features);
             }
         }
     }
 }
 
-fn add_function<'input>(
+/// The candidates' names with their indices, sorted by name (pahole walks
+/// its tree of functions in name order), then index (CU order).
+fn sorted_by_name<'a>(candidates: &[FunctionCandidate<'a>]) -> Vec<(NameKey<'a>, usize)> {
+    let mut order: Vec<(NameKey<'a>, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(index, candidate)| (NameKey::new(candidate.name), index))
+        .collect();
+    // A total order (indices are unique): the same result on any thread
+    // count.
+    order.par_sort_unstable();
+    order
+}
+
+/// A name that sorts as the name does, most comparisons settled by its
+/// first bytes as one integer (BTF names hold no NUL, so the zeros that pad
+/// a short name sort it first, as its end does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct NameKey<'a> {
+    prefix: u64,
+    name: &'a str,
+}
+
+impl<'a> NameKey<'a> {
+    fn new(name: &'a str) -> Self {
+        let mut bytes = [0u8; 8];
+        for (byte, &from) in bytes.iter_mut().zip(name.as_bytes()) {
+            *byte = from;
+        }
+        NameKey {
+            prefix: u64::from_be_bytes(bytes),
+            name,
+        }
+    }
+}
+
+/// pahole 1.31: the FUNC of one name, if its definitions (`group`, by
+/// index into `candidates`, in CU order) agree.
+fn emit_group_v1_31<'input>(
     btf: &mut Btf<'input>,
-    candidate: FunctionCandidate<'input>,
+    candidates: &mut [FunctionCandidate<'input>],
+    group: &[(NameKey<'_>, usize)],
     features: &Features,
 ) {
-    let proto = btf.add(Type::FuncProto(candidate.proto));
+    let members = || group.iter().filter_map(|&(_, index)| candidates.get(index));
+    // The definition at the symbol's address speaks for the name; other
+    // definitions (weak ones the linker overrode, inline copies) only take
+    // part in the consistency check.
+    let chosen = members().position(|c| c.at_symbol).unwrap_or(0);
+    let Some(&(_, first_index)) = group.get(chosen) else {
+        return;
+    };
+    let Some(first) = candidates.get(first_index) else {
+        return;
+    };
+    // A clone whose parameters were optimized (dropped, made constant,
+    // moved) no longer has the source's signature; only copies with code
+    // say so (abstract instances have no parameter locations at all).
+    let signature_changed = first.clone_only
+        && first.signature_checked
+        && members().any(|c| c.has_code && c.optimized_params);
+    let clone_allowed = !first.clone_only || features.optimized_func;
+    if signature_changed || !clone_allowed {
+        return;
+    }
+    let mut unexpected = first.unexpected_register;
+    let mut inconsistent = false;
+    let others = group
+        .iter()
+        .enumerate()
+        .filter(|&(at, _)| at != chosen)
+        .filter_map(|(_, &(_, index))| candidates.get(index));
+    for other in others {
+        unexpected |= other.unexpected_register;
+        // As pahole: once a register problem is known, the prototypes are
+        // not compared any more.
+        if !unexpected
+            && !inconsistent
+            && (!protos_match(btf, &first.proto, &other.proto)
+                || reordered(&first.proto, &other.proto))
+        {
+            inconsistent = true;
+        }
+    }
+    // Optimized-out parameters do not disqualify: callers still pass every
+    // argument, the function just ignores some.
+    let trustworthy = !unexpected && !inconsistent && !first.ambiguous_address;
+    if !features.consistent_func || trustworthy {
+        if let Some(first) = candidates.get_mut(first_index) {
+            add_function(btf, first, features);
+        }
+    }
+}
+
+/// Adds the FUNC_PROTO, FUNC and DECL_TAGs of `candidate`, whose prototype
+/// and tags move into the table.
+fn add_function<'input>(
+    btf: &mut Btf<'input>,
+    candidate: &mut FunctionCandidate<'input>,
+    features: &Features,
+) {
+    let proto = FuncProto {
+        ret: candidate.proto.ret,
+        params: std::mem::take(&mut candidate.proto.params),
+    };
+    let proto = btf.add(Type::FuncProto(proto));
     // pahole writes every FUNC as static, whatever DW_AT_external says.
     let func = btf.add(Type::Func(Object {
         name: candidate.name,
@@ -372,7 +465,7 @@ fn add_function<'input>(
                 }));
             }
         }
-        for (name, component_idx) in candidate.decl_tags {
+        for &(name, component_idx) in &candidate.decl_tags {
             btf.add(Type::DeclTag(DeclTag {
                 name,
                 ty: func,
@@ -400,10 +493,12 @@ fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
     fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
         proto.params.iter().map(|param| param.name).collect()
     }
-    let (mut a, mut b) = (names(a), names(b));
-    if a == b {
+    // Mostly the same names in the same order: no need to collect them.
+    let name = |param: &Param<'a>| param.name;
+    if a.params.iter().map(name).eq(b.params.iter().map(name)) {
         return false;
     }
+    let (mut a, mut b) = (names(a), names(b));
     a.sort_unstable();
     b.sort_unstable();
     a == b
@@ -550,6 +645,75 @@ mod tests {
         assert!(table.lookup("baz").is_none());
         assert!(table.lookup("dup").unwrap().ambiguous_address);
         assert!(!table.lookup("same").unwrap().ambiguous_address);
+    }
+
+    #[test]
+    fn name_keys_sort_as_names() {
+        let names = [
+            "",
+            "a",
+            "ab",
+            "abcdefgh",
+            "abcdefg",
+            "abcdefghi",
+            "abcdefgha",
+            "abcdefgh_",
+            "b",
+            "__x64_sys_read",
+            "__x64_sys_readv",
+            "__x64_sys_rea",
+            "é",
+            "z\u{7f}",
+            "zz",
+            "Z",
+        ];
+        let mut by_name = names.to_vec();
+        by_name.sort_unstable();
+        let mut by_key: Vec<NameKey<'_>> = names.iter().map(|n| NameKey::new(n)).collect();
+        by_key.sort_unstable();
+        let by_key: Vec<&str> = by_key.iter().map(|key| key.name).collect();
+        assert_eq!(by_key, by_name);
+    }
+
+    #[test]
+    fn table_does_not_depend_on_symbol_order() {
+        let listed = [
+            ("dup.isra.0", 0x50),
+            ("dup", 0x60),
+            ("dup", 0x50),
+            ("one", 0x70),
+            ("one.cold", 0x90),
+            ("clone.constprop.0", 0x80),
+        ];
+        let mut reversed = listed;
+        reversed.reverse();
+        for rules in [Rules::V1_24, Rules::V1_31] {
+            let (a, b) = (symbols(&listed), symbols(&reversed));
+            let (a, b) = (FunctionTable::new(&a, rules), FunctionTable::new(&b, rules));
+            for name in [
+                "dup",
+                "dup.isra.0",
+                "one",
+                "clone",
+                "clone.constprop.0",
+                "none",
+            ] {
+                assert_eq!(a.lookup(name), b.lookup(name), "{name}");
+                for address in [0x50, 0x60, 0x70, 0x80, 0x90] {
+                    let at = Some(address);
+                    assert_eq!(a.has_symbol_at(name, at), b.has_symbol_at(name, at));
+                }
+            }
+        }
+        // Every address of an ambiguous name is found, and no other.
+        let table = FunctionTable::new(&symbols(&listed), Rules::V1_31);
+        assert!(table.lookup("dup").unwrap().ambiguous_address);
+        assert!(table.has_symbol_at("dup", Some(0x50)) && table.has_symbol_at("dup", Some(0x60)));
+        assert!(!table.has_symbol_at("dup", Some(0x70)) && !table.has_symbol_at("dup", None));
+        let one = table.lookup("one").unwrap();
+        assert!(one.has_cold_piece && !one.clone_only && !one.ambiguous_address);
+        assert!(!table.has_symbol_at("one", Some(0x90)));
+        assert!(table.lookup("clone").unwrap().clone_only);
     }
 
     #[test]

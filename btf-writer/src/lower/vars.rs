@@ -6,7 +6,12 @@
 //! data symbols; the assembly side ([`emit_variables`]) writes one VAR per
 //! symbol placement and one DATASEC per section.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
+
+use foldhash::fast::FixedState;
+
+/// Maps keyed by a file's own addresses, which need no SipHash.
+type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
 
 use dwarf::model::{CuModel, TypeRef, Variable};
 use dwarf::symbols::{DataSymbol, SectionInfo};
@@ -47,7 +52,8 @@ pub(crate) struct DataSymbols<'facts, 'input> {
 impl<'facts, 'input> DataSymbols<'facts, 'input> {
     pub(crate) fn new(symbols: &'facts SymbolFacts<'input>) -> Self {
         let mut percpu = BTreeMap::new();
-        let mut by_address: HashMap<u64, Vec<&DataSymbol<'input>>> = HashMap::new();
+        let mut by_address: HashMap<u64, Vec<&DataSymbol<'input>>> =
+            HashMap::with_capacity_and_hasher(symbols.data.len(), FixedState::default());
         for symbol in &symbols.data {
             by_address.entry(symbol.address).or_default().push(symbol);
             let Some(section) = symbols.percpu else {

@@ -8,7 +8,9 @@
 //!
 //! The output is a function of the input only: names are interned in type
 //! order (the type's name, then its members', values' or parameters'), and
-//! no hash order leaks out.
+//! no hash order leaks out. A big BTF is reserved and emitted on two
+//! threads (see `intern` for how the names are split between them), with
+//! the same bytes as one thread would write.
 //!
 //! pahole's string section is in a different order: `btf__dedup` dedups
 //! strings *before* types, visiting the pre-dedup types in id order, and
@@ -26,6 +28,7 @@
 //! when rewriting a parsed BTF; see `read::Parsed::string_table`).
 
 mod emit;
+mod intern;
 mod reserve;
 
 use crate::error::{Error, ErrorKind};
@@ -99,7 +102,7 @@ pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8
         }
     }
     let plan = reserve::reserve(btf, options.base_strings, options.strings)?;
-    emit::emit(btf, &plan, options.endian)
+    emit::emit(btf, plan, options.endian)
 }
 
 #[cfg(test)]

@@ -117,3 +117,143 @@ fn writer_rejects_string_section_past_max_name_offset() {
         ErrorKind::StringsTooLarge(_)
     ));
 }
+
+/// Writes `btf` with reserve's parallel path forced (even for a few
+/// types) and with the sequential one.
+fn both_ways(
+    btf: &Btf<'_>,
+    base: Option<&crate::strings::StringIndex<'_>>,
+    table: Option<&crate::strings::StringTable>,
+) -> (Result<Vec<u8>, Error>, Result<Vec<u8>, Error>) {
+    let with = |parallel_min_types| {
+        let plan = reserve::reserve_from(btf, base, table.cloned(), parallel_min_types)?;
+        emit::emit(btf, plan, Endian::Big)
+    };
+    (with(0), with(usize::MAX))
+}
+
+/// Names that repeat, some equal in content but at different addresses,
+/// some empty, of both length parities.
+fn names_pool() -> Vec<String> {
+    (0..300)
+        .map(|i| match i % 7 {
+            0 => String::new(),
+            1 => format!("n{}", i % 11),
+            _ => format!("name_{}", "x".repeat(i % 13)),
+        })
+        .collect()
+}
+
+/// Types of every kind with names, taking them from `pool` in a scrambled
+/// order, referring to type 1.
+fn many_named_types(pool: &[String]) -> Btf<'_> {
+    let mut btf = Btf::default();
+    btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
+    let name = |i: usize| pool[(i * 37) % pool.len()].as_str();
+    for i in 0..400 {
+        let ty = match i % 5 {
+            0 => Type::Struct(Composite {
+                name: name(i),
+                size: 8,
+                members: (0..3)
+                    .map(|m| Member {
+                        name: name(i + m + 1),
+                        ty: TypeId(1),
+                        bit_offset: 32 * (m as u32 % 2),
+                        bitfield_size: 0,
+                    })
+                    .collect(),
+                kind_flag: false,
+            }),
+            1 => Type::Enum(Enum {
+                name: name(i),
+                size: 4,
+                signed: false,
+                values: (0..2)
+                    .map(|v| EnumValue {
+                        name: name(i * 3 + v),
+                        value: v as u64,
+                    })
+                    .collect(),
+            }),
+            2 => Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: name(i + 5),
+                    ty: TypeId(1),
+                }],
+            }),
+            3 => Type::Typedef(Named {
+                name: name(i),
+                ty: TypeId(1),
+            }),
+            _ => Type::Ptr(TypeId(1)),
+        };
+        btf.add(ty);
+    }
+    btf
+}
+
+#[test]
+fn parallel_and_sequential_paths_write_the_same_bytes() {
+    let pool = names_pool();
+    let btf = many_named_types(&pool);
+    // The parallel path did not fall back to the sequential one.
+    assert!(reserve::reserve_from(&btf, None, None, 0)
+        .unwrap()
+        .cut
+        .is_some());
+    let (parallel, sequential) = both_ways(&btf, None, None);
+    let parallel = parallel.unwrap();
+    assert_eq!(parallel, sequential.unwrap());
+    // The result is valid BTF holding the same types.
+    let parsed = crate::read::parse(&parallel, None).unwrap();
+    assert_eq!(parsed.btf.types, btf.types);
+
+    // A split whose base already holds some of the names.
+    let base_strings = b"\0n3\0name_xx\0int\0";
+    let index = crate::strings::StringIndex::from_section(base_strings);
+    let mut split = many_named_types(&pool);
+    split.base_type_count = 1;
+    split.base_str_len = base_strings.len() as u32;
+    let (parallel, sequential) = both_ways(&split, Some(&index), None);
+    assert_eq!(parallel.unwrap(), sequential.unwrap());
+
+    // A table seeded with an existing section keeps its offsets.
+    let seed = crate::strings::StringTable::from_section(0, b"\0name_x\0zz\0n5\0").unwrap();
+    let (parallel, sequential) = both_ways(&btf, None, Some(&seed));
+    assert_eq!(parallel.unwrap(), sequential.unwrap());
+}
+
+#[test]
+fn parallel_path_reports_the_sequential_error() {
+    let pool = names_pool();
+    let mut btf = many_named_types(&pool);
+    btf.types[300] = Type::Typedef(Named {
+        name: "a\0b",
+        ty: TypeId(1),
+    });
+    btf.types[350] = Type::Ptr(TypeId(9999));
+    let (parallel, sequential) = both_ways(&btf, None, None);
+    let (parallel, sequential) = (parallel.unwrap_err(), sequential.unwrap_err());
+    assert_eq!(parallel.kind, ErrorKind::NameContainsNul);
+    assert_eq!(parallel.type_id, Some(TypeId(301)));
+    assert_eq!(
+        (parallel.kind, parallel.type_id),
+        (sequential.kind, sequential.type_id)
+    );
+}
+
+#[test]
+fn parallel_path_handles_types_without_names() {
+    let btf = Btf {
+        types: vec![Type::Ptr(TypeId(0)); 5],
+        base_type_count: 10,
+        base_str_len: 20,
+    };
+    let (parallel, sequential) = both_ways(&btf, None, None);
+    let parallel = parallel.unwrap();
+    assert_eq!(parallel, sequential.unwrap());
+    // A split with no string of its own still has a one-byte section.
+    assert_eq!(parallel.last(), Some(&0));
+}
