@@ -266,7 +266,8 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
         // exit at once, where freeing it piece by piece (tens of thousands
         // of types, a few thousand arenas, the file's map) would delay the
         // output by several milliseconds.
-        // One by one, borrowers first.
+        // Each value borrowing another is forgotten before what it
+        // borrows: moving a value out needs its borrows to be over.
         std::mem::forget(deduped);
         std::mem::forget(ctx);
         std::mem::forget(symbols);
