@@ -2,17 +2,18 @@
 //!
 //! Every type reference of a unit looks its target up here, so the lookup
 //! is one load from a table indexed by the offset inside the walked units
-//! instead of a hash probe. The table (four bytes per two bytes of DIEs)
+//! instead of a hash probe. The table (four bytes per four bytes of DIEs)
 //! is kept by each thread and reused for its next unit: only the slots a
 //! unit set are cleared, and no fresh pages are faulted in per unit.
 //!
-//! One slot serves two offsets: a DIE is at least one byte long, but two
-//! DIEs one byte apart that both get ids are rare (a type DIE of one byte,
-//! `const void` say, followed by another), so the second of a pair goes
-//! to the hash table. A type reference's cost is mostly the cache miss on
-//! its slot: with half the table, `fixed_type` fell from 2.3-2.9% to
-//! 1.5-2.1% of the samples on Debian's vmlinux, and the simulated
-//! last-level misses of the lookup from 55 k to 34 k on xfs.ko.
+//! One slot serves four offsets: a DIE is at least one byte long, but two
+//! DIEs less than four bytes apart that both get ids are rare (a type DIE
+//! of one to three bytes, `const void` say, followed by another), so the
+//! later ones of a group go to the hash table. A type reference's cost is
+//! mostly the cache miss on its slot: with a quarter of the table,
+//! `fixed_type` fell from 2.3-2.9% to 1.6-1.7% of the samples on Debian's
+//! vmlinux, and the simulated last-level misses of the lookup from 55 k
+//! to 16 k on xfs.ko (34 k with a slot per two bytes).
 
 use std::cell::Cell;
 
@@ -23,6 +24,12 @@ use crate::model::NodeId;
 /// hash table instead: the dense table would be too large.
 const MAX_DENSE_SPAN: u64 = 16 << 20;
 
+/// Log2 of the number of offsets one slot of the table serves.
+const SHIFT: u32 = 2;
+
+/// The low bits of an offset (relative to the table), kept in its slot.
+const LOW: u64 = (1 << SHIFT) - 1;
+
 thread_local! {
     /// The dense table of this thread's previous walk, all zero.
     static SPARE_TABLE: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
@@ -30,8 +37,9 @@ thread_local! {
 
 /// Node ids of the DIEs of the units being walked.
 pub(super) struct NodeIds {
-    /// By offset minus `base`, halved: (id + 1) << 1 with the offset's
-    /// low bit, or 0 for a slot without an id yet.
+    /// By offset minus `base`, shifted right by `SHIFT`: (id + 1) <<
+    /// `SHIFT` with the offset's `LOW` bits, or 0 for a slot without an id
+    /// yet.
     table: Vec<u32>,
     /// Section offset of the first walked byte.
     base: u64,
@@ -51,7 +59,7 @@ impl NodeIds {
         let mut table = Vec::new();
         if span <= MAX_DENSE_SPAN {
             table = SPARE_TABLE.take();
-            let len = usize::try_from(span.div_ceil(2)).unwrap_or(0);
+            let len = usize::try_from(span.div_ceil(1 << SHIFT)).unwrap_or(0);
             if table.len() < len {
                 table.resize(len, 0);
             }
@@ -69,13 +77,13 @@ impl NodeIds {
     #[inline(always)]
     pub(super) fn get(&self, offset: u64) -> Option<NodeId> {
         let relative = offset.checked_sub(self.base)?;
-        let index = usize::try_from(relative >> 1).ok()?;
+        let index = usize::try_from(relative >> SHIFT).ok()?;
         let slot = *self.table.get(index)?;
-        // An empty slot, or one the other offset of the pair holds.
-        if slot == 0 || u64::from(slot & 1) != relative & 1 {
+        // An empty slot, or one another offset of the group holds.
+        if slot == 0 || u64::from(slot) & LOW != relative & LOW {
             return None;
         }
-        Some(NodeId((slot >> 1) - 1))
+        Some(NodeId((slot >> SHIFT) - 1))
     }
 
     /// The id of the DIE at section offset `offset`, or the one `make`
@@ -83,21 +91,23 @@ impl NodeIds {
     #[inline]
     pub(super) fn get_or_insert(&mut self, offset: u64, make: impl FnOnce() -> NodeId) -> NodeId {
         let relative = offset.checked_sub(self.base);
-        let index = relative.and_then(|relative| usize::try_from(relative >> 1).ok());
-        let parity = relative.map_or(0, |relative| (relative & 1) as u32);
+        let index = relative.and_then(|relative| usize::try_from(relative >> SHIFT).ok());
+        let low = relative.map_or(0, |relative| (relative & LOW) as u32);
         match index.and_then(|index| Some((index, self.table.get_mut(index)?))) {
-            Some((_, &mut slot)) if slot != 0 && slot & 1 == parity => NodeId((slot >> 1) - 1),
+            Some((_, &mut slot)) if slot != 0 && slot & LOW as u32 == low => {
+                NodeId((slot >> SHIFT) - 1)
+            }
             Some((index, slot)) if *slot == 0 => {
                 // An id too large for a slot was kept aside.
                 if let Some(&id) = self.others.get(&offset) {
                     return id;
                 }
                 let id = make();
-                match id.0.checked_add(1).filter(|&value| value <= u32::MAX >> 1) {
+                match id.0.checked_add(1).filter(|&value| value <= u32::MAX >> SHIFT) {
                     Some(value) => {
-                        *slot = (value << 1) | parity;
+                        *slot = (value << SHIFT) | low;
                         // Table indexes fit u32: the table is at most
-                        // MAX_DENSE_SPAN / 2.
+                        // MAX_DENSE_SPAN >> SHIFT.
                         self.set.push(index as u32);
                     }
                     None => {
@@ -106,7 +116,7 @@ impl NodeIds {
                 }
                 id
             }
-            // The other offset of the pair holds the slot, or out of the
+            // Another offset of the group holds the slot, or out of the
             // table.
             _ => *self.others.entry(offset).or_insert_with(make),
         }
@@ -169,7 +179,7 @@ mod tests {
         for (first, second) in [(10, 11), (11, 10), (100, 101)] {
             let mut ids = NodeIds::new(&[(0, 200)], 4);
             // The pairs do share a slot.
-            assert_eq!(first >> 1, second >> 1);
+            assert_eq!(first >> SHIFT, second >> SHIFT);
             let a = ids.get_or_insert(first, || NodeId(1));
             let b = ids.get_or_insert(second, || NodeId(2));
             assert_eq!((a, b), (NodeId(1), NodeId(2)));
@@ -183,7 +193,7 @@ mod tests {
     /// An id too large for a slot is kept aside and still found.
     #[test]
     fn ids_too_large_for_a_slot_are_kept_aside() {
-        let large = NodeId(u32::MAX >> 1);
+        let large = NodeId(u32::MAX >> SHIFT);
         let mut ids = NodeIds::new(&[(0, 100)], 4);
         assert_eq!(ids.get_or_insert(40, || large), large);
         assert_eq!(ids.get_or_insert(40, || NodeId(0)), large);
