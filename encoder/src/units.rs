@@ -25,7 +25,7 @@ use anyhow::{Context as _, Result};
 use bumpalo::Bump;
 
 use btf::dedup::Flavor;
-use btf::lower::{self, Assembler, ReadyCu, SplitBase};
+use btf::lower::{self, Assembler, ReadyCu, SpentCu, SplitBase};
 use dwarf::model::CuModel;
 use dwarf::{Dwarf, ElfFile, UnitHeader};
 
@@ -77,12 +77,53 @@ pub(crate) enum TableKind {
     Standalone(Flavor),
 }
 
-/// What one unit cost its worker.
+/// What one unit cost its worker, and which worker that was.
 #[derive(Debug, Default, Clone, Copy)]
 struct UnitCosts {
     dies: u64,
     walk_cpu: Duration,
     lower_cpu: Duration,
+    /// The rayon thread that lowered the CU, which frees what the table
+    /// leaves of it ([`Returns`]).
+    worker: Option<usize>,
+}
+
+/// What the table left of each CU, waiting to be freed by the worker that
+/// lowered it: glibc's malloc keeps an arena per thread, and the worker
+/// adding a CU is often not the one that lowered it. Freeing into the other
+/// worker's arena would take that arena's lock while its owner allocates
+/// (see [`btf::lower::SpentCu`]).
+struct Returns<'input> {
+    /// One list per worker; CUs lowered outside the pool are freed by
+    /// whoever adds them.
+    by_worker: Vec<Mutex<Vec<SpentCu<'input>>>>,
+}
+
+impl<'input> Returns<'input> {
+    fn new(workers: usize) -> Self {
+        Returns { by_worker: (0..workers).map(|_| Mutex::new(Vec::new())).collect() }
+    }
+
+    /// Hands `spent` to the worker that lowered it, or frees it now when
+    /// that is the current thread (or no worker).
+    fn give_back(&self, worker: Option<usize>, spent: SpentCu<'input>) {
+        let list = worker
+            .filter(|&w| Some(w) != rayon::current_thread_index())
+            .and_then(|w| self.by_worker.get(w));
+        match list {
+            Some(list) => lock(list).push(spent),
+            None => drop(spent),
+        }
+    }
+
+    /// Frees what was handed back to the current thread.
+    fn free_mine(&self) {
+        let Some(list) = rayon::current_thread_index().and_then(|w| self.by_worker.get(w)) else {
+            return;
+        };
+        let mine = std::mem::take(&mut *lock(list));
+        drop(mine);
+    }
 }
 
 /// A CU walked and lowered, or why it could not be.
@@ -114,10 +155,12 @@ impl<'input> Table<'input> {
         Table { path, assembler, added: 0, counts: Counts::default(), failed: None }
     }
 
-    /// Adds the next CU in unit order; true once the table has failed.
-    fn add(&mut self, lowered: Lowered<'input>) -> bool {
+    /// Adds the next CU in unit order, returning what is left of it with
+    /// the worker that lowered it (see [`Returns`]); `None` once the table
+    /// has failed.
+    fn add(&mut self, lowered: Lowered<'input>) -> Option<(Option<usize>, SpentCu<'input>)> {
         if self.failed.is_some() {
-            return true;
+            return None;
         }
         let start = cpu_clock::thread();
         let added = lowered.and_then(|(costs, cu)| {
@@ -126,7 +169,8 @@ impl<'input> Table<'input> {
             self.counts.lower_cpu += costs.lower_cpu;
             self.counts.types += cu.type_count();
             let path = self.path;
-            self.assembler.add(cu).with_context(|| path.display().to_string())
+            let spent = self.assembler.add(cu).with_context(|| path.display().to_string())?;
+            Ok((costs.worker, spent))
         });
         let added_at = cpu_clock::thread();
         self.counts.adding_cpu += added_at.saturating_sub(start);
@@ -135,10 +179,13 @@ impl<'input> Table<'input> {
             self.assembler.dedup_so_far();
             self.counts.early_dedup_cpu += cpu_clock::thread().saturating_sub(added_at);
         }
-        if let Err(err) = added {
-            self.failed = Some(err);
+        match added {
+            Ok(spent) => Some(spent),
+            Err(err) => {
+                self.failed = Some(err);
+                None
+            }
         }
-        self.failed.is_some()
     }
 
     fn finish(self) -> Result<(Assembler<'input>, Counts)> {
@@ -182,10 +229,12 @@ fn walk_each_unit<'input>(
     let stop = AtomicBool::new(false);
     let queue = Mutex::new(Queue { waiting: BTreeMap::new(), next: 0 });
     let table = Mutex::new(Table::new(dwarf.path(), kind));
+    let returns = Returns::new(rayon::current_num_threads());
     rayon::scope(|workers| {
-        let (work, stop, queue, table) = (&work, &stop, &queue, &table);
+        let (work, stop, queue, table, returns) = (&work, &stop, &queue, &table, &returns);
         for _ in 0..rayon::current_num_threads() {
             workers.spawn(move |_| loop {
+                returns.free_mine();
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
@@ -200,11 +249,11 @@ fn walk_each_unit<'input>(
                     stop.store(true, Ordering::Relaxed);
                 }
                 lock(queue).waiting.insert(index, lowered);
-                add_whose_turn_it_is(queue, table, stop, Wait::No);
+                add_whose_turn_it_is(queue, table, stop, returns, Wait::No);
             });
         }
     });
-    add_whose_turn_it_is(&queue, &table, &stop, Wait::Yes);
+    add_whose_turn_it_is(&queue, &table, &stop, &returns, Wait::Yes);
     table.into_inner().unwrap_or_else(PoisonError::into_inner).finish()
 }
 
@@ -223,8 +272,12 @@ fn add_whose_turn_it_is<'input>(
     queue: &Mutex<Queue<'input>>,
     table: &Mutex<Table<'input>>,
     stop: &AtomicBool,
+    returns: &Returns<'input>,
     wait: Wait,
 ) {
+    // Freed or handed back once the table is released: the table is the
+    // sequential part of the phase.
+    let mut spent = Vec::new();
     loop {
         let mut table = match (wait, table.try_lock()) {
             (_, Ok(table)) => table,
@@ -243,11 +296,15 @@ fn add_whose_turn_it_is<'input>(
                 turn
             };
             let Some(lowered) = turn else { break };
-            if table.add(lowered) {
-                stop.store(true, Ordering::Relaxed);
+            match table.add(lowered) {
+                Some(left) => spent.push(left),
+                None => stop.store(true, Ordering::Relaxed),
             }
         }
         drop(table);
+        for (worker, left) in spent.drain(..) {
+            returns.give_back(worker, left);
+        }
         // A CU queued while this worker held the table would otherwise
         // wait for the next worker to finish one.
         let queue = lock(queue);
@@ -288,7 +345,7 @@ fn walk_together<'input>(
     let cu = dwarf::walk::walk_units(dwarf, units, &arena)?;
     let what = || format!("{}: units walked together (LTO)", dwarf.path().display());
     let mut table = Table::new(dwarf.path(), kind);
-    table.add(lower_walked(&cu, start, ctx, what));
+    drop(table.add(lower_walked(&cu, start, ctx, what)));
     table.finish()
 }
 
@@ -306,6 +363,7 @@ fn lower_walked<'input>(
         dies: cu.die_count,
         walk_cpu: walked.saturating_sub(walk_start),
         lower_cpu: cpu_clock::thread().saturating_sub(walked),
+        worker: rayon::current_thread_index(),
     };
     Ok((costs, ready))
 }

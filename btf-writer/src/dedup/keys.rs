@@ -78,15 +78,89 @@ pub(super) fn array(t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
 }
 
 /// `btf_hash_fnproto` with the return and parameter ids given in `refs`.
+/// The parameter names are hashed before the ids (libbpf hashes them
+/// after; only the grouping matters), so that all but the ids can be
+/// computed ahead ([`reference_seed`]).
 pub(super) fn func_proto(t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
-    let mut k = Key::new(FUNC_PROTO).str(name(t)).word(info(t) as u64);
-    for &r in refs {
-        k = k.word(r as u64);
-    }
+    reference(reference_seed(t), t, refs)
+}
+
+/// The part of a reference type's signature that its referenced ids do
+/// not change: everything its key hashes before them. It reads the names,
+/// which sit at random places in `.debug_str`; computing it ahead, on
+/// another core, takes those loads off the sequential reference pass.
+pub(super) fn reference_seed(t: Option<&Type<'_>>) -> Key {
+    let tag = match t {
+        Some(Type::DeclTag(_)) => INT_TAG,
+        Some(Type::Array(_)) => ARRAY,
+        Some(Type::FuncProto(_)) => FUNC_PROTO,
+        _ => COMMON,
+    };
+    let mut k = Key::new(tag).str(name(t)).word(info(t) as u64);
     if let Some(Type::FuncProto(p)) = t {
         for param in &p.params {
             k = k.str(param.name);
         }
     }
-    k.finish()
+    k
+}
+
+/// The key of a reference type (`common`, `int_tag` of a DECL_TAG, `array`
+/// or `func_proto`) from its [`reference_seed`] and its referenced ids.
+pub(super) fn reference(seed: Key, t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
+    match t {
+        Some(Type::Array(_) | Type::FuncProto(_)) => {
+            let mut k = seed;
+            for &r in refs {
+                k = k.word(r as u64);
+            }
+            match t {
+                Some(Type::Array(a)) => k.word(a.nelems as u64).finish(),
+                _ => k.finish(),
+            }
+        }
+        Some(Type::DeclTag(_)) => {
+            let first = refs.first().copied().unwrap_or(0);
+            seed.word(first as u64).word(int_tag_extra(t) as u64).finish()
+        }
+        _ => seed.word(refs.first().copied().unwrap_or(0) as u64).finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Array, DeclTag, FuncProto, Named, Param, Type, TypeId};
+
+    /// The reference pass keys a type from its seed; a base files the same
+    /// kinds with `common`, `int_tag` and `array` directly. The two must
+    /// agree, or split types would never meet their base twins.
+    #[test]
+    fn seeded_keys_agree_with_direct_ones() {
+        let typedef = Type::Typedef(Named { name: "u32", ty: TypeId(3) });
+        let ptr = Type::Ptr(TypeId(3));
+        let tag = Type::DeclTag(DeclTag { name: "kfunc", ty: TypeId(3), component_idx: 1 });
+        let arr = Type::Array(Array { elem: TypeId(3), index: TypeId(4), nelems: 8 });
+        let seeded = |t: &Type<'_>, refs: &[u32]| reference(reference_seed(Some(t)), Some(t), refs);
+        assert_eq!(seeded(&typedef, &[3]), common(Some(&typedef), 3));
+        assert_eq!(seeded(&ptr, &[3]), common(Some(&ptr), 3));
+        assert_eq!(seeded(&tag, &[3]), int_tag(Some(&tag), 3));
+        assert_eq!(seeded(&arr, &[3, 4]), array(Some(&arr), &[3, 4]));
+    }
+
+    /// Prototypes that differ in any hashed field (a parameter name, a
+    /// referenced id) get different keys.
+    #[test]
+    fn func_proto_keys_tell_names_and_ids_apart() {
+        let proto = |name, ty| {
+            Type::FuncProto(FuncProto { ret: TypeId(1), params: vec![Param { name, ty: TypeId(ty) }] })
+        };
+        let key = |t: &Type<'_>| match t {
+            Type::FuncProto(p) => func_proto(Some(t), &[p.ret.0, p.params[0].ty.0]),
+            _ => 0,
+        };
+        assert_eq!(key(&proto("a", 2)), key(&proto("a", 2)));
+        assert_ne!(key(&proto("a", 2)), key(&proto("b", 2)));
+        assert_ne!(key(&proto("a", 2)), key(&proto("a", 3)));
+    }
 }

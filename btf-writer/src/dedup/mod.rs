@@ -51,7 +51,7 @@ use std::fmt;
 
 use crate::types::{Btf, TypeId};
 
-pub use self::collapse::{Collapser, CuIds, PreparedCu};
+pub use self::collapse::{Collapser, CuIds, Leftovers, PreparedCu};
 pub use self::streaming::StreamingDedup;
 
 mod collapse;

@@ -82,6 +82,7 @@ pub(super) fn libbpf_dedup(
     let mut cmd = std::process::Command::new(&exe);
     cmd.arg(&input).arg(&output);
     let mut base_blob = None;
+    let mut base_path = None;
     let mut split = btf.clone();
     split.base_str_len = 0;
     if let Some(base) = base {
@@ -91,9 +92,10 @@ pub(super) fn libbpf_dedup(
         split.base_str_len = read::parse(&blob, None)
             .unwrap_or_else(|e| panic!("the base just written does not parse: {e}"))
             .str_end();
-        let base_path = dir.join(format!("base{n}.btf"));
-        std::fs::write(&base_path, &blob).ok()?;
-        cmd.arg(&base_path);
+        let path = dir.join(format!("base{n}.btf"));
+        std::fs::write(&path, &blob).ok()?;
+        cmd.arg(&path);
+        base_path = Some(path);
         base_blob = Some(blob);
     }
     std::fs::write(&input, written(&split)).ok()?;
@@ -108,8 +110,11 @@ pub(super) fn libbpf_dedup(
     } else {
         Err(status.code().unwrap_or(-1))
     };
-    let _ = std::fs::remove_file(&input);
-    let _ = std::fs::remove_file(&output);
+    // A vmlinux-sized base is 4 MB: left behind, every test run would
+    // leave tens of them in the temporary directory.
+    for path in [Some(&input), Some(&output), base_path.as_ref()].into_iter().flatten() {
+        let _ = std::fs::remove_file(path);
+    }
     Some(result)
 }
 

@@ -36,7 +36,7 @@ pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 use self::functions::FunctionTable;
 use self::types::TypeMap;
 use self::vars::{DataSymbols, VariableRules};
-use crate::dedup::{Collapser, Flavor, PreparedCu, StreamingDedup};
+use crate::dedup::{Collapser, Flavor, Leftovers, PreparedCu, StreamingDedup};
 use crate::types::{Btf, Type, TypeId};
 
 /// `EM_X86_64`, the machine [`Context::new`] assumes.
@@ -161,6 +161,17 @@ impl ReadyCu<'_> {
     }
 }
 
+/// What is left of a CU once [`Assembler::add`] took what it needed: the
+/// memory the CU's lowering allocated and the table did not keep. Dropping
+/// it frees that memory; freeing it on the thread that lowered the CU
+/// spares glibc's malloc a contended lock (see [`Leftovers`]).
+#[derive(Debug)]
+pub struct SpentCu<'input> {
+    _leftovers: Leftovers<'input>,
+    _functions: Vec<FunctionCandidate<'input>>,
+    _variables: Vec<VariableCandidate<'input>>,
+}
+
 /// Lowers one CU. A CU whose language is excluded lowers to nothing.
 pub fn lower_cu<'input>(
     cu: &CuModel<'input, '_>,
@@ -249,25 +260,27 @@ impl<'input> Assembler<'input> {
         Assembler { dedup: Some(StreamingDedup::new(flavor)), ..Assembler::new(None) }
     }
 
-    /// Adds the next CU.
-    pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<(), Error> {
-        let cu_offset = cu.offset;
-        let ids = self.table.add(cu.types).map_err(|err| match err {
+    /// Adds the next CU; returns what is left of it, to be dropped where
+    /// the caller sees fit (see [`Leftovers`]).
+    pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<SpentCu<'input>, Error> {
+        let ReadyCu { offset: cu_offset, types, functions: mut cu_functions, variables: mut cu_variables } = cu;
+        let (ids, leftovers) = self.table.add(types).map_err(|err| match err {
             crate::dedup::Error::TooManyTypes { count } => Error::TooManyTypes { count },
             _ => Error::DanglingReference { cu_offset, node: 0 },
         })?;
         let remap = |id: TypeId| {
             ids.get(id).ok_or(Error::DanglingReference { cu_offset, node: id.0 })
         };
-        for mut candidate in cu.functions {
+        // Drained, not consumed: the emptied lists go back with the rest.
+        for mut candidate in cu_functions.drain(..) {
             functions::remap_candidate(&mut candidate, remap)?;
             self.functions.push(candidate);
         }
-        for mut candidate in cu.variables {
+        for mut candidate in cu_variables.drain(..) {
             candidate.ty = remap(candidate.ty)?;
             self.variables.push(candidate);
         }
-        Ok(())
+        Ok(SpentCu { _leftovers: leftovers, _functions: cu_functions, _variables: cu_variables })
     }
 
     /// For a [`Assembler::deduplicating`] table: runs the dedup passes
