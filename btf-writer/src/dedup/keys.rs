@@ -19,23 +19,32 @@ const TYPEDEF: u64 = 5;
 const ARRAY: u64 = 6;
 const FUNC_PROTO: u64 = 7;
 
+/// What every signature but the enum's begins with: its family, the name
+/// and `info`.
+fn head(tag: u64, t: Option<&Type<'_>>) -> Key {
+    Key::new(tag).str(name(t)).word(info(t) as u64)
+}
+
 /// `btf_hash_common` with the `size`/`type` word given.
 pub(super) fn common(t: Option<&Type<'_>>, size_or_type: u32) -> u64 {
-    Key::new(COMMON)
-        .str(name(t))
-        .word(info(t) as u64)
-        .word(size_or_type as u64)
-        .finish()
+    common_tail(head(COMMON, t), size_or_type)
+}
+
+// The `*_tail` functions finish a signature from its head, or from a
+// reference type's seed ([`reference`]): one field list per signature, so
+// that a key computed ahead and one computed directly cannot drift apart.
+
+fn common_tail(head: Key, size_or_type: u32) -> u64 {
+    head.word(size_or_type as u64).finish()
 }
 
 /// `btf_hash_int_decl_tag` (INT, or DECL_TAG with its target given).
 pub(super) fn int_tag(t: Option<&Type<'_>>, size_or_type: u32) -> u64 {
-    Key::new(INT_TAG)
-        .str(name(t))
-        .word(info(t) as u64)
-        .word(size_or_type as u64)
-        .word(int_tag_extra(t) as u64)
-        .finish()
+    int_tag_tail(head(INT_TAG, t), t, size_or_type)
+}
+
+fn int_tag_tail(head: Key, t: Option<&Type<'_>>, size_or_type: u32) -> u64 {
+    head.word(size_or_type as u64).word(int_tag_extra(t) as u64).finish()
 }
 
 /// `btf_hash_enum`: the name only, so that forward declarations, full
@@ -47,10 +56,7 @@ pub(super) fn enumeration(t: Option<&Type<'_>>) -> u64 {
 /// `btf_hash_struct`: common fields and member names and offsets, member
 /// types excluded (they are not canonical yet).
 pub(super) fn composite(t: Option<&Type<'_>>) -> u64 {
-    let mut k = Key::new(STRUCT)
-        .str(name(t))
-        .word(info(t) as u64)
-        .word(size_or_type(t) as u64);
+    let mut k = head(STRUCT, t).word(size_or_type(t) as u64);
     if let Some(Type::Struct(c) | Type::Union(c)) = t {
         for m in &c.members {
             k = k.str(m.name).word(member_offset(m));
@@ -61,20 +67,25 @@ pub(super) fn composite(t: Option<&Type<'_>>) -> u64 {
 
 /// `btf_hash_typedef`: name and info, the target excluded.
 pub(super) fn typedef(t: Option<&Type<'_>>) -> u64 {
-    Key::new(TYPEDEF).str(name(t)).word(info(t) as u64).finish()
+    head(TYPEDEF, t).finish()
 }
 
 /// `btf_hash_array` with the element and index ids given in `refs`.
 pub(super) fn array(t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
+    array_tail(head(ARRAY, t), t, refs)
+}
+
+fn array_tail(head: Key, t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
     let nelems = match t {
         Some(Type::Array(a)) => a.nelems,
         _ => 0,
     };
-    let mut k = Key::new(ARRAY).str(name(t)).word(info(t) as u64);
-    for &r in refs {
-        k = k.word(r as u64);
-    }
-    k.word(nelems as u64).finish()
+    ids(head, refs).word(nelems as u64).finish()
+}
+
+/// `head` followed by the referenced ids.
+fn ids(head: Key, refs: &[u32]) -> Key {
+    refs.iter().fold(head, |k, &r| k.word(r as u64))
 }
 
 /// `btf_hash_fnproto` with the return and parameter ids given in `refs`.
@@ -96,7 +107,7 @@ pub(super) fn reference_seed(t: Option<&Type<'_>>) -> Key {
         Some(Type::FuncProto(_)) => FUNC_PROTO,
         _ => COMMON,
     };
-    let mut k = Key::new(tag).str(name(t)).word(info(t) as u64);
+    let mut k = head(tag, t);
     if let Some(Type::FuncProto(p)) = t {
         for param in &p.params {
             k = k.str(param.name);
@@ -108,22 +119,12 @@ pub(super) fn reference_seed(t: Option<&Type<'_>>) -> Key {
 /// The key of a reference type (`common`, `int_tag` of a DECL_TAG, `array`
 /// or `func_proto`) from its [`reference_seed`] and its referenced ids.
 pub(super) fn reference(seed: Key, t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
+    let first = refs.first().copied().unwrap_or(0);
     match t {
-        Some(Type::Array(_) | Type::FuncProto(_)) => {
-            let mut k = seed;
-            for &r in refs {
-                k = k.word(r as u64);
-            }
-            match t {
-                Some(Type::Array(a)) => k.word(a.nelems as u64).finish(),
-                _ => k.finish(),
-            }
-        }
-        Some(Type::DeclTag(_)) => {
-            let first = refs.first().copied().unwrap_or(0);
-            seed.word(first as u64).word(int_tag_extra(t) as u64).finish()
-        }
-        _ => seed.word(refs.first().copied().unwrap_or(0) as u64).finish(),
+        Some(Type::Array(_)) => array_tail(seed, t, refs),
+        Some(Type::FuncProto(_)) => ids(seed, refs).finish(),
+        Some(Type::DeclTag(_)) => int_tag_tail(seed, t, first),
+        _ => common_tail(seed, first),
     }
 }
 

@@ -98,16 +98,7 @@ impl Seeds {
             let last = first.saturating_add(SEED_BLOCK).min(self.ids.end);
             let seeds: Box<[keys::Key]> = (first..last)
                 .map(|id| match types.get(id) {
-                    Some(t @ (Type::Const(_)
-                    | Type::Volatile(_)
-                    | Type::Restrict(_)
-                    | Type::Ptr(_)
-                    | Type::Func(_)
-                    | Type::TypeTag(_)
-                    | Type::Typedef(_)
-                    | Type::DeclTag(_)
-                    | Type::Array(_)
-                    | Type::FuncProto(_))) => keys::reference_seed(Some(t)),
+                    Some(t) if kind::is_reference(view::kind_of(t)) => keys::reference_seed(Some(t)),
                     // Not read: the pass settles these kinds earlier.
                     _ => keys::Key::default(),
                 })
@@ -410,23 +401,8 @@ impl<'a> Deduper<'_, 'a> {
         }
         let t = self.types.get(id);
         let kind = self.kind(id);
-        match kind {
-            kind::CONST
-            | kind::VOLATILE
-            | kind::RESTRICT
-            | kind::PTR
-            | kind::FUNC
-            | kind::TYPE_TAG
-            | kind::TYPEDEF
-            | kind::DECL_TAG
-            | kind::ARRAY
-            | kind::FUNC_PROTO => {}
-            _ => {
-                return Err(Error::UnexpectedKind {
-                    type_id: TypeId(id),
-                    kind,
-                })
-            }
+        if !kind::is_reference(kind) {
+            return Err(Error::UnexpectedKind { type_id: TypeId(id), kind });
         }
         self.map[id as usize] = IN_PROGRESS;
         let from = self.slot_start[id as usize] as usize;

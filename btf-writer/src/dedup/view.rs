@@ -34,6 +34,15 @@ pub(super) mod kind {
     pub const DECL_TAG: u8 = Kind::DECL_TAG.0;
     pub const TYPE_TAG: u8 = Kind::TYPE_TAG.0;
     pub const ENUM64: u8 = Kind::ENUM64.0;
+
+    /// The kinds the reference pass (`btf_dedup_ref_type`) settles: those
+    /// whose equality is their fields and the canonical ids they refer to.
+    pub fn is_reference(kind: u8) -> bool {
+        matches!(
+            kind,
+            CONST | VOLATILE | RESTRICT | PTR | FUNC | TYPE_TAG | TYPEDEF | DECL_TAG | ARRAY | FUNC_PROTO
+        )
+    }
 }
 
 /// The types of a base (possibly empty) and a split table, by absolute id.
