@@ -329,7 +329,7 @@ mod tests {
                     bit_offset: 32,
                     bitfield_size: 0,
                 },
-            ],
+            ].into(),
         }));
         btf.add(Type::Union(Composite {
             name: "",
@@ -340,7 +340,7 @@ mod tests {
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
-            }],
+            }].into(),
         }));
         btf.add(Type::Enum(Enum {
             name: "se",
@@ -355,7 +355,7 @@ mod tests {
                     name: "SPOS",
                     value: 7,
                 },
-            ],
+            ].into(),
         }));
         btf.add(Type::Enum(Enum {
             name: "ue",
@@ -364,7 +364,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "U1",
                 value: 0x8000_0000,
-            }],
+            }].into(),
         }));
         btf.add(Type::Enum64(Enum {
             name: "se64",
@@ -379,7 +379,7 @@ mod tests {
                     name: "POS",
                     value: 3,
                 },
-            ],
+            ].into(),
         }));
         btf.add(Type::Enum64(Enum {
             name: "ue64",
@@ -388,7 +388,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "BIG",
                 value: 0xff_ffff_ffff,
-            }],
+            }].into(),
         }));
         let proto = btf.add(Type::FuncProto(FuncProto {
             ret: int,
@@ -398,7 +398,7 @@ mod tests {
                     name: "",
                     ty: TypeId::VOID,
                 },
-            ],
+            ].into(),
         }));
         let func = btf.add(Type::Func(Object {
             name: "f",
@@ -444,7 +444,7 @@ mod tests {
                     offset: 8,
                     size: 0,
                 },
-            ],
+            ].into(),
         }));
         assert_eq!(
             dump(&btf, None),
@@ -512,7 +512,7 @@ mod tests {
                     offset: 12,
                     size: 0,
                 },
-            ],
+            ].into(),
         }));
         assert_eq!(ptr, TypeId(3));
         assert_eq!(

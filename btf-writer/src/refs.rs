@@ -173,7 +173,7 @@ mod tests {
                         name: "b",
                         ty: TypeId(0),
                     },
-                ],
+                ].into(),
             }),
             Type::Struct(Composite {
                 name: "s",
@@ -203,7 +203,7 @@ mod tests {
             Type::Struct(Composite {
                 name: "s",
                 size: 8,
-                members: vec![],
+                members: Box::default(),
                 kind_flag: false,
             }),
             Type::Typedef(Named {
@@ -224,7 +224,7 @@ mod tests {
                     ty: TypeId(3),
                     bit_offset: 0,
                     bitfield_size: 0,
-                }],
+                }].into(),
                 kind_flag: false,
             }),
         ];

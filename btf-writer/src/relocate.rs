@@ -402,7 +402,7 @@ mod tests {
         Composite {
             name,
             size,
-            members,
+            members: members.into(),
             kind_flag: false,
         }
     }
@@ -434,7 +434,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "F",
                 value: 1,
-            }],
+            }].into(),
         }));
         b.add(Type::Fwd(Fwd {
             name: "hidden",
@@ -492,7 +492,7 @@ mod tests {
             name: "flags",
             size: 8,
             signed: false,
-            values: vec![],
+            values: Box::default(),
         }));
         newer.add(Type::Struct(aggregate("inner", 8, vec![])));
         newer.add(int("unsigned int", 4));
@@ -536,7 +536,7 @@ mod tests {
             name: "flags",
             size: 8,
             signed: false,
-            values: vec![],
+            values: Box::default(),
         }));
         let err = relocate(&d.split, &d.base, &newer).unwrap_err();
         assert!(
@@ -573,7 +573,7 @@ mod tests {
         let aggregate = |size, kind_flag| Composite {
             name: "x",
             size,
-            members: vec![],
+            members: Box::default(),
             kind_flag,
         };
         // libbpf tests the base aggregate's kind_flag against a FWD.
@@ -649,7 +649,7 @@ mod tests {
             name: "x",
             size,
             signed: false,
-            values: vec![],
+            values: Box::default(),
         };
         assert!(is_match(
             &Type::Enum(e(8)),
@@ -682,7 +682,7 @@ mod tests {
                 params: vec![Param {
                     name: "p",
                     ty: TypeId(param),
-                }],
+                }].into(),
             })
         };
         let func = |proto: u32| {
@@ -727,7 +727,7 @@ mod tests {
                 params: vec![Param {
                     name: "p",
                     ty: TypeId(param),
-                }],
+                }].into(),
             })
         };
         let func = Type::Func(Object {

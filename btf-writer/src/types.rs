@@ -80,7 +80,7 @@ pub struct Composite<'a> {
     /// Size in bytes.
     pub size: u32,
     /// Members in order.
-    pub members: Vec<Member<'a>>,
+    pub members: Box<[Member<'a>]>,
     /// Written with kind_flag = 1 (bitfield encoding of member offsets).
     /// Readers set it from the file; lowering sets it when any member is a
     /// bitfield, as pahole does.
@@ -106,7 +106,7 @@ pub struct Enum<'a> {
     /// kind_flag: values are signed.
     pub signed: bool,
     /// Enumerators in order.
-    pub values: Vec<EnumValue<'a>>,
+    pub values: Box<[EnumValue<'a>]>,
 }
 
 /// `BTF_KIND_FWD`.
@@ -164,7 +164,7 @@ pub struct FuncProto<'a> {
     /// Return type.
     pub ret: TypeId,
     /// Parameters.
-    pub params: Vec<Param<'a>>,
+    pub params: Box<[Param<'a>]>,
 }
 
 /// One `btf_var_secinfo`.
@@ -186,7 +186,7 @@ pub struct Datasec<'a> {
     /// Section size.
     pub size: u32,
     /// Variables, sorted by offset.
-    pub vars: Vec<VarSecInfo>,
+    pub vars: Box<[VarSecInfo]>,
 }
 
 /// `BTF_KIND_FLOAT`.
@@ -288,5 +288,18 @@ impl<'a> Btf<'a> {
     /// Number of types in this table (not counting the base, nor void).
     pub fn count(&self) -> u32 {
         self.types.len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vmlinux run lowers 3.3 M types and keeps 0.85 M of them until the
+    /// dedup, so every word of `Type` counts: the variable-length parts are
+    /// boxed slices, without the capacity word of a `Vec` (56 -> 48 bytes).
+    #[test]
+    fn type_model_stays_compact() {
+        assert!(std::mem::size_of::<Type<'_>>() <= 48);
     }
 }

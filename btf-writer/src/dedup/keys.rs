@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn func_proto_keys_tell_names_and_ids_apart() {
         let proto = |name, ty| {
-            Type::FuncProto(FuncProto { ret: TypeId(1), params: vec![Param { name, ty: TypeId(ty) }] })
+            Type::FuncProto(FuncProto { ret: TypeId(1), params: vec![Param { name, ty: TypeId(ty) }].into() })
         };
         let key = |t: &Type<'_>| match t {
             Type::FuncProto(p) => func_proto(Some(t), &[p.ret.0, p.params[0].ty.0]),

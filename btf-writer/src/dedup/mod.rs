@@ -554,7 +554,7 @@ mod tests {
                         bit_offset: 0,
                         bitfield_size: 0,
                     },
-                ],
+                ].into(),
                 kind_flag: false,
             })
         };
@@ -657,7 +657,7 @@ mod tests {
         let un = Type::Union(Composite {
             name: "foo",
             size: 4,
-            members: vec![],
+            members: Box::default(),
             kind_flag: false,
         });
         let types = vec![
@@ -759,7 +759,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "A",
                 value: 1 << 40,
-            }],
+            }].into(),
         });
         let d = run(vec![e64.clone(), enm("e", &[])]);
         assert_eq!(d.btf.types, vec![e64.clone()]);

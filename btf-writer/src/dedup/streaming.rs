@@ -196,8 +196,8 @@ mod tests {
         let mut btf = two_fitting_candidates();
         btf.types[13] = st("t", 4, &[("y", 3)]);
         let streamed_types = btf.types.len();
-        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Vec::new() }));
-        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Vec::new() }));
+        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Box::default() }));
+        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Box::default() }));
         btf.types.push(int("int", 4, IntEncoding::SIGNED));
         let mut streaming = StreamingDedup::new(Flavor::Libbpf1_7);
         streaming.advance(&btf.types[..streamed_types]);

@@ -428,7 +428,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "A",
                 value: 1 << 40,
-            }],
+            }].into(),
         });
         assert!(compat_enum(Some(&fwd), Some(&full64)));
         assert!(!equal_enum(Some(&fwd), Some(&full64)));

@@ -33,13 +33,13 @@ fn sample() -> Btf<'static> {
         members: vec![
             member("next", list_ptr, 0, 0),
             member("prev", list_ptr, 64, 0),
-        ],
+        ].into(),
     }));
     let anon_union = btf.add(Type::Union(Composite {
         name: "",
         size: 4,
         kind_flag: false,
-        members: vec![member("i", int, 0, 0), member("u", uint, 0, 0)],
+        members: vec![member("i", int, 0, 0), member("u", uint, 0, 0)].into(),
     }));
     let flags = btf.add(Type::Struct(Composite {
         name: "flags",
@@ -50,7 +50,7 @@ fn sample() -> Btf<'static> {
             member("b", uint, 3, 5),
             member("", anon_union, 32, 0),
             member("list", list, 64, 0),
-        ],
+        ].into(),
     }));
     btf.add(Type::Enum(Enum {
         name: "e",
@@ -59,7 +59,7 @@ fn sample() -> Btf<'static> {
         values: vec![EnumValue {
             name: "NEG",
             value: u64::MAX,
-        }],
+        }].into(),
     }));
     btf.add(Type::Enum64(Enum {
         name: "",
@@ -68,7 +68,7 @@ fn sample() -> Btf<'static> {
         values: vec![EnumValue {
             name: "BIG",
             value: 1 << 40,
-        }],
+        }].into(),
     }));
     let fwd = btf.add(Type::Fwd(Fwd {
         name: "opaque",
@@ -107,7 +107,7 @@ fn sample() -> Btf<'static> {
                 name: "",
                 ty: TypeId::VOID,
             },
-        ],
+        ].into(),
     }));
     let func = btf.add(Type::Func(Object {
         name: "fn",
@@ -140,7 +140,7 @@ fn sample() -> Btf<'static> {
             ty: var,
             offset: 0,
             size: 48,
-        }],
+        }].into(),
     }));
     // Two equal anonymous PTRs: multisets, not sets.
     btf.add(Type::Ptr(int));
@@ -315,7 +315,7 @@ fn split_tables_compare_through_equal_bases_with_different_ids() {
             name: "s",
             size: 16,
             kind_flag: false,
-            members: vec![member("p", ptr, 0, 0), member("l", long, 64, 0)],
+            members: vec![member("p", ptr, 0, 0), member("l", long, 64, 0)].into(),
         }));
         split
     };
@@ -349,7 +349,9 @@ fn datasec_layout_is_compared_only_on_request() {
     };
     let var = section.vars[0].clone();
     section.size += 64;
-    section.vars.insert(0, VarSecInfo { offset: 0, ..var });
+    let mut vars = section.vars.to_vec();
+    vars.insert(0, VarSecInfo { offset: 0, ..var });
+    section.vars = vars.into();
     section.vars[1].offset += 64;
     let mut original = btf.clone();
     let Some(Type::Datasec(section)) = original
@@ -359,7 +361,9 @@ fn datasec_layout_is_compared_only_on_request() {
     else {
         panic!("layout")
     };
-    section.vars.push(VarSecInfo { offset: 48, ..var });
+    let mut vars = section.vars.to_vec();
+    vars.push(VarSecInfo { offset: 48, ..var });
+    section.vars = vars.into();
     section.size += 48;
 
     // Same variables (twice the same one), other offsets and size.
@@ -426,7 +430,7 @@ fn invalid_graphs_terminate() {
         members: vec![
             member("self", anon_ptr, 0, 0),
             member("bad", TypeId(9_999_999), 0, 0),
-        ],
+        ].into(),
     }));
     let mut previous = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     for _ in 0..200_000 {

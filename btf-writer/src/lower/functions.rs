@@ -282,7 +282,7 @@ fn candidate<'input>(
         name: function.name,
         proto: FuncProto {
             ret: map.id(function.ret)?,
-            params,
+            params: params.into_boxed_slice(),
         },
         decl_tags,
         optimized_params,
@@ -742,7 +742,7 @@ mod tests {
             vec![Param {
                 name: "a",
                 ty: TypeId(1)
-            }]
+            }].into()
         );
         assert!(!found[0].unexpected_register && !found[0].optimized_params);
 
@@ -827,7 +827,7 @@ mod tests {
         btf.add(Type::Struct(Composite {
             name: "s",
             size: 4,
-            members: vec![],
+            members: Box::default(),
             kind_flag: false,
         })); // 3
         btf.add(Type::Fwd(Fwd {
@@ -901,7 +901,7 @@ mod tests {
                 params: vec![Param {
                     name: "x",
                     ty: TypeId(1)
-                }]
+                }].into()
             })
         );
         assert_eq!(

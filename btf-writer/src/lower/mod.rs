@@ -484,7 +484,7 @@ mod tests {
                 params: vec![Param {
                     name: "x",
                     ty: TypeId(12)
-                }]
+                }].into()
             }))
         );
         assert_eq!(

@@ -281,7 +281,7 @@ pub(crate) fn lower_types<'input>(
                 }
                 Type::FuncProto(FuncProto {
                     ret: map.id(*ret)?,
-                    params: lowered,
+                    params: lowered.into_boxed_slice(),
                 })
             }
             Node::Unsupported { .. } => continue,
@@ -408,7 +408,7 @@ fn lower_composite<'input>(
     let composite = Composite {
         name,
         size: byte_size,
-        members: lowered,
+        members: lowered.into_boxed_slice(),
         kind_flag,
     };
     Ok(match kind {
@@ -708,7 +708,7 @@ mod tests {
                 name: "fwd_e",
                 size: 4,
                 signed: false,
-                values: vec![]
+                values: Box::default()
             })
         );
 
@@ -893,14 +893,14 @@ mod tests {
                         name: "",
                         ty: TypeId::VOID
                     }
-                ],
+                ].into(),
             })
         );
         assert_eq!(
             types[2],
             Type::FuncProto(FuncProto {
                 ret: TypeId::VOID,
-                params: vec![]
+                params: Box::default()
             })
         );
     }

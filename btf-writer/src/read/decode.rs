@@ -23,7 +23,7 @@ impl Cursor<'_> {
             .data
             .get(self.pos..self.pos + 4)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .ok_or(ErrorKind::TruncatedType {
+            .ok_or_else(|| ErrorKind::TruncatedType {
                 needed: 4,
                 available: self.remaining(),
             })?;
@@ -241,7 +241,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             let composite = Composite {
                 name: name(head.name_off)?,
                 size: head.size_or_type,
-                members,
+                members: members.into_boxed_slice(),
                 kind_flag: head.kind_flag,
             };
             if head.kind == Kind::STRUCT {
@@ -267,7 +267,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                 name: name(head.name_off)?,
                 size: head.size_or_type,
                 signed: head.kind_flag,
-                values,
+                values: values.into_boxed_slice(),
             };
             if wide {
                 Type::Enum64(e)
@@ -319,7 +319,10 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                     ty: reference(c.u32()?)?,
                 });
             }
-            Type::FuncProto(FuncProto { ret, params })
+            Type::FuncProto(FuncProto {
+                ret,
+                params: params.into_boxed_slice(),
+            })
         }
         Kind::VAR => {
             head.plain()?;
@@ -347,7 +350,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             Type::Datasec(Datasec {
                 name: name(head.name_off)?,
                 size: head.size_or_type,
-                vars,
+                vars: vars.into_boxed_slice(),
             })
         }
         Kind::FLOAT => {

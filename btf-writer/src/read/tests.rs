@@ -41,7 +41,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 bit_offset: 35,
                 bitfield_size: 5,
             },
-        ],
+        ].into(),
         kind_flag: true,
     }));
     btf.add(Type::Union(Composite {
@@ -60,7 +60,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 bit_offset: 0,
                 bitfield_size: 0,
             },
-        ],
+        ].into(),
         kind_flag: false,
     }));
     btf.add(Type::Enum(Enum {
@@ -76,7 +76,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "B",
                 value: 2,
             },
-        ],
+        ].into(),
     }));
     btf.add(Type::Fwd(Fwd {
         name: "f",
@@ -93,7 +93,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
     }));
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
-        params: vec![Param { name: "a", ty: int }],
+        params: vec![Param { name: "a", ty: int }].into(),
     }));
     let var = btf.add(Type::Var(Object {
         name: "v",
@@ -107,7 +107,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
             ty: var,
             offset: 0,
             size: 4,
-        }],
+        }].into(),
     }));
     btf.add(Type::Float(Float {
         name: "double",
@@ -135,7 +135,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "A",
                 value: 1,
             },
-        ],
+        ].into(),
     }));
     // Varargs, on a prototype of its own: the kernel refuses a FUNC whose
     // prototype has them.
@@ -147,7 +147,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "",
                 ty: TypeId::VOID,
             },
-        ],
+        ].into(),
     }));
     btf
 }
@@ -258,7 +258,7 @@ fn split_on(base: &Parsed<'_>) -> Btf<'static> {
             ty: own,
             bit_offset: 0,
             bitfield_size: 0,
-        }],
+        }].into(),
         kind_flag: false,
     }));
     split.add(Type::Ptr(TypeId(split.first_id().0 + 1)));

@@ -35,18 +35,18 @@ fn writer_rejects_what_the_format_cannot_hold() {
         })
     };
 
-    let e = write_err(&one(composite(vec![member(0, 0); 0x10000], false)));
+    let e = write_err(&one(composite(vec![member(0, 0); 0x10000].into(), false)));
     assert_eq!(
         (e.kind, e.type_id),
         (ErrorKind::VlenTooLarge(0x10000), Some(TypeId(2)))
     );
     assert!(write(
-        &one(composite(vec![member(0, 0); 0xffff], false)),
+        &one(composite(vec![member(0, 0); 0xffff].into(), false)),
         Endian::Little
     )
     .is_ok());
 
-    let e = write_err(&one(composite(vec![member(1 << 24, 1)], true)));
+    let e = write_err(&one(composite(vec![member(1 << 24, 1)].into(), true)));
     assert_eq!(
         e.kind,
         ErrorKind::BitfieldOffsetTooLarge {
@@ -54,7 +54,7 @@ fn writer_rejects_what_the_format_cannot_hold() {
             bit_offset: 1 << 24
         }
     );
-    let e = write_err(&one(composite(vec![member(0, 0), member(8, 1)], false)));
+    let e = write_err(&one(composite(vec![member(0, 0), member(8, 1)].into(), false)));
     assert_eq!(e.kind, ErrorKind::BitfieldWithoutKindFlag { member: 1 });
 
     let e = write_err(&one(Type::Enum(Enum {
@@ -64,7 +64,7 @@ fn writer_rejects_what_the_format_cannot_hold() {
         values: vec![EnumValue {
             name: "X",
             value: 1 << 32,
-        }],
+        }].into(),
     })));
     assert_eq!(e.kind, ErrorKind::EnumValueTooLarge(1 << 32));
 
@@ -181,7 +181,7 @@ fn many_named_types(pool: &[String]) -> Btf<'_> {
                 params: vec![Param {
                     name: name(i + 5),
                     ty: TypeId(1),
-                }],
+                }].into(),
             }),
             3 => Type::Typedef(Named {
                 name: name(i),
