@@ -222,6 +222,7 @@ pub fn write(distilled: &mut Distilled<'_>, endian: Endian) -> Result<WrittenDis
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::types::{Array, EnumValue, Fwd, IntEncoding, Member, Named};
 
@@ -232,7 +233,7 @@ mod tests {
 
     fn member(name: &'static str, ty: u32, bit_offset: u32) -> Member<'static> {
         Member {
-            name,
+            name: test_name(name),
             ty: TypeId(ty),
             bit_offset,
             bitfield_size: 0,

@@ -83,7 +83,7 @@ pub fn dump_type(
                 proto.params.len()
             )?;
             for param in &proto.params {
-                write!(out, "\n\t'{}' type_id={}", or_anon(param.name), param.ty.0)?;
+                write!(out, "\n\t'{}' type_id={}", or_anon(&param.name), param.ty.0)?;
             }
         }
         // The comma is bpftool's, not a typo.
@@ -136,7 +136,7 @@ fn dump_members(out: &mut dyn Write, composite: &Composite<'_>) -> io::Result<()
         write!(
             out,
             "\n\t'{}' type_id={} bits_offset={}",
-            or_anon(member.name),
+            or_anon(&member.name),
             member.ty.0,
             member.bit_offset
         )?;
@@ -242,6 +242,7 @@ pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::test_types;
     use crate::types::*;
@@ -318,13 +319,13 @@ mod tests {
             kind_flag: true,
             members: vec![
                 Member {
-                    name: "a",
+                    name: test_name("a"),
                     ty: int,
                     bit_offset: 0,
                     bitfield_size: 3,
                 },
                 Member {
-                    name: "",
+                    name: test_name(""),
                     ty: int,
                     bit_offset: 32,
                     bitfield_size: 0,
@@ -336,7 +337,7 @@ mod tests {
             size: 4,
             kind_flag: false,
             members: vec![Member {
-                name: "x",
+                name: test_name("x"),
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
@@ -393,9 +394,9 @@ mod tests {
         let proto = btf.add(Type::FuncProto(FuncProto {
             ret: int,
             params: vec![
-                Param { name: "a", ty: int },
+                Param { name: test_name("a"), ty: int },
                 Param {
-                    name: "",
+                    name: test_name(""),
                     ty: TypeId::VOID,
                 },
             ].into(),

@@ -383,6 +383,7 @@ fn size_of(ty: &Type<'_>) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::distill::distill_base;
     use crate::types::{
@@ -409,7 +410,7 @@ mod tests {
 
     fn member(name: &'static str, ty: u32) -> Member<'static> {
         Member {
-            name,
+            name: test_name(name),
             ty: TypeId(ty),
             bit_offset: 0,
             bitfield_size: 0,
@@ -680,7 +681,7 @@ mod tests {
             Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: "p",
+                    name: test_name("p"),
                     ty: TypeId(param),
                 }].into(),
             })
@@ -725,7 +726,7 @@ mod tests {
             Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: "p",
+                    name: test_name("p"),
                     ty: TypeId(param),
                 }].into(),
             })

@@ -4,9 +4,12 @@
 //! the lowering produces, dedup rewrites, the writer serializes and the
 //! reader returns.
 //!
-//! Names are borrowed (`&'a str`): from the mapped DWARF strings when
+//! Names are borrowed (`&'a str`, or a [`Name`] where a type has many of
+//! them: members and parameters): from the mapped DWARF strings when
 //! lowering, from the BTF string section when reading. An empty name is an
 //! anonymous type.
+
+pub use crate::name::{Name, NameTooLong};
 
 /// A BTF type id. 0 is `void`; a split BTF's first id is its base's type
 /// count + 1, so ids are absolute across base and split.
@@ -61,7 +64,7 @@ pub struct Array {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Member<'a> {
     /// Name (empty for anonymous members).
-    pub name: &'a str,
+    pub name: Name<'a>,
     /// Member type.
     pub ty: TypeId,
     /// Offset in bits from the start of the aggregate.
@@ -153,7 +156,7 @@ pub struct Object<'a> {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Param<'a> {
     /// Name (empty when unknown).
-    pub name: &'a str,
+    pub name: Name<'a>,
     /// Type (`VOID` only for the varargs marker).
     pub ty: TypeId,
 }
@@ -301,5 +304,14 @@ mod tests {
     #[test]
     fn type_model_stays_compact() {
         assert!(std::mem::size_of::<Type<'_>>() <= 48);
+    }
+
+    /// About 2 M members and 0.7 M parameters stay in memory until the
+    /// dedup of a vmlinux; a [`Name`] instead of a `&str` (and the 4-byte
+    /// alignment it brings) takes 8 bytes off each.
+    #[test]
+    fn members_and_params_stay_compact() {
+        assert!(std::mem::size_of::<Member<'_>>() <= 24);
+        assert!(std::mem::size_of::<Param<'_>>() <= 16);
     }
 }

@@ -110,6 +110,7 @@ impl StreamingDedup {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::dedup::dedup_as;
     use crate::test_types::int;
@@ -121,7 +122,7 @@ mod tests {
             size,
             members: members
                 .iter()
-                .map(|&(name, ty)| Member { name, ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                .map(|&(name, ty)| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
                 .collect(),
             kind_flag: false,
         })

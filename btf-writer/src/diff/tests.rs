@@ -1,5 +1,6 @@
 //! The comparison on small hand-built tables, one property at a time.
 
+use crate::test_types::test_name;
 use std::convert::Infallible;
 
 use super::render::MAX_RENDERED_LEN;
@@ -11,7 +12,7 @@ use crate::types::*;
 
 fn member(name: &str, ty: TypeId, bit_offset: u32, bitfield_size: u8) -> Member<'_> {
     Member {
-        name,
+        name: test_name(name),
         ty,
         bit_offset,
         bitfield_size,
@@ -96,15 +97,15 @@ fn sample() -> Btf<'static> {
         ret: int,
         params: vec![
             Param {
-                name: "f",
+                name: test_name("f"),
                 ty: fwd_ptr,
             },
             Param {
-                name: "t",
+                name: test_name("t"),
                 ty: tagged_ptr,
             },
             Param {
-                name: "",
+                name: test_name(""),
                 ty: TypeId::VOID,
             },
         ].into(),
@@ -229,7 +230,7 @@ fn renaming_a_member_is_one_struct_difference() {
         panic!("layout")
     };
     assert_eq!(flags.name, "flags");
-    flags.members[3].name = "node";
+    flags.members[3].name = test_name("node");
     let report = diff(&btf, None, &changed, None);
     assert_eq!(report.difference_count(), 2, "{report}");
     let structs = report.kind(Kind::STRUCT).unwrap();
@@ -271,7 +272,7 @@ fn anonymous_changes_propagate_to_their_users() {
     let Some(Type::Union(anon)) = changed.types.get_mut(4) else {
         panic!("layout")
     };
-    anon.members[1].name = "w";
+    anon.members[1].name = test_name("w");
     let report = diff(&btf, None, &changed, None);
     assert_eq!(
         report.kind(Kind::UNION).map(|k| (k.only_a, k.only_b)),

@@ -173,6 +173,15 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         size_or_type,
     };
     let name = |off: u32| cx.names.get(off).map_err(|e| e.kind);
+    // A member's or parameter's name. A string section is at most 4 GiB, so
+    // the error is for a string section that somehow is not.
+    let short_name = |off: u32| {
+        let text = name(off)?;
+        match Name::new(text) {
+            Some(name) => Ok(name),
+            None => Err(ErrorKind::StringsTooLarge(text.len() as u64)),
+        }
+    };
     let reference = |id: u32| -> Result<TypeId, ErrorKind> {
         if id > cx.last_id {
             return Err(ErrorKind::TypeIdOutOfRange(id));
@@ -228,7 +237,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         Kind::STRUCT | Kind::UNION => {
             let mut members = Vec::with_capacity(head.vlen as usize);
             for _ in 0..head.vlen {
-                let name = name(c.u32()?)?;
+                let name = short_name(c.u32()?)?;
                 let ty = reference(c.u32()?)?;
                 let (bitfield_size, bit_offset) = raw::member_bitfield(head.kind_flag, c.u32()?);
                 members.push(Member {
@@ -313,7 +322,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             let ret = reference(head.size_or_type)?;
             let mut params = Vec::with_capacity(head.vlen as usize);
             for _ in 0..head.vlen {
-                let name = name(c.u32()?)?;
+                let name = short_name(c.u32()?)?;
                 params.push(Param {
                     name,
                     ty: reference(c.u32()?)?,

@@ -1,6 +1,7 @@
 //! Reader tests: round trips through the writer, every malformation, the
 //! reference kernel BTF, and bpftool as an outside judge.
 
+use crate::test_types::test_name;
 use super::*;
 use crate::raw::{self, Kind};
 use crate::test_reference::{debian_debug, read as reference, DEBIAN_MODULES, DEBIAN_VMLINUX};
@@ -24,19 +25,19 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         size: 8,
         members: vec![
             Member {
-                name: "a",
+                name: test_name("a"),
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
             },
             Member {
-                name: "b",
+                name: test_name("b"),
                 ty: int,
                 bit_offset: 32,
                 bitfield_size: 3,
             },
             Member {
-                name: "",
+                name: test_name(""),
                 ty: int,
                 bit_offset: 35,
                 bitfield_size: 5,
@@ -49,13 +50,13 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         size: 8,
         members: vec![
             Member {
-                name: "x",
+                name: test_name("x"),
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
             },
             Member {
-                name: "p",
+                name: test_name("p"),
                 ty: ptr,
                 bit_offset: 0,
                 bitfield_size: 0,
@@ -93,7 +94,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
     }));
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
-        params: vec![Param { name: "a", ty: int }].into(),
+        params: vec![Param { name: test_name("a"), ty: int }].into(),
     }));
     let var = btf.add(Type::Var(Object {
         name: "v",
@@ -142,9 +143,9 @@ pub(crate) fn all_kinds() -> Btf<'static> {
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
         params: vec![
-            Param { name: "a", ty: int },
+            Param { name: test_name("a"), ty: int },
             Param {
-                name: "",
+                name: test_name(""),
                 ty: TypeId::VOID,
             },
         ].into(),
@@ -254,7 +255,7 @@ fn split_on(base: &Parsed<'_>) -> Btf<'static> {
         name: "xfs_inode",
         size: 8,
         members: vec![Member {
-            name: "a",
+            name: test_name("a"),
             ty: own,
             bit_offset: 0,
             bitfield_size: 0,
@@ -937,7 +938,7 @@ fn agrees_with_bpftool(parsed: &Parsed<'_>, file: &str, base: Option<&str>) {
         expected += &format!("[{id}] {} '{name}'\n", raw::kind_name(ty));
         if let Type::Struct(c) | Type::Union(c) = ty {
             for m in &c.members {
-                let name = if m.name.is_empty() { "(anon)" } else { m.name };
+                let name = if m.name.is_empty() { "(anon)" } else { m.name.as_str() };
                 expected += &format!("\t'{name}' type_id={} bits_offset={}", m.ty.0, m.bit_offset);
                 if m.bitfield_size != 0 {
                     expected += &format!(" bitfield_size={}", m.bitfield_size);

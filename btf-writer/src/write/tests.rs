@@ -1,6 +1,7 @@
 //! Writer tests: every limit of the format is an error, never a
 //! truncation. Round trips with the reader live in `read`'s tests.
 
+use crate::test_types::test_name;
 use super::*;
 use crate::error::ErrorKind;
 use crate::raw;
@@ -21,7 +22,7 @@ fn write_err(btf: &Btf<'_>) -> Error {
 #[test]
 fn writer_rejects_what_the_format_cannot_hold() {
     let member = |bit_offset, bitfield_size| Member {
-        name: "m",
+        name: test_name("m"),
         ty: TypeId(1),
         bit_offset,
         bitfield_size,
@@ -157,7 +158,7 @@ fn many_named_types(pool: &[String]) -> Btf<'_> {
                 size: 8,
                 members: (0..3)
                     .map(|m| Member {
-                        name: name(i + m + 1),
+                        name: test_name(name(i + m + 1)),
                         ty: TypeId(1),
                         bit_offset: 32 * (m as u32 % 2),
                         bitfield_size: 0,
@@ -179,7 +180,7 @@ fn many_named_types(pool: &[String]) -> Btf<'_> {
             2 => Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: name(i + 5),
+                    name: test_name(name(i + 5)),
                     ty: TypeId(1),
                 }].into(),
             }),
