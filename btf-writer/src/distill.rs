@@ -195,7 +195,7 @@ fn distilled_form<'a>(ty: &Type<'a>) -> Type<'a> {
             name: e.name,
             size: e.size,
             signed: false,
-            values: Vec::new(),
+            values: Box::default(),
         }),
         other => other.clone(),
     }
@@ -205,7 +205,7 @@ fn shell<'a>(c: &Composite<'a>) -> Composite<'a> {
     Composite {
         name: c.name,
         size: c.size,
-        members: Vec::new(),
+        members: Box::default(),
         kind_flag: false,
     }
 }
@@ -222,6 +222,7 @@ pub fn write(distilled: &mut Distilled<'_>, endian: Endian) -> Result<WrittenDis
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::types::{Array, EnumValue, Fwd, IntEncoding, Member, Named};
 
@@ -232,7 +233,7 @@ mod tests {
 
     fn member(name: &'static str, ty: u32, bit_offset: u32) -> Member<'static> {
         Member {
-            name,
+            name: test_name(name),
             ty: TypeId(ty),
             bit_offset,
             bitfield_size: 0,
@@ -249,7 +250,7 @@ mod tests {
         b.add(Type::Struct(Composite {
             name: "big",
             size: 16,
-            members: vec![member("a", 1, 0), member("p", 3, 64)],
+            members: vec![member("a", 1, 0), member("p", 3, 64)].into(),
             kind_flag: false,
         }));
         b.add(Type::Ptr(TypeId(1)));
@@ -260,12 +261,12 @@ mod tests {
             values: vec![EnumValue {
                 name: "X",
                 value: 1 << 40,
-            }],
+            }].into(),
         }));
         b.add(Type::Union(Composite {
             name: "",
             size: 4,
-            members: vec![member("i", 1, 0)],
+            members: vec![member("i", 1, 0)].into(),
             kind_flag: false,
         }));
         b.add(Type::Typedef(Named {
@@ -295,7 +296,7 @@ mod tests {
                 member("u", 5, 128),
                 member("e", 4, 192),
                 member("o", 10, 256),
-            ],
+            ].into(),
             kind_flag: false,
         }));
         s.add(Type::Ptr(TypeId(8)));
@@ -320,14 +321,14 @@ mod tests {
                 Type::Struct(Composite {
                     name: "big",
                     size: 16,
-                    members: vec![],
+                    members: Box::default(),
                     kind_flag: false
                 }),
                 Type::Enum(Enum {
                     name: "e64",
                     size: 8,
                     signed: false,
-                    values: vec![]
+                    values: Box::default()
                 }),
                 Type::Fwd(Fwd {
                     name: "opaque",
@@ -349,7 +350,7 @@ mod tests {
                         member("u", 8, 128),
                         member("e", 3, 192),
                         member("o", 6, 256)
-                    ],
+                    ].into(),
                     kind_flag: false,
                 }),
                 Type::Ptr(TypeId(4)),
@@ -361,7 +362,7 @@ mod tests {
                 Type::Union(Composite {
                     name: "",
                     size: 4,
-                    members: vec![member("i", 1, 0)],
+                    members: vec![member("i", 1, 0)].into(),
                     kind_flag: false
                 }),
                 Type::Typedef(Named {

@@ -83,7 +83,7 @@ pub fn dump_type(
                 proto.params.len()
             )?;
             for param in &proto.params {
-                write!(out, "\n\t'{}' type_id={}", or_anon(param.name), param.ty.0)?;
+                write!(out, "\n\t'{}' type_id={}", or_anon(&param.name), param.ty.0)?;
             }
         }
         // The comma is bpftool's, not a typo.
@@ -136,7 +136,7 @@ fn dump_members(out: &mut dyn Write, composite: &Composite<'_>) -> io::Result<()
         write!(
             out,
             "\n\t'{}' type_id={} bits_offset={}",
-            or_anon(member.name),
+            or_anon(&member.name),
             member.ty.0,
             member.bit_offset
         )?;
@@ -242,6 +242,7 @@ pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::test_types;
     use crate::types::*;
@@ -318,29 +319,29 @@ mod tests {
             kind_flag: true,
             members: vec![
                 Member {
-                    name: "a",
+                    name: test_name("a"),
                     ty: int,
                     bit_offset: 0,
                     bitfield_size: 3,
                 },
                 Member {
-                    name: "",
+                    name: test_name(""),
                     ty: int,
                     bit_offset: 32,
                     bitfield_size: 0,
                 },
-            ],
+            ].into(),
         }));
         btf.add(Type::Union(Composite {
             name: "",
             size: 4,
             kind_flag: false,
             members: vec![Member {
-                name: "x",
+                name: test_name("x"),
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
-            }],
+            }].into(),
         }));
         btf.add(Type::Enum(Enum {
             name: "se",
@@ -355,7 +356,7 @@ mod tests {
                     name: "SPOS",
                     value: 7,
                 },
-            ],
+            ].into(),
         }));
         btf.add(Type::Enum(Enum {
             name: "ue",
@@ -364,7 +365,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "U1",
                 value: 0x8000_0000,
-            }],
+            }].into(),
         }));
         btf.add(Type::Enum64(Enum {
             name: "se64",
@@ -379,7 +380,7 @@ mod tests {
                     name: "POS",
                     value: 3,
                 },
-            ],
+            ].into(),
         }));
         btf.add(Type::Enum64(Enum {
             name: "ue64",
@@ -388,17 +389,17 @@ mod tests {
             values: vec![EnumValue {
                 name: "BIG",
                 value: 0xff_ffff_ffff,
-            }],
+            }].into(),
         }));
         let proto = btf.add(Type::FuncProto(FuncProto {
             ret: int,
             params: vec![
-                Param { name: "a", ty: int },
+                Param { name: test_name("a"), ty: int },
                 Param {
-                    name: "",
+                    name: test_name(""),
                     ty: TypeId::VOID,
                 },
-            ],
+            ].into(),
         }));
         let func = btf.add(Type::Func(Object {
             name: "f",
@@ -444,7 +445,7 @@ mod tests {
                     offset: 8,
                     size: 0,
                 },
-            ],
+            ].into(),
         }));
         assert_eq!(
             dump(&btf, None),
@@ -512,7 +513,7 @@ mod tests {
                     offset: 12,
                     size: 0,
                 },
-            ],
+            ].into(),
         }));
         assert_eq!(ptr, TypeId(3));
         assert_eq!(

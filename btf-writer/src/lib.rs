@@ -21,6 +21,7 @@ pub mod diff;
 pub mod distill;
 pub mod dump;
 pub mod lower;
+mod name;
 pub mod raw;
 pub mod read;
 mod refs;

@@ -122,6 +122,7 @@ pub(crate) fn embedded_composite<'t, 'a: 't>(
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
 
@@ -166,21 +167,21 @@ mod tests {
                 ret: TypeId(5),
                 params: vec![
                     Param {
-                        name: "a",
+                        name: test_name("a"),
                         ty: TypeId(6),
                     },
                     Param {
-                        name: "b",
+                        name: test_name("b"),
                         ty: TypeId(0),
                     },
-                ],
+                ].into(),
             }),
             Type::Struct(Composite {
                 name: "s",
                 size: 8,
                 members: (1..4)
                     .map(|n| Member {
-                        name: "m",
+                        name: test_name("m"),
                         ty: TypeId(n),
                         bit_offset: n * 8,
                         bitfield_size: 0,
@@ -203,7 +204,7 @@ mod tests {
             Type::Struct(Composite {
                 name: "s",
                 size: 8,
-                members: vec![],
+                members: Box::default(),
                 kind_flag: false,
             }),
             Type::Typedef(Named {
@@ -220,11 +221,11 @@ mod tests {
                 name: "outer",
                 size: 8,
                 members: vec![Member {
-                    name: "m",
+                    name: test_name("m"),
                     ty: TypeId(3),
                     bit_offset: 0,
                     bitfield_size: 0,
-                }],
+                }].into(),
                 kind_flag: false,
             }),
         ];

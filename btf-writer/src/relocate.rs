@@ -383,6 +383,7 @@ fn size_of(ty: &Type<'_>) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::distill::distill_base;
     use crate::types::{
@@ -402,14 +403,14 @@ mod tests {
         Composite {
             name,
             size,
-            members,
+            members: members.into(),
             kind_flag: false,
         }
     }
 
     fn member(name: &'static str, ty: u32) -> Member<'static> {
         Member {
-            name,
+            name: test_name(name),
             ty: TypeId(ty),
             bit_offset: 0,
             bitfield_size: 0,
@@ -434,7 +435,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "F",
                 value: 1,
-            }],
+            }].into(),
         }));
         b.add(Type::Fwd(Fwd {
             name: "hidden",
@@ -492,7 +493,7 @@ mod tests {
             name: "flags",
             size: 8,
             signed: false,
-            values: vec![],
+            values: Box::default(),
         }));
         newer.add(Type::Struct(aggregate("inner", 8, vec![])));
         newer.add(int("unsigned int", 4));
@@ -536,7 +537,7 @@ mod tests {
             name: "flags",
             size: 8,
             signed: false,
-            values: vec![],
+            values: Box::default(),
         }));
         let err = relocate(&d.split, &d.base, &newer).unwrap_err();
         assert!(
@@ -573,7 +574,7 @@ mod tests {
         let aggregate = |size, kind_flag| Composite {
             name: "x",
             size,
-            members: vec![],
+            members: Box::default(),
             kind_flag,
         };
         // libbpf tests the base aggregate's kind_flag against a FWD.
@@ -649,7 +650,7 @@ mod tests {
             name: "x",
             size,
             signed: false,
-            values: vec![],
+            values: Box::default(),
         };
         assert!(is_match(
             &Type::Enum(e(8)),
@@ -680,9 +681,9 @@ mod tests {
             Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: "p",
+                    name: test_name("p"),
                     ty: TypeId(param),
-                }],
+                }].into(),
             })
         };
         let func = |proto: u32| {
@@ -725,9 +726,9 @@ mod tests {
             Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: "p",
+                    name: test_name("p"),
                     ty: TypeId(param),
-                }],
+                }].into(),
             })
         };
         let func = Type::Func(Object {

@@ -1,7 +1,7 @@
 //! Builders for the types tests write by hand, where spelling out every
 //! field would bury what the test is about.
 
-use crate::types::{Int, IntEncoding, Type};
+use crate::types::{Int, IntEncoding, Name, Type};
 
 /// An INT of `size` bytes that uses all its bits, with `encoding`
 /// ([`IntEncoding::SIGNED`], [`IntEncoding::BOOL`], ... or 0).
@@ -13,4 +13,9 @@ pub(crate) fn int(name: &str, size: u32, encoding: u8) -> Type<'_> {
         offset: 0,
         bits: (size * 8) as u8,
     })
+}
+
+/// `text` as a member's or parameter's [`Name`]; test names are short.
+pub(crate) fn test_name(text: &str) -> Name<'_> {
+    Name::new(text).expect("a test name fits in u32")
 }

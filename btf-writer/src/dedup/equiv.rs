@@ -192,7 +192,7 @@ impl Deduper<'_, '_> {
                     return Ok(false);
                 }
                 for (p, q) in a.params.iter().zip(&b.params).rev() {
-                    if !same_str(p.name, q.name) {
+                    if !same_str(&p.name, &q.name) {
                         return Ok(false);
                     }
                     self.push_pair(work, p.ty.0, q.ty.0);

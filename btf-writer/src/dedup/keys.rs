@@ -59,7 +59,7 @@ pub(super) fn composite(t: Option<&Type<'_>>) -> u64 {
     let mut k = head(STRUCT, t).word(size_or_type(t) as u64);
     if let Some(Type::Struct(c) | Type::Union(c)) = t {
         for m in &c.members {
-            k = k.str(m.name).word(member_offset(m));
+            k = k.str(&m.name).word(member_offset(m));
         }
     }
     k.finish()
@@ -110,7 +110,7 @@ pub(super) fn reference_seed(t: Option<&Type<'_>>) -> Key {
     let mut k = head(tag, t);
     if let Some(Type::FuncProto(p)) = t {
         for param in &p.params {
-            k = k.str(param.name);
+            k = k.str(&param.name);
         }
     }
     k
@@ -130,6 +130,7 @@ pub(super) fn reference(seed: Key, t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::types::{Array, DeclTag, FuncProto, Named, Param, Type, TypeId};
 
@@ -154,14 +155,14 @@ mod tests {
     #[test]
     fn func_proto_keys_tell_names_and_ids_apart() {
         let proto = |name, ty| {
-            Type::FuncProto(FuncProto { ret: TypeId(1), params: vec![Param { name, ty: TypeId(ty) }] })
+            Type::FuncProto(FuncProto { ret: TypeId(1), params: vec![Param { name, ty: TypeId(ty) }].into() })
         };
         let key = |t: &Type<'_>| match t {
             Type::FuncProto(p) => func_proto(Some(t), &[p.ret.0, p.params[0].ty.0]),
             _ => 0,
         };
-        assert_eq!(key(&proto("a", 2)), key(&proto("a", 2)));
-        assert_ne!(key(&proto("a", 2)), key(&proto("b", 2)));
-        assert_ne!(key(&proto("a", 2)), key(&proto("a", 3)));
+        assert_eq!(key(&proto(test_name("a"), 2)), key(&proto(test_name("a"), 2)));
+        assert_ne!(key(&proto(test_name("a"), 2)), key(&proto(test_name("b"), 2)));
+        assert_ne!(key(&proto(test_name("a"), 2)), key(&proto(test_name("a"), 3)));
     }
 }

@@ -263,6 +263,7 @@ mod tests {
     //! is sketched next to each case.
 
     use super::*;
+    use crate::test_types::test_name;
     use crate::test_reference::read as reference;
     use crate::types::*;
 
@@ -279,7 +280,7 @@ mod tests {
             members: members
                 .iter()
                 .map(|&(name, ty, bit_offset)| Member {
-                    name,
+                    name: test_name(name),
                     ty: TypeId(ty),
                     bit_offset,
                     bitfield_size: 0,
@@ -314,7 +315,7 @@ mod tests {
             params: params
                 .iter()
                 .map(|&(name, ty)| Param {
-                    name,
+                    name: test_name(name),
                     ty: TypeId(ty),
                 })
                 .collect(),
@@ -543,18 +544,18 @@ mod tests {
                 size: 4,
                 members: vec![
                     Member {
-                        name: "",
+                        name: test_name(""),
                         ty: TypeId(s1),
                         bit_offset: 0,
                         bitfield_size: 0,
                     },
                     Member {
-                        name: "hdr",
+                        name: test_name("hdr"),
                         ty: TypeId(s2),
                         bit_offset: 0,
                         bitfield_size: 0,
                     },
-                ],
+                ].into(),
                 kind_flag: false,
             })
         };
@@ -657,7 +658,7 @@ mod tests {
         let un = Type::Union(Composite {
             name: "foo",
             size: 4,
-            members: vec![],
+            members: Box::default(),
             kind_flag: false,
         });
         let types = vec![
@@ -759,7 +760,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "A",
                 value: 1 << 40,
-            }],
+            }].into(),
         });
         let d = run(vec![e64.clone(), enm("e", &[])]);
         assert_eq!(d.btf.types, vec![e64.clone()]);
@@ -964,7 +965,7 @@ mod tests {
                 size: 4,
                 members: members
                     .iter()
-                    .map(|&(name, ty)| Member { name, ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                    .map(|&(name, ty)| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
                     .collect(),
                 kind_flag: false,
             })

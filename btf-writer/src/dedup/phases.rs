@@ -443,7 +443,7 @@ impl<'a> Deduper<'_, 'a> {
                 .params
                 .iter()
                 .zip(&y.params)
-                .all(|(p, q)| same_str(p.name, q.name)),
+                .all(|(p, q)| same_str(&p.name, &q.name)),
             (Some(_), Some(_)) => true,
             _ => false,
         }

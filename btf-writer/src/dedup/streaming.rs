@@ -110,6 +110,7 @@ impl StreamingDedup {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::dedup::dedup_as;
     use crate::test_types::int;
@@ -121,7 +122,7 @@ mod tests {
             size,
             members: members
                 .iter()
-                .map(|&(name, ty)| Member { name, ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                .map(|&(name, ty)| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
                 .collect(),
             kind_flag: false,
         })
@@ -196,8 +197,8 @@ mod tests {
         let mut btf = two_fitting_candidates();
         btf.types[13] = st("t", 4, &[("y", 3)]);
         let streamed_types = btf.types.len();
-        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Vec::new() }));
-        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Vec::new() }));
+        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Box::default() }));
+        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Box::default() }));
         btf.types.push(int("int", 4, IntEncoding::SIGNED));
         let mut streaming = StreamingDedup::new(Flavor::Libbpf1_7);
         streaming.advance(&btf.types[..streamed_types]);

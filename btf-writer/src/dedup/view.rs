@@ -281,7 +281,7 @@ pub(super) fn composite_header_equal(x: &Composite<'_>, y: &Composite<'_>) -> bo
 /// The member part of `btf_shallow_equal_struct`: offset word and name.
 #[inline]
 pub(super) fn members_shallow_equal(m: &Member<'_>, n: &Member<'_>) -> bool {
-    member_offset(m) == member_offset(n) && same_str(m.name, n.name)
+    member_offset(m) == member_offset(n) && same_str(&m.name, &n.name)
 }
 
 /// `btf_equal_typedef`: name and info, the referenced type ignored.
@@ -342,7 +342,7 @@ pub(super) fn compat_array(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
 pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
     match (a, b) {
         (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-            fnproto_header_equal(x, y) && x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
+            fnproto_header_equal(x, y) && x.params.iter().zip(&y.params).all(|(p, q)| same_str(&p.name, &q.name))
         }
         _ => false,
     }
@@ -428,7 +428,7 @@ mod tests {
             values: vec![EnumValue {
                 name: "A",
                 value: 1 << 40,
-            }],
+            }].into(),
         });
         assert!(compat_enum(Some(&fwd), Some(&full64)));
         assert!(!equal_enum(Some(&fwd), Some(&full64)));

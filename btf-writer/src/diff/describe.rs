@@ -263,7 +263,7 @@ impl<'t, 's> Describer<'t, 's> {
                 params: proto
                     .params
                     .iter()
-                    .map(|param| (param.name, node(param.ty)))
+                    .map(|param| (param.name.as_str(), node(param.ty)))
                     .collect(),
             },
             Type::Datasec(datasec) => {
@@ -307,7 +307,7 @@ fn aggregate_fields<'s>(
         .iter()
         .map(|member| {
             (
-                member.name,
+                member.name.as_str(),
                 node(member.ty),
                 member.bit_offset,
                 member.bitfield_size,

@@ -1,6 +1,7 @@
 //! The diff on pahole's real kernel BTF: vmlinux (95k types) and a split
 //! module. Skipped, with a note on stderr, when the files are missing.
 
+use crate::test_types::test_name;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
@@ -88,7 +89,7 @@ fn single_changes_in_vmlinux_are_single_differences() {
     let target = first_struct_where(&mut renamed, |c| c.members.len() >= 2);
     let old_name = target.name;
     if let Some(first) = target.members.first_mut() {
-        first.name = "btfenc_renamed_member";
+        first.name = test_name("btfenc_renamed_member");
     }
     let report = diff(&btf, None, &renamed, None);
     let structs = report.kind(Kind::STRUCT).unwrap();

@@ -1,5 +1,6 @@
 //! The comparison on small hand-built tables, one property at a time.
 
+use crate::test_types::test_name;
 use std::convert::Infallible;
 
 use super::render::MAX_RENDERED_LEN;
@@ -11,7 +12,7 @@ use crate::types::*;
 
 fn member(name: &str, ty: TypeId, bit_offset: u32, bitfield_size: u8) -> Member<'_> {
     Member {
-        name,
+        name: test_name(name),
         ty,
         bit_offset,
         bitfield_size,
@@ -33,13 +34,13 @@ fn sample() -> Btf<'static> {
         members: vec![
             member("next", list_ptr, 0, 0),
             member("prev", list_ptr, 64, 0),
-        ],
+        ].into(),
     }));
     let anon_union = btf.add(Type::Union(Composite {
         name: "",
         size: 4,
         kind_flag: false,
-        members: vec![member("i", int, 0, 0), member("u", uint, 0, 0)],
+        members: vec![member("i", int, 0, 0), member("u", uint, 0, 0)].into(),
     }));
     let flags = btf.add(Type::Struct(Composite {
         name: "flags",
@@ -50,7 +51,7 @@ fn sample() -> Btf<'static> {
             member("b", uint, 3, 5),
             member("", anon_union, 32, 0),
             member("list", list, 64, 0),
-        ],
+        ].into(),
     }));
     btf.add(Type::Enum(Enum {
         name: "e",
@@ -59,7 +60,7 @@ fn sample() -> Btf<'static> {
         values: vec![EnumValue {
             name: "NEG",
             value: u64::MAX,
-        }],
+        }].into(),
     }));
     btf.add(Type::Enum64(Enum {
         name: "",
@@ -68,7 +69,7 @@ fn sample() -> Btf<'static> {
         values: vec![EnumValue {
             name: "BIG",
             value: 1 << 40,
-        }],
+        }].into(),
     }));
     let fwd = btf.add(Type::Fwd(Fwd {
         name: "opaque",
@@ -96,18 +97,18 @@ fn sample() -> Btf<'static> {
         ret: int,
         params: vec![
             Param {
-                name: "f",
+                name: test_name("f"),
                 ty: fwd_ptr,
             },
             Param {
-                name: "t",
+                name: test_name("t"),
                 ty: tagged_ptr,
             },
             Param {
-                name: "",
+                name: test_name(""),
                 ty: TypeId::VOID,
             },
-        ],
+        ].into(),
     }));
     let func = btf.add(Type::Func(Object {
         name: "fn",
@@ -140,7 +141,7 @@ fn sample() -> Btf<'static> {
             ty: var,
             offset: 0,
             size: 48,
-        }],
+        }].into(),
     }));
     // Two equal anonymous PTRs: multisets, not sets.
     btf.add(Type::Ptr(int));
@@ -229,7 +230,7 @@ fn renaming_a_member_is_one_struct_difference() {
         panic!("layout")
     };
     assert_eq!(flags.name, "flags");
-    flags.members[3].name = "node";
+    flags.members[3].name = test_name("node");
     let report = diff(&btf, None, &changed, None);
     assert_eq!(report.difference_count(), 2, "{report}");
     let structs = report.kind(Kind::STRUCT).unwrap();
@@ -271,7 +272,7 @@ fn anonymous_changes_propagate_to_their_users() {
     let Some(Type::Union(anon)) = changed.types.get_mut(4) else {
         panic!("layout")
     };
-    anon.members[1].name = "w";
+    anon.members[1].name = test_name("w");
     let report = diff(&btf, None, &changed, None);
     assert_eq!(
         report.kind(Kind::UNION).map(|k| (k.only_a, k.only_b)),
@@ -315,7 +316,7 @@ fn split_tables_compare_through_equal_bases_with_different_ids() {
             name: "s",
             size: 16,
             kind_flag: false,
-            members: vec![member("p", ptr, 0, 0), member("l", long, 64, 0)],
+            members: vec![member("p", ptr, 0, 0), member("l", long, 64, 0)].into(),
         }));
         split
     };
@@ -349,7 +350,9 @@ fn datasec_layout_is_compared_only_on_request() {
     };
     let var = section.vars[0].clone();
     section.size += 64;
-    section.vars.insert(0, VarSecInfo { offset: 0, ..var });
+    let mut vars = section.vars.to_vec();
+    vars.insert(0, VarSecInfo { offset: 0, ..var });
+    section.vars = vars.into();
     section.vars[1].offset += 64;
     let mut original = btf.clone();
     let Some(Type::Datasec(section)) = original
@@ -359,7 +362,9 @@ fn datasec_layout_is_compared_only_on_request() {
     else {
         panic!("layout")
     };
-    section.vars.push(VarSecInfo { offset: 48, ..var });
+    let mut vars = section.vars.to_vec();
+    vars.push(VarSecInfo { offset: 48, ..var });
+    section.vars = vars.into();
     section.size += 48;
 
     // Same variables (twice the same one), other offsets and size.
@@ -426,7 +431,7 @@ fn invalid_graphs_terminate() {
         members: vec![
             member("self", anon_ptr, 0, 0),
             member("bad", TypeId(9_999_999), 0, 0),
-        ],
+        ].into(),
     }));
     let mut previous = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     for _ in 0..200_000 {

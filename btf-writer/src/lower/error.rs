@@ -42,6 +42,13 @@ pub enum Error {
         /// The name.
         name: String,
     },
+    /// A member or parameter name longer than a BTF string can be.
+    NameTooLong {
+        /// CU offset in `.debug_info`.
+        cu_offset: u64,
+        /// The name's length in bytes.
+        len: usize,
+    },
     /// More types than a BTF type id can number.
     TooManyTypes {
         /// The count that overflowed.
@@ -64,6 +71,9 @@ impl fmt::Display for Error {
             }
             Error::DanglingReference { cu_offset, node } => {
                 write!(f, "CU at .debug_info+{cu_offset:#x}: reference to missing type node {node}")
+            }
+            Error::NameTooLong { cu_offset, len } => {
+                write!(f, "CU at .debug_info+{cu_offset:#x}: a name of {len} bytes is longer than BTF can hold")
             }
             Error::UnknownLanguage { name } => write!(f, "unknown language '{name}' in --lang_exclude"),
             Error::TooManyTypes { count } => write!(f, "{count} types do not fit 32-bit BTF type ids"),

@@ -25,7 +25,7 @@ use dwarf::SymbolFacts;
 use super::error::Error;
 use super::features::{Features, Rules};
 use super::types::TypeMap;
-use crate::types::{Btf, DeclTag, FuncProto, Linkage, Object, Param, Type, TypeId};
+use crate::types::{Btf, DeclTag, FuncProto, Linkage, Name, Object, Param, Type, TypeId};
 
 /// Suffixes (after the first '.') of symbols that are pieces of a function
 /// rather than a callable copy of it: pahole 1.31 ignores such symbols.
@@ -244,7 +244,7 @@ fn candidate<'input>(
     let mut misfit_param = false;
     for (index, param) in function.params.iter().enumerate() {
         params.push(Param {
-            name: param.name.unwrap_or(""),
+            name: map.name(param.name)?,
             ty: map.id(param.ty)?,
         });
         decl_tags.extend(param.decl_tags.iter().map(|tag| (*tag, index as i32)));
@@ -273,7 +273,7 @@ fn candidate<'input>(
     }
     if function.varargs {
         params.push(Param {
-            name: "",
+            name: Name::EMPTY,
             ty: TypeId::VOID,
         });
     }
@@ -282,7 +282,7 @@ fn candidate<'input>(
         name: function.name,
         proto: FuncProto {
             ret: map.id(function.ret)?,
-            params,
+            params: params.into_boxed_slice(),
         },
         decl_tags,
         optimized_params,
@@ -491,7 +491,7 @@ fn protos_match(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> bool {
 /// instance in the source order), so no single prototype is right.
 fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
     fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
-        proto.params.iter().map(|param| param.name).collect()
+        proto.params.iter().map(|param| param.name.as_str()).collect()
     }
     // Mostly the same names in the same order: no need to collect them.
     let name = |param: &Param<'a>| param.name;
@@ -598,6 +598,7 @@ pub fn register_params_for_machine(e_machine: u16) -> &'static [u16] {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::lower::test_support::*;
     use crate::types::{Composite, Fwd, Int, IntEncoding};
@@ -740,9 +741,9 @@ mod tests {
         assert_eq!(
             found[0].proto.params,
             vec![Param {
-                name: "a",
+                name: test_name("a"),
                 ty: TypeId(1)
-            }]
+            }].into()
         );
         assert!(!found[0].unexpected_register && !found[0].optimized_params);
 
@@ -827,7 +828,7 @@ mod tests {
         btf.add(Type::Struct(Composite {
             name: "s",
             size: 4,
-            members: vec![],
+            members: Box::default(),
             kind_flag: false,
         })); // 3
         btf.add(Type::Fwd(Fwd {
@@ -866,7 +867,7 @@ mod tests {
                 params: params
                     .iter()
                     .map(|ty| Param {
-                        name: "x",
+                        name: test_name("x"),
                         ty: TypeId(*ty),
                     })
                     .collect(),
@@ -899,9 +900,9 @@ mod tests {
             Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: "x",
+                    name: test_name("x"),
                     ty: TypeId(1)
-                }]
+                }].into()
             })
         );
         assert_eq!(
@@ -928,9 +929,9 @@ mod tests {
         // FUNC must describe the definition the symbol points to.
         let strict = Features::parse("default", true).unwrap();
         let mut weak = cand(1, &[1]);
-        weak.proto.params[0].name = "__unused";
+        weak.proto.params[0].name = test_name("__unused");
         let mut strong = cand(1, &[1]);
-        strong.proto.params[0].name = "regs";
+        strong.proto.params[0].name = test_name("regs");
         strong.at_symbol = true;
         let mut btf = proto_btf();
         let before = btf.count() as usize;
@@ -952,7 +953,7 @@ mod tests {
                 params: names
                     .iter()
                     .map(|name| Param {
-                        name,
+                        name: test_name(name),
                         ty: TypeId(5),
                     })
                     .collect(),

@@ -412,6 +412,7 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::test_support::*;
     use super::*;
     use crate::types::{FuncProto, Linkage, Object, Param};
@@ -482,9 +483,9 @@ mod tests {
             Some(&crate::types::Type::FuncProto(FuncProto {
                 ret: TypeId(11),
                 params: vec![Param {
-                    name: "x",
+                    name: test_name("x"),
                     ty: TypeId(12)
-                }]
+                }].into()
             }))
         );
         assert_eq!(

@@ -14,7 +14,7 @@ use super::error::Error;
 use super::features::Features;
 use crate::types::{
     Array, Composite, DeclTag, Enum, EnumValue, Float, FuncProto, Fwd, Int, IntEncoding, Member,
-    Named, Param, Type, TypeId,
+    Name, Named, Param, Type, TypeId,
 };
 
 /// `DW_ATE_complex_float`.
@@ -80,6 +80,20 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
                 .get(node.0 as usize)
                 .copied()
                 .ok_or_else(|| self.dangling(node)),
+        }
+    }
+
+    /// A member's or parameter's name (`None`: anonymous) as the model
+    /// keeps it.
+    #[inline]
+    pub(crate) fn name(&self, name: Option<&'input str>) -> Result<Name<'input>, Error> {
+        let text = name.unwrap_or("");
+        match Name::new(text) {
+            Some(name) => Ok(name),
+            None => Err(Error::NameTooLong {
+                cu_offset: self.cu.offset,
+                len: text.len(),
+            }),
         }
     }
 
@@ -269,19 +283,19 @@ pub(crate) fn lower_types<'input>(
                 let mut lowered = Vec::with_capacity(params.len() + usize::from(*varargs));
                 for param in params.iter() {
                     lowered.push(Param {
-                        name: param.name.unwrap_or(""),
+                        name: map.name(param.name)?,
                         ty: map.id(param.ty)?,
                     });
                 }
                 if *varargs {
                     lowered.push(Param {
-                        name: "",
+                        name: Name::EMPTY,
                         ty: TypeId::VOID,
                     });
                 }
                 Type::FuncProto(FuncProto {
                     ret: map.id(*ret)?,
-                    params: lowered,
+                    params: lowered.into_boxed_slice(),
                 })
             }
             Node::Unsupported { .. } => continue,
@@ -399,7 +413,7 @@ fn lower_composite<'input>(
         let bitfield_size = member.bitfield_size as u8;
         kind_flag |= bitfield_size != 0;
         lowered.push(Member {
-            name: member.name.unwrap_or(""),
+            name: map.name(member.name)?,
             ty,
             bit_offset: member.bit_offset as u32,
             bitfield_size,
@@ -408,7 +422,7 @@ fn lower_composite<'input>(
     let composite = Composite {
         name,
         size: byte_size,
-        members: lowered,
+        members: lowered.into_boxed_slice(),
         kind_flag,
     };
     Ok(match kind {
@@ -473,6 +487,7 @@ fn lower_enum<'input>(
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::lower::test_support::*;
     use dwarf::model::{Enumerator, Member as DwMember, Param as DwParam, ParamLocation};
@@ -626,7 +641,7 @@ mod tests {
         assert_eq!(
             s.members[0],
             Member {
-                name: "a",
+                name: test_name("a"),
                 ty: TypeId(1),
                 bit_offset: 0,
                 bitfield_size: 3
@@ -708,7 +723,7 @@ mod tests {
                 name: "fwd_e",
                 size: 4,
                 signed: false,
-                values: vec![]
+                values: Box::default()
             })
         );
 
@@ -886,21 +901,21 @@ mod tests {
                 ret: TypeId(1),
                 params: vec![
                     Param {
-                        name: "",
+                        name: test_name(""),
                         ty: TypeId(1)
                     },
                     Param {
-                        name: "",
+                        name: test_name(""),
                         ty: TypeId::VOID
                     }
-                ],
+                ].into(),
             })
         );
         assert_eq!(
             types[2],
             Type::FuncProto(FuncProto {
                 ret: TypeId::VOID,
-                params: vec![]
+                params: Box::default()
             })
         );
     }

@@ -392,7 +392,11 @@ pub(crate) fn emit_variables<'input>(
         let size = vars
             .last()
             .map_or(0, |last| last.offset.saturating_add(last.size));
-        btf.add(Type::Datasec(Datasec { name, size, vars }));
+        btf.add(Type::Datasec(Datasec {
+            name,
+            size,
+            vars: vars.into_boxed_slice(),
+        }));
     }
 }
 

@@ -23,7 +23,7 @@ impl Cursor<'_> {
             .data
             .get(self.pos..self.pos + 4)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .ok_or(ErrorKind::TruncatedType {
+            .ok_or_else(|| ErrorKind::TruncatedType {
                 needed: 4,
                 available: self.remaining(),
             })?;
@@ -173,6 +173,15 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         size_or_type,
     };
     let name = |off: u32| cx.names.get(off).map_err(|e| e.kind);
+    // A member's or parameter's name. A string section is at most 4 GiB, so
+    // the error is for a string section that somehow is not.
+    let short_name = |off: u32| {
+        let text = name(off)?;
+        match Name::new(text) {
+            Some(name) => Ok(name),
+            None => Err(ErrorKind::StringsTooLarge(text.len() as u64)),
+        }
+    };
     let reference = |id: u32| -> Result<TypeId, ErrorKind> {
         if id > cx.last_id {
             return Err(ErrorKind::TypeIdOutOfRange(id));
@@ -228,7 +237,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         Kind::STRUCT | Kind::UNION => {
             let mut members = Vec::with_capacity(head.vlen as usize);
             for _ in 0..head.vlen {
-                let name = name(c.u32()?)?;
+                let name = short_name(c.u32()?)?;
                 let ty = reference(c.u32()?)?;
                 let (bitfield_size, bit_offset) = raw::member_bitfield(head.kind_flag, c.u32()?);
                 members.push(Member {
@@ -241,7 +250,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             let composite = Composite {
                 name: name(head.name_off)?,
                 size: head.size_or_type,
-                members,
+                members: members.into_boxed_slice(),
                 kind_flag: head.kind_flag,
             };
             if head.kind == Kind::STRUCT {
@@ -267,7 +276,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                 name: name(head.name_off)?,
                 size: head.size_or_type,
                 signed: head.kind_flag,
-                values,
+                values: values.into_boxed_slice(),
             };
             if wide {
                 Type::Enum64(e)
@@ -313,13 +322,16 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             let ret = reference(head.size_or_type)?;
             let mut params = Vec::with_capacity(head.vlen as usize);
             for _ in 0..head.vlen {
-                let name = name(c.u32()?)?;
+                let name = short_name(c.u32()?)?;
                 params.push(Param {
                     name,
                     ty: reference(c.u32()?)?,
                 });
             }
-            Type::FuncProto(FuncProto { ret, params })
+            Type::FuncProto(FuncProto {
+                ret,
+                params: params.into_boxed_slice(),
+            })
         }
         Kind::VAR => {
             head.plain()?;
@@ -347,7 +359,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             Type::Datasec(Datasec {
                 name: name(head.name_off)?,
                 size: head.size_or_type,
-                vars,
+                vars: vars.into_boxed_slice(),
             })
         }
         Kind::FLOAT => {

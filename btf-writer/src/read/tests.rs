@@ -1,6 +1,7 @@
 //! Reader tests: round trips through the writer, every malformation, the
 //! reference kernel BTF, and bpftool as an outside judge.
 
+use crate::test_types::test_name;
 use super::*;
 use crate::raw::{self, Kind};
 use crate::test_reference::{debian_debug, read as reference, DEBIAN_MODULES, DEBIAN_VMLINUX};
@@ -24,24 +25,24 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         size: 8,
         members: vec![
             Member {
-                name: "a",
+                name: test_name("a"),
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
             },
             Member {
-                name: "b",
+                name: test_name("b"),
                 ty: int,
                 bit_offset: 32,
                 bitfield_size: 3,
             },
             Member {
-                name: "",
+                name: test_name(""),
                 ty: int,
                 bit_offset: 35,
                 bitfield_size: 5,
             },
-        ],
+        ].into(),
         kind_flag: true,
     }));
     btf.add(Type::Union(Composite {
@@ -49,18 +50,18 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         size: 8,
         members: vec![
             Member {
-                name: "x",
+                name: test_name("x"),
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
             },
             Member {
-                name: "p",
+                name: test_name("p"),
                 ty: ptr,
                 bit_offset: 0,
                 bitfield_size: 0,
             },
-        ],
+        ].into(),
         kind_flag: false,
     }));
     btf.add(Type::Enum(Enum {
@@ -76,7 +77,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "B",
                 value: 2,
             },
-        ],
+        ].into(),
     }));
     btf.add(Type::Fwd(Fwd {
         name: "f",
@@ -93,7 +94,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
     }));
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
-        params: vec![Param { name: "a", ty: int }],
+        params: vec![Param { name: test_name("a"), ty: int }].into(),
     }));
     let var = btf.add(Type::Var(Object {
         name: "v",
@@ -107,7 +108,7 @@ pub(crate) fn all_kinds() -> Btf<'static> {
             ty: var,
             offset: 0,
             size: 4,
-        }],
+        }].into(),
     }));
     btf.add(Type::Float(Float {
         name: "double",
@@ -135,19 +136,19 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "A",
                 value: 1,
             },
-        ],
+        ].into(),
     }));
     // Varargs, on a prototype of its own: the kernel refuses a FUNC whose
     // prototype has them.
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
         params: vec![
-            Param { name: "a", ty: int },
+            Param { name: test_name("a"), ty: int },
             Param {
-                name: "",
+                name: test_name(""),
                 ty: TypeId::VOID,
             },
-        ],
+        ].into(),
     }));
     btf
 }
@@ -254,11 +255,11 @@ fn split_on(base: &Parsed<'_>) -> Btf<'static> {
         name: "xfs_inode",
         size: 8,
         members: vec![Member {
-            name: "a",
+            name: test_name("a"),
             ty: own,
             bit_offset: 0,
             bitfield_size: 0,
-        }],
+        }].into(),
         kind_flag: false,
     }));
     split.add(Type::Ptr(TypeId(split.first_id().0 + 1)));
@@ -937,7 +938,7 @@ fn agrees_with_bpftool(parsed: &Parsed<'_>, file: &str, base: Option<&str>) {
         expected += &format!("[{id}] {} '{name}'\n", raw::kind_name(ty));
         if let Type::Struct(c) | Type::Union(c) = ty {
             for m in &c.members {
-                let name = if m.name.is_empty() { "(anon)" } else { m.name };
+                let name = if m.name.is_empty() { "(anon)" } else { m.name.as_str() };
                 expected += &format!("\t'{name}' type_id={} bits_offset={}", m.ty.0, m.bit_offset);
                 if m.bitfield_size != 0 {
                     expected += &format!(" bitfield_size={}", m.bitfield_size);

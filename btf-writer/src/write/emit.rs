@@ -201,7 +201,7 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
         Type::FuncProto(p) => {
             out.head(0, kind, p.params.len(), false, p.ret.0);
             for param in &p.params {
-                let name = out.name(param.name)?;
+                let name = out.name(&param.name)?;
                 out.u32(name);
                 out.u32(param.ty.0);
             }
@@ -240,7 +240,7 @@ fn emit_composite(out: &mut Out<'_, '_>, kind: Kind, c: &Composite<'_>) -> Resul
                 bit_offset: m.bit_offset,
             },
         )?;
-        let name = out.name(m.name)?;
+        let name = out.name(&m.name)?;
         out.u32(name);
         out.u32(m.ty.0);
         out.u32(offset);

@@ -282,7 +282,7 @@ fn check_type<'a>(ty: &Type<'a>, last_id: u32, names: &mut impl Names<'a>) -> Re
         Type::FuncProto(p) => {
             check_ref(p.ret)?;
             for param in &p.params {
-                names.name(param.name)?;
+                names.name(param.name.as_str())?;
                 check_ref(param.ty)?;
             }
             vlen(p.params.len())?
@@ -327,7 +327,7 @@ fn check_members<'a>(
             };
             return Err(kind.into());
         }
-        names.name(m.name)?;
+        names.name(m.name.as_str())?;
         check_ref(m.ty)?;
     }
     Ok(())

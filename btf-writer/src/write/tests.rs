@@ -1,6 +1,7 @@
 //! Writer tests: every limit of the format is an error, never a
 //! truncation. Round trips with the reader live in `read`'s tests.
 
+use crate::test_types::test_name;
 use super::*;
 use crate::error::ErrorKind;
 use crate::raw;
@@ -21,7 +22,7 @@ fn write_err(btf: &Btf<'_>) -> Error {
 #[test]
 fn writer_rejects_what_the_format_cannot_hold() {
     let member = |bit_offset, bitfield_size| Member {
-        name: "m",
+        name: test_name("m"),
         ty: TypeId(1),
         bit_offset,
         bitfield_size,
@@ -35,18 +36,18 @@ fn writer_rejects_what_the_format_cannot_hold() {
         })
     };
 
-    let e = write_err(&one(composite(vec![member(0, 0); 0x10000], false)));
+    let e = write_err(&one(composite(vec![member(0, 0); 0x10000].into(), false)));
     assert_eq!(
         (e.kind, e.type_id),
         (ErrorKind::VlenTooLarge(0x10000), Some(TypeId(2)))
     );
     assert!(write(
-        &one(composite(vec![member(0, 0); 0xffff], false)),
+        &one(composite(vec![member(0, 0); 0xffff].into(), false)),
         Endian::Little
     )
     .is_ok());
 
-    let e = write_err(&one(composite(vec![member(1 << 24, 1)], true)));
+    let e = write_err(&one(composite(vec![member(1 << 24, 1)].into(), true)));
     assert_eq!(
         e.kind,
         ErrorKind::BitfieldOffsetTooLarge {
@@ -54,7 +55,7 @@ fn writer_rejects_what_the_format_cannot_hold() {
             bit_offset: 1 << 24
         }
     );
-    let e = write_err(&one(composite(vec![member(0, 0), member(8, 1)], false)));
+    let e = write_err(&one(composite(vec![member(0, 0), member(8, 1)].into(), false)));
     assert_eq!(e.kind, ErrorKind::BitfieldWithoutKindFlag { member: 1 });
 
     let e = write_err(&one(Type::Enum(Enum {
@@ -64,7 +65,7 @@ fn writer_rejects_what_the_format_cannot_hold() {
         values: vec![EnumValue {
             name: "X",
             value: 1 << 32,
-        }],
+        }].into(),
     })));
     assert_eq!(e.kind, ErrorKind::EnumValueTooLarge(1 << 32));
 
@@ -157,7 +158,7 @@ fn many_named_types(pool: &[String]) -> Btf<'_> {
                 size: 8,
                 members: (0..3)
                     .map(|m| Member {
-                        name: name(i + m + 1),
+                        name: test_name(name(i + m + 1)),
                         ty: TypeId(1),
                         bit_offset: 32 * (m as u32 % 2),
                         bitfield_size: 0,
@@ -179,9 +180,9 @@ fn many_named_types(pool: &[String]) -> Btf<'_> {
             2 => Type::FuncProto(FuncProto {
                 ret: TypeId(1),
                 params: vec![Param {
-                    name: name(i + 5),
+                    name: test_name(name(i + 5)),
                     ty: TypeId(1),
-                }],
+                }].into(),
             }),
             3 => Type::Typedef(Named {
                 name: name(i),

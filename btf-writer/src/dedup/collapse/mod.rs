@@ -577,6 +577,7 @@ fn fingerprint(keys: &[u64]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::types::{Composite, Fwd, IntEncoding, Member};
 
@@ -629,7 +630,7 @@ mod tests {
             members: members
                 .iter()
                 .enumerate()
-                .map(|(i, &(name, ty))| Member { name, ty: TypeId(ty), bit_offset: 64 * i as u32, bitfield_size: 0 })
+                .map(|(i, &(name, ty))| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 64 * i as u32, bitfield_size: 0 })
                 .collect(),
             kind_flag: false,
         })

@@ -256,6 +256,7 @@ impl Components {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_types::test_name;
     use super::*;
     use crate::types::{Composite, Member};
 
@@ -265,7 +266,7 @@ mod tests {
             size: 8,
             members: targets
                 .iter()
-                .map(|&t| Member { name: "m", ty: TypeId(t), bit_offset: 0, bitfield_size: 0 })
+                .map(|&t| Member { name: test_name("m"), ty: TypeId(t), bit_offset: 0, bitfield_size: 0 })
                 .collect(),
             kind_flag: false,
         })

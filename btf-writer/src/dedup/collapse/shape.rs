@@ -39,7 +39,7 @@ pub(super) fn same_shape(
                 && x.kind_flag == y.kind_flag
                 && x.members.len() == y.members.len()
                 && x.members.iter().zip(&y.members).all(|(m, n)| {
-                    same_str(m.name, n.name)
+                    same_str(&m.name, &n.name)
                         && m.bit_offset == n.bit_offset
                         && m.bitfield_size == n.bitfield_size
                 })
@@ -56,7 +56,7 @@ pub(super) fn same_shape(
         }
         (Type::FuncProto(x), Type::FuncProto(y)) => {
             x.params.len() == y.params.len()
-                && x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
+                && x.params.iter().zip(&y.params).all(|(p, q)| same_str(&p.name, &q.name))
                 && refs(x.ret, y.ret)
                 && x.params.iter().zip(&y.params).all(|(p, q)| refs(p.ty, q.ty))
         }
@@ -96,7 +96,7 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
         Type::Struct(x) | Type::Union(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
             for m in &x.members {
-                k = k.word(sketch(m.name)).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
+                k = k.word(sketch(&m.name)).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
             }
             k
         }
@@ -108,7 +108,7 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
         Type::FuncProto(x) => {
             let mut k = k;
             for p in &x.params {
-                k = k.word(sketch(p.name));
+                k = k.word(sketch(&p.name));
             }
             k
         }
