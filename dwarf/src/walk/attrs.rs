@@ -4,6 +4,7 @@
 use gimli::constants as dw;
 use gimli::AttributeValue;
 
+use super::abbrevs::Abbrev;
 use super::entries::Entries;
 use crate::elf::Reader;
 
@@ -14,25 +15,17 @@ pub(crate) type Value<'input> = AttributeValue<Reader<'input>>;
 /// name is a bit test, and forgetting the previous DIE's attributes is
 /// clearing one mask.
 ///
-/// How to read an abbreviation's DIEs is worked out once per abbreviation
-/// of the unit, not once per DIE (a kernel unit uses a few hundred
-/// abbreviations for tens of thousands of DIEs): a plan of [`Step`]s that
-/// skips each run of fixed-size unwanted attributes as one byte count and
-/// decodes each wanted attribute by a form-specific reader chosen in
-/// advance, instead of gimli's generic per-attribute decoding.
+/// How to read a declaration's DIEs is worked out once per distinct
+/// declaration (see `abbrevs.rs`), not once per DIE (a kernel unit uses a
+/// few hundred abbreviations for tens of thousands of DIEs): a plan of
+/// [`Step`]s that skips each run of fixed-size unwanted attributes as one
+/// byte count and decodes each wanted attribute by a form-specific reader
+/// chosen in advance, instead of gimli's generic per-attribute decoding.
 pub(crate) struct Attrs<'input> {
     /// By [`slot_of`] the attribute's name; meaningful where `present`
     /// has the slot's bit.
     values: [Value<'input>; SLOTS],
     present: u32,
-    /// By abbreviation code and [`Purpose`]: where its plan's steps start
-    /// in `steps`, and how many there are; `None` until first met.
-    plans: Vec<[Option<(u32, u32)>; 2]>,
-    /// The steps of every plan.
-    steps: Vec<Step>,
-    /// Length of `steps` that cached plans use; past it, the plan of an
-    /// abbreviation with too large a code.
-    cached_len: usize,
 }
 
 impl Default for Attrs<'_> {
@@ -40,20 +33,13 @@ impl Default for Attrs<'_> {
         Attrs {
             values: [AttributeValue::Flag(false); SLOTS],
             present: 0,
-            plans: Vec::new(),
-            steps: Vec::new(),
-            cached_len: 0,
         }
     }
 }
 
-/// Abbreviation codes up to this get a cached plan (compilers number them
-/// densely from 1); DIEs with larger codes are planned every time.
-const MAX_PLANNED_CODE: u64 = 1 << 16;
-
 /// What a DIE is read for.
 #[derive(Clone, Copy)]
-enum Purpose {
+pub(super) enum Purpose {
     /// Its wanted attributes.
     Visit = 0,
     /// Only where its subtree ends (`DW_AT_sibling`), to skip it.
@@ -62,7 +48,7 @@ enum Purpose {
 
 /// One step of reading a DIE's attributes.
 #[derive(Clone, Copy, Debug)]
-enum Step {
+pub(super) enum Step {
     /// Unwanted attributes of fixed sizes: this many bytes.
     Skip(u32),
     /// An unwanted LEB128 number.
@@ -79,7 +65,7 @@ enum Step {
 
 /// How a wanted attribute is decoded: each gives the value gimli would.
 #[derive(Clone, Copy, Debug)]
-enum Decode {
+pub(super) enum Decode {
     Data1,
     Data2,
     Data4,
@@ -357,7 +343,7 @@ impl<'input> Attrs<'input> {
     pub(crate) fn read(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
     ) -> gimli::Result<()> {
         self.run(entries, abbrev, Purpose::Visit)
     }
@@ -368,7 +354,7 @@ impl<'input> Attrs<'input> {
     pub(crate) fn skip(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
     ) -> gimli::Result<Option<gimli::UnitOffset>> {
         self.run(entries, abbrev, Purpose::Skip)?;
         Ok(match self.get(dw::DW_AT_sibling) {
@@ -380,12 +366,10 @@ impl<'input> Attrs<'input> {
     fn run(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
         purpose: Purpose,
     ) -> gimli::Result<()> {
-        let (start, len) = self.plan(abbrev, purpose, entries.encoding);
-        let start = start as usize;
-        let steps = self.steps.get(start..start + len as usize).unwrap_or(&[]);
+        let steps = entries.declarations().steps(abbrev, purpose);
         let before = entries.position();
         if run_steps(steps, entries, &mut self.values, &mut self.present).is_some() {
             return Ok(());
@@ -401,12 +385,13 @@ impl<'input> Attrs<'input> {
     fn run_with_gimli(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
         purpose: Purpose,
     ) -> gimli::Result<()> {
         self.present = 0;
-        for spec in abbrev.attributes() {
-            let slot = slot_of(spec.name()).filter(|_| wants(abbrev, purpose, spec.name()));
+        for spec in entries.declarations().specs(abbrev) {
+            let slot =
+                slot_of(spec.name()).filter(|_| wants(abbrev.has_children, purpose, spec.name()));
             // The first of repeated attributes counts.
             let Some(slot) = slot.filter(|&slot| self.present & (1 << slot) == 0) else {
                 entries.gimli_skip(std::slice::from_ref(spec))?;
@@ -424,67 +409,6 @@ impl<'input> Attrs<'input> {
             }
         }
         Ok(())
-    }
-
-    /// Where the steps of `abbrev`'s plan for `purpose` are in `steps`.
-    fn plan(
-        &mut self,
-        abbrev: &gimli::Abbreviation,
-        purpose: Purpose,
-        encoding: gimli::Encoding,
-    ) -> (u32, u32) {
-        let code = abbrev.code();
-        let slot = usize::try_from(code)
-            .ok()
-            .filter(|_| code <= MAX_PLANNED_CODE);
-        let cached = slot
-            .and_then(|slot| self.plans.get(slot))
-            .and_then(|plans| plans[purpose as usize]);
-        if let Some(plan) = cached {
-            return plan;
-        }
-        // An uncached plan is made again each time, after the cached ones.
-        self.steps.truncate(self.cached_len);
-        let start = self.steps.len() as u32;
-        let mut skip = 0u32;
-        let mut planned = 0u32;
-        for spec in abbrev.attributes() {
-            let slot = slot_of(spec.name())
-                .filter(|_| wants(abbrev, purpose, spec.name()))
-                // The first of repeated attributes counts.
-                .filter(|&slot| planned & (1 << slot) == 0);
-            if let Some(slot) = slot {
-                planned |= 1 << slot;
-                if skip > 0 {
-                    self.steps.push(Step::Skip(std::mem::take(&mut skip)));
-                }
-                self.steps
-                    .push(Step::Read(slot as u8, decode_for(*spec, encoding)));
-            } else if let Some(size) = fixed_size(spec.form(), encoding) {
-                // Saturates on absurd abbreviations: the read then fails
-                // and gimli reports the error.
-                skip = skip.saturating_add(u32::from(size));
-            } else {
-                if skip > 0 {
-                    self.steps.push(Step::Skip(std::mem::take(&mut skip)));
-                }
-                self.steps.push(skip_step(*spec));
-            }
-        }
-        if skip > 0 {
-            self.steps.push(Step::Skip(skip));
-        }
-        let plan = (start, self.steps.len() as u32 - start);
-        if let Some(slot) = slot {
-            if self.plans.len() <= slot {
-                self.plans.resize(slot + 1, [None; 2]);
-            }
-            if let Some(plans) = self.plans.get_mut(slot) {
-                plans[purpose as usize] = Some(plan);
-                self.cached_len = self.steps.len();
-            }
-        }
-        plan
     }
 
     /// The value of `name`, if the DIE has it.
@@ -518,12 +442,53 @@ impl<'input> Attrs<'input> {
 }
 
 /// Whether an attribute is decoded when a DIE is read for `purpose`.
-fn wants(abbrev: &gimli::Abbreviation, purpose: Purpose, name: dw::DwAt) -> bool {
+fn wants(has_children: bool, purpose: Purpose, name: dw::DwAt) -> bool {
     match purpose {
         Purpose::Visit => name != dw::DW_AT_sibling && slot_of(name).is_some(),
         // Only a DIE with children has a subtree to jump over.
-        Purpose::Skip => abbrev.has_children() && name == dw::DW_AT_sibling,
+        Purpose::Skip => has_children && name == dw::DW_AT_sibling,
     }
+}
+
+/// Appends to `steps` the plan for reading DIEs of a declaration with
+/// `specs` for `purpose`, returning where it starts and how many steps
+/// it has.
+pub(super) fn plan(
+    specs: &[gimli::AttributeSpecification],
+    has_children: bool,
+    purpose: Purpose,
+    encoding: gimli::Encoding,
+    steps: &mut Vec<Step>,
+) -> (u32, u32) {
+    let start = steps.len() as u32;
+    let mut skip = 0u32;
+    let mut planned = 0u32;
+    for spec in specs {
+        let slot = slot_of(spec.name())
+            .filter(|_| wants(has_children, purpose, spec.name()))
+            // The first of repeated attributes counts.
+            .filter(|&slot| planned & (1 << slot) == 0);
+        if let Some(slot) = slot {
+            planned |= 1 << slot;
+            if skip > 0 {
+                steps.push(Step::Skip(std::mem::take(&mut skip)));
+            }
+            steps.push(Step::Read(slot as u8, decode_for(*spec, encoding)));
+        } else if let Some(size) = fixed_size(spec.form(), encoding) {
+            // Saturates on absurd abbreviations: the read then fails
+            // and gimli reports the error.
+            skip = skip.saturating_add(u32::from(size));
+        } else {
+            if skip > 0 {
+                steps.push(Step::Skip(std::mem::take(&mut skip)));
+            }
+            steps.push(skip_step(*spec));
+        }
+    }
+    if skip > 0 {
+        steps.push(Step::Skip(skip));
+    }
+    (start, steps.len() as u32 - start)
 }
 
 /// Follows a plan; `None` if the bytes do not fit it.
@@ -646,9 +611,12 @@ pub(super) mod tests {
         for path in files {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
+            let mut worker = super::super::abbrevs::Worker::default();
             for header in dwarf.units() {
-                let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
-                let mut entries = Entries::new(&unit).expect("entries");
+                let (unit, codes) =
+                    super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
+                let declarations = worker.declarations(&codes).expect("declarations");
+                let mut entries = Entries::new(&unit, &codes, declarations).expect("entries");
                 let mut planned = Attrs::default();
                 let mut reference = Attrs::default();
                 while !entries.is_empty() {
@@ -668,7 +636,8 @@ pub(super) mod tests {
                         assert_eq!(
                             planned.read_values(),
                             reference.read_values(),
-                            "{path:?} {abbrev:?}"
+                            "{path:?} {:?}",
+                            abbrev.tag
                         );
                         assert_eq!(fast.next_offset(), slow.next_offset(), "{path:?}");
                         if matches!(purpose, Purpose::Visit) {
@@ -691,8 +660,11 @@ pub(super) mod tests {
         let file = crate::ElfFile::open(&path).expect("fixture opens");
         let dwarf = file.dwarf().expect("fixture has DWARF");
         let header = dwarf.units().first().expect("a unit");
-        let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
-        let mut entries = Entries::new(&unit).expect("entries");
+        let mut worker = super::super::abbrevs::Worker::default();
+        let (unit, codes) =
+            super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
+        let declarations = worker.declarations(&codes).expect("declarations");
+        let mut entries = Entries::new(&unit, &codes, declarations).expect("entries");
         let abbrev = entries
             .read_abbreviation()
             .expect("root")

@@ -1,0 +1,467 @@
+//! A unit's abbreviations, as the walker reads them.
+//!
+//! Every unit of a kernel has its own abbreviation table, but gcc emits
+//! nearly the same declarations (tag, children flag, attribute specs) in
+//! each: what the walker derives from a declaration (its fixed
+//! [`Layout`], its attribute plans, whether its variables can be static)
+//! is worked out once per distinct declaration a worker thread meets, not
+//! once per unit. A unit's table is then a list of codes pointing at those
+//! shared declarations, parsed straight from `.debug_abbrev` with no
+//! allocation per abbreviation (gimli's `Abbreviations::parse` and our
+//! per-unit derivations took 4% of a vmlinux run, most of it in malloc).
+//!
+//! Parsing follows gimli's `Abbreviations::parse` step by step, through
+//! gimli's own readers, so that a malformed table gives gimli's error.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use gimli::constants as dw;
+use gimli::{AttributeSpecification, Reader as _};
+
+use super::attrs::{self, Purpose, Step};
+use super::layout::Layout;
+use super::locals;
+use crate::elf::Reader;
+
+/// One distinct declaration and what the walker derived from it.
+pub(super) struct Abbrev {
+    /// How its DIEs are read on the fast path, if they can be.
+    pub(super) layout: Option<Layout>,
+    pub(super) tag: dw::DwTag,
+    pub(super) has_children: bool,
+    /// Whether a variable of this declaration can never have a static
+    /// address (see `locals.rs`).
+    pub(super) never_static: bool,
+    /// By [`Purpose`]: where its plan's steps are in [`Declarations::steps`].
+    plans: [(u32, u32); 2],
+    /// Where its attribute specs are in [`Declarations::specs`].
+    specs: (u32, u32),
+}
+
+/// The declarations met by one worker in units of one encoding (plans and
+/// layouts depend on the sizes of addresses and offsets).
+pub(super) struct Declarations {
+    encoding: gimli::Encoding,
+    abbrevs: Vec<Abbrev>,
+    specs: Vec<AttributeSpecification>,
+    steps: Vec<Step>,
+    /// By the declaration's bytes in `.debug_abbrev` (all but the code):
+    /// its index in `abbrevs`.
+    by_bytes: HashMap<Box<[u8]>, u32, BuildHasherDefault<BytesHasher>>,
+}
+
+/// Once a worker has met this many distinct declarations of one encoding
+/// they are forgotten before the next walk, so that memory stays bounded
+/// whatever the input (a vmlinux has a few thousand).
+const MAX_DECLARATIONS: usize = 1 << 16;
+
+impl Declarations {
+    fn new(encoding: gimli::Encoding) -> Self {
+        Declarations {
+            encoding,
+            abbrevs: Vec::new(),
+            specs: Vec::new(),
+            steps: Vec::new(),
+            by_bytes: HashMap::default(),
+        }
+    }
+
+    /// The declaration with index `id`.
+    #[inline(always)]
+    pub(super) fn get(&self, id: u32) -> Option<&Abbrev> {
+        self.abbrevs.get(id as usize)
+    }
+
+    /// `abbrev`'s attribute specs.
+    pub(super) fn specs(&self, abbrev: &Abbrev) -> &[AttributeSpecification] {
+        let (start, len) = abbrev.specs;
+        let start = start as usize;
+        self.specs.get(start..start + len as usize).unwrap_or(&[])
+    }
+
+    /// The steps of `abbrev`'s plan for `purpose`.
+    #[inline(always)]
+    pub(super) fn steps(&self, abbrev: &Abbrev, purpose: Purpose) -> &[Step] {
+        let (start, len) = abbrev.plans[purpose as usize];
+        let start = start as usize;
+        self.steps.get(start..start + len as usize).unwrap_or(&[])
+    }
+
+    /// The index of the declaration `bytes` (tag to terminating specs,
+    /// as in `.debug_abbrev`), already parsed into `tag`, `has_children`
+    /// and `specs`, deriving what the walker needs if it is new.
+    fn intern(
+        &mut self,
+        bytes: &[u8],
+        tag: dw::DwTag,
+        has_children: bool,
+        specs: &[AttributeSpecification],
+    ) -> u32 {
+        if let Some(&id) = self.by_bytes.get(bytes) {
+            return id;
+        }
+        let id = self.abbrevs.len() as u32;
+        let spec_start = self.specs.len() as u32;
+        self.specs.extend_from_slice(specs);
+        let mut plan = |purpose| attrs::plan(specs, has_children, purpose, self.encoding, &mut self.steps);
+        let plans = [plan(Purpose::Visit), plan(Purpose::Skip)];
+        self.abbrevs.push(Abbrev {
+            layout: Layout::of(tag, has_children, specs, self.encoding),
+            tag,
+            has_children,
+            never_static: locals::never_static(specs),
+            plans,
+            specs: (spec_start, specs.len() as u32),
+        });
+        self.by_bytes.insert(bytes.into(), id);
+        id
+    }
+}
+
+/// A unit's abbreviation codes: indices into the [`Declarations`] of the
+/// unit's encoding.
+pub(super) struct UnitAbbrevs {
+    /// Index of the unit's [`Declarations`] in [`Worker::by_encoding`].
+    table: usize,
+    /// By code up to [`MAX_DENSE_CODE`]: the declaration's index,
+    /// [`NO_CODE`] for codes the table does not have.
+    by_code: Vec<u32>,
+    /// Larger codes and their declarations, in the table's order (gcc and
+    /// clang number codes densely from 1; this is for odd producers).
+    sparse: Vec<(u64, u32)>,
+}
+
+/// Codes up to this are looked up by index.
+const MAX_DENSE_CODE: u64 = 1 << 16;
+
+/// A code the unit's table does not have.
+const NO_CODE: u32 = u32::MAX;
+
+impl UnitAbbrevs {
+    /// The declaration index of `code`, [`NO_CODE`] if there is none.
+    #[inline(always)]
+    pub(super) fn id(&self, code: u64) -> u32 {
+        if code <= MAX_DENSE_CODE {
+            if let Some(&id) = self.by_code.get(code as usize) {
+                return id;
+            }
+            return NO_CODE;
+        }
+        self.sparse
+            .iter()
+            .find(|&&(known, _)| known == code)
+            .map_or(NO_CODE, |&(_, id)| id)
+    }
+
+    /// Records `code`; `Err` if the table had it already.
+    fn insert(&mut self, code: u64, id: u32) -> Result<(), ()> {
+        if code > MAX_DENSE_CODE {
+            if self.sparse.iter().any(|&(known, _)| known == code) {
+                return Err(());
+            }
+            self.sparse.push((code, id));
+            return Ok(());
+        }
+        let slot = code as usize;
+        if self.by_code.len() <= slot {
+            self.by_code.resize(slot + 1, NO_CODE);
+        }
+        match self.by_code.get_mut(slot) {
+            Some(known) if *known == NO_CODE => {
+                *known = id;
+                Ok(())
+            }
+            _ => Err(()),
+        }
+    }
+}
+
+/// What one worker thread keeps between the units it walks.
+#[derive(Default)]
+pub(super) struct Worker {
+    by_encoding: Vec<Declarations>,
+    /// What every unit's `gimli::Unit` gets for abbreviations: the walker
+    /// reads its own, and gimli only needs some for calls that never look
+    /// at them.
+    no_abbreviations: Option<Arc<gimli::Abbreviations>>,
+}
+
+thread_local! {
+    static WORKER: RefCell<Worker> = RefCell::new(Worker::default());
+}
+
+impl Worker {
+    /// Runs `walk` with this thread's worker state.
+    pub(super) fn with<T>(walk: impl FnOnce(&mut Worker) -> T) -> T {
+        // Taken out rather than borrowed, so that a nested walk (none
+        // today) would start afresh instead of panicking.
+        let mut worker = WORKER.with(|cell| std::mem::take(&mut *cell.borrow_mut()));
+        for declarations in &mut worker.by_encoding {
+            if declarations.abbrevs.len() > MAX_DECLARATIONS {
+                *declarations = Declarations::new(declarations.encoding);
+            }
+        }
+        let result = walk(&mut worker);
+        WORKER.with(|cell| *cell.borrow_mut() = worker);
+        result
+    }
+
+    /// The [`Declarations`] of `unit`.
+    pub(super) fn declarations(&self, unit: &UnitAbbrevs) -> Option<&Declarations> {
+        self.by_encoding.get(unit.table)
+    }
+
+    /// An empty gimli abbreviation table, shared.
+    pub(super) fn no_abbreviations(&mut self) -> Arc<gimli::Abbreviations> {
+        self.no_abbreviations
+            .get_or_insert_with(Default::default)
+            .clone()
+    }
+
+    /// Parses the abbreviation table at `offset` in `debug_abbrev` for a
+    /// unit of `encoding`, with gimli's errors for a malformed one.
+    pub(super) fn parse(
+        &mut self,
+        debug_abbrev: Reader<'_>,
+        offset: gimli::DebugAbbrevOffset,
+        encoding: gimli::Encoding,
+    ) -> gimli::Result<UnitAbbrevs> {
+        let table = match self
+            .by_encoding
+            .iter()
+            .position(|declarations| declarations.encoding == encoding)
+        {
+            Some(table) => table,
+            None => {
+                self.by_encoding.push(Declarations::new(encoding));
+                self.by_encoding.len() - 1
+            }
+        };
+        let mut unit = UnitAbbrevs {
+            table,
+            by_code: Vec::new(),
+            sparse: Vec::new(),
+        };
+        let Some(declarations) = self.by_encoding.get_mut(table) else {
+            return Ok(unit);
+        };
+        let mut input = debug_abbrev;
+        input.skip(offset.0)?;
+        let mut specs = Vec::new();
+        // As gimli does: a table may end without its null entry.
+        while !input.is_empty() {
+            let code = input.read_uleb128()?;
+            if code == 0 {
+                break;
+            }
+            let start = input.slice();
+            let tag = input.read_uleb128_u16()?;
+            if tag == 0 {
+                return Err(gimli::Error::AbbreviationTagZero);
+            }
+            let has_children = match dw::DwChildren(input.read_u8()?) {
+                dw::DW_CHILDREN_no => false,
+                dw::DW_CHILDREN_yes => true,
+                other => return Err(gimli::Error::InvalidAbbreviationChildren(other)),
+            };
+            specs.clear();
+            loop {
+                let name = input.read_uleb128_u16()?;
+                let form = input.read_uleb128_u16()?;
+                match (name, form) {
+                    (0, 0) => break,
+                    (0, _) => return Err(gimli::Error::AttributeNameZero),
+                    (_, 0) => return Err(gimli::Error::AttributeFormZero),
+                    _ => {}
+                }
+                let form = dw::DwForm(form);
+                let implicit = match form {
+                    dw::DW_FORM_implicit_const => Some(input.read_sleb128()?),
+                    _ => None,
+                };
+                specs.push(AttributeSpecification::new(dw::DwAt(name), form, implicit));
+            }
+            let bytes = start.get(..start.len() - input.len()).unwrap_or(start);
+            let id = declarations.intern(bytes, dw::DwTag(tag), has_children, &specs);
+            if unit.insert(code, id).is_err() {
+                return Err(gimli::Error::DuplicateAbbreviationCode(code));
+            }
+        }
+        Ok(unit)
+    }
+}
+
+/// Hashing of declaration bytes eight at a time: they are a few dozen
+/// bytes each and come from the file, but a collision only costs a
+/// comparison.
+#[derive(Default)]
+struct BytesHasher(u64);
+
+impl Hasher for BytesHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            if let Some(head) = word.get_mut(..rest.len()) {
+                head.copy_from_slice(rest);
+            }
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// A unit without abbreviations, for readers that never look one up.
+    pub(in crate::walk) fn empty() -> (&'static UnitAbbrevs, &'static Declarations) {
+        let codes = UnitAbbrevs {
+            table: 0,
+            by_code: Vec::new(),
+            sparse: Vec::new(),
+        };
+        (
+            Box::leak(Box::new(codes)),
+            Box::leak(Box::new(Declarations::new(ENCODING))),
+        )
+    }
+
+    const ENCODING: gimli::Encoding = gimli::Encoding {
+        format: gimli::Format::Dwarf32,
+        version: 5,
+        address_size: 8,
+    };
+
+    fn parse(bytes: &[u8]) -> gimli::Result<UnitAbbrevs> {
+        let reader = Reader::new(bytes, gimli::RunTimeEndian::Little);
+        Worker::default().parse(reader, gimli::DebugAbbrevOffset(0), ENCODING)
+    }
+
+    /// The same bytes give gimli's error, or gimli's abbreviations.
+    fn agrees_with_gimli(bytes: &[u8]) {
+        let reader = Reader::new(bytes, gimli::RunTimeEndian::Little);
+        let expected = gimli::DebugAbbrev::from(reader).abbreviations(gimli::DebugAbbrevOffset(0));
+        let mut worker = Worker::default();
+        let got = worker.parse(reader, gimli::DebugAbbrevOffset(0), ENCODING);
+        match (expected, got) {
+            (Err(expected), Err(got)) => assert_eq!(expected, got, "{bytes:?}"),
+            (Ok(expected), Ok(unit)) => {
+                let declarations = worker.declarations(&unit).expect("table");
+                for code in 0..300u64 {
+                    let ours = declarations.get(unit.id(code));
+                    match (expected.get(code), ours) {
+                        (None, None) => {}
+                        (Some(theirs), Some(ours)) => {
+                            assert_eq!(theirs.tag(), ours.tag);
+                            assert_eq!(theirs.has_children(), ours.has_children);
+                            assert_eq!(theirs.attributes(), declarations.specs(ours));
+                        }
+                        (theirs, ours) => panic!("code {code}: {theirs:?} vs {}", ours.is_some()),
+                    }
+                }
+            }
+            (expected, got) => panic!("{bytes:?}: gimli {expected:?}, ours {:?}", got.err()),
+        }
+    }
+
+    #[test]
+    fn malformed_tables_give_gimli_errors() {
+        let member = [dw::DW_TAG_member.0 as u8, 0, 0x03, 0x08, 0x49, 0x13, 0, 0];
+        let mut good = vec![1u8];
+        good.extend(member);
+        good.push(2);
+        good.extend(member);
+        // implicit_const with a negative value, and a two-byte tag.
+        good.extend([3, 0x80, 0x40, 1, 0x0b, 0x21, 0x7f, 0, 0, 0]);
+        agrees_with_gimli(&good);
+        // Without the final null entry.
+        agrees_with_gimli(&good[..good.len() - 1]);
+        // Every truncation, and every single byte changed to a few values.
+        for len in 0..good.len() {
+            agrees_with_gimli(&good[..len]);
+        }
+        for at in 0..good.len() {
+            for value in [0u8, 1, 2, 0x21, 0x80, 0xff] {
+                let mut bad = good.clone();
+                bad[at] = value;
+                agrees_with_gimli(&bad);
+            }
+        }
+        // The named errors.
+        assert!(matches!(
+            parse(&[1, 0x0d, 0, 0, 0, 1, 0x0d, 0, 0, 0, 0]),
+            Err(gimli::Error::DuplicateAbbreviationCode(1))
+        ));
+        assert!(matches!(parse(&[1, 0, 0, 0, 0]), Err(gimli::Error::AbbreviationTagZero)));
+        assert!(matches!(
+            parse(&[1, 0x0d, 2, 0, 0]),
+            Err(gimli::Error::InvalidAbbreviationChildren(_))
+        ));
+        assert!(matches!(parse(&[1, 0x0d, 0, 0, 0x08, 0, 0]), Err(gimli::Error::AttributeNameZero)));
+        assert!(matches!(parse(&[1, 0x0d, 0, 0x03, 0, 0, 0]), Err(gimli::Error::AttributeFormZero)));
+        // Large and sparse codes.
+        let mut sparse = vec![0x80, 0x80, 0x80, 0x01];
+        sparse.extend(member);
+        sparse.push(5);
+        sparse.extend(member);
+        sparse.extend([0x80, 0x80, 0x80, 0x01]);
+        sparse.extend(member);
+        agrees_with_gimli(&sparse[..sparse.len() - 9]);
+        agrees_with_gimli(&sparse);
+    }
+
+    /// Units with the same declarations share them, under other codes.
+    #[test]
+    fn declarations_are_shared_between_units() {
+        let member = [dw::DW_TAG_member.0 as u8, 0, 0x03, 0x08, 0x49, 0x13, 0, 0];
+        let pointer = [dw::DW_TAG_pointer_type.0 as u8, 0, 0x49, 0x13, 0, 0];
+        let mut first = vec![1u8];
+        first.extend(member);
+        first.push(2);
+        first.extend(pointer);
+        let mut second = vec![1u8];
+        second.extend(pointer);
+        second.push(7);
+        second.extend(member);
+        second.push(0);
+        let mut worker = Worker::default();
+        let read = |worker: &mut Worker, bytes: &[u8], encoding| {
+            let reader = Reader::new(bytes, gimli::RunTimeEndian::Little);
+            worker
+                .parse(reader, gimli::DebugAbbrevOffset(0), encoding)
+                .expect("parses")
+        };
+        let a = read(&mut worker, &first, ENCODING);
+        let b = read(&mut worker, &second, ENCODING);
+        assert_eq!((a.id(1), a.id(2)), (b.id(7), b.id(1)));
+        assert_eq!(b.id(2), NO_CODE);
+        let declarations = worker.declarations(&a).expect("table");
+        assert_eq!(declarations.abbrevs.len(), 2);
+        // Another encoding has its own declarations: sizes differ.
+        let dwarf4 = gimli::Encoding { version: 4, ..ENCODING };
+        let c = read(&mut worker, &first, dwarf4);
+        assert_ne!(c.table, a.table);
+    }
+}
