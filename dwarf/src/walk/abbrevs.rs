@@ -106,7 +106,8 @@ impl Declarations {
         let id = self.abbrevs.len() as u32;
         let spec_start = self.specs.len() as u32;
         self.specs.extend_from_slice(specs);
-        let mut plan = |purpose| attrs::plan(specs, has_children, purpose, self.encoding, &mut self.steps);
+        let mut plan =
+            |purpose| attrs::plan(specs, has_children, purpose, self.encoding, &mut self.steps);
         let plans = [plan(Purpose::Visit), plan(Purpose::Skip)];
         self.abbrevs.push(Abbrev {
             layout: Layout::of(tag, has_children, specs, self.encoding),
@@ -323,7 +324,7 @@ impl Hasher for BytesHasher {
     }
 
     fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 
     fn write_usize(&mut self, value: usize) {
@@ -414,13 +415,22 @@ pub(super) mod tests {
             parse(&[1, 0x0d, 0, 0, 0, 1, 0x0d, 0, 0, 0, 0]),
             Err(gimli::Error::DuplicateAbbreviationCode(1))
         ));
-        assert!(matches!(parse(&[1, 0, 0, 0, 0]), Err(gimli::Error::AbbreviationTagZero)));
+        assert!(matches!(
+            parse(&[1, 0, 0, 0, 0]),
+            Err(gimli::Error::AbbreviationTagZero)
+        ));
         assert!(matches!(
             parse(&[1, 0x0d, 2, 0, 0]),
             Err(gimli::Error::InvalidAbbreviationChildren(_))
         ));
-        assert!(matches!(parse(&[1, 0x0d, 0, 0, 0x08, 0, 0]), Err(gimli::Error::AttributeNameZero)));
-        assert!(matches!(parse(&[1, 0x0d, 0, 0x03, 0, 0, 0]), Err(gimli::Error::AttributeFormZero)));
+        assert!(matches!(
+            parse(&[1, 0x0d, 0, 0, 0x08, 0, 0]),
+            Err(gimli::Error::AttributeNameZero)
+        ));
+        assert!(matches!(
+            parse(&[1, 0x0d, 0, 0x03, 0, 0, 0]),
+            Err(gimli::Error::AttributeFormZero)
+        ));
         // Large and sparse codes.
         let mut sparse = vec![0x80, 0x80, 0x80, 0x01];
         sparse.extend(member);
@@ -460,7 +470,10 @@ pub(super) mod tests {
         let declarations = worker.declarations(&a).expect("table");
         assert_eq!(declarations.abbrevs.len(), 2);
         // Another encoding has its own declarations: sizes differ.
-        let dwarf4 = gimli::Encoding { version: 4, ..ENCODING };
+        let dwarf4 = gimli::Encoding {
+            version: 4,
+            ..ENCODING
+        };
         let c = read(&mut worker, &first, dwarf4);
         assert_ne!(c.table, a.table);
     }

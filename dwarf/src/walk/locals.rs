@@ -17,9 +17,7 @@ use gimli::constants as dw;
 /// reads as expressions for a location, and `DW_FORM_indirect`, whose form
 /// only the DIE gives) may be static.
 pub(super) fn never_static(specs: &[gimli::AttributeSpecification]) -> bool {
-    let location = specs
-        .iter()
-        .find(|spec| spec.name() == dw::DW_AT_location);
+    let location = specs.iter().find(|spec| spec.name() == dw::DW_AT_location);
     !matches!(
         location.map(|spec| spec.form()),
         Some(
@@ -58,11 +56,19 @@ mod tests {
         let name = (dw::DW_AT_name, dw::DW_FORM_strp);
         let ty = (dw::DW_AT_type, dw::DW_FORM_ref4);
         assert!(never_static(&variable(&[name, ty])));
-        for form in [dw::DW_FORM_sec_offset, dw::DW_FORM_loclistx, dw::DW_FORM_data4] {
+        for form in [
+            dw::DW_FORM_sec_offset,
+            dw::DW_FORM_loclistx,
+            dw::DW_FORM_data4,
+        ] {
             let abbrev = variable(&[name, ty, (dw::DW_AT_location, form)]);
             assert!(never_static(&abbrev), "{form}");
         }
-        for form in [dw::DW_FORM_exprloc, dw::DW_FORM_block1, dw::DW_FORM_indirect] {
+        for form in [
+            dw::DW_FORM_exprloc,
+            dw::DW_FORM_block1,
+            dw::DW_FORM_indirect,
+        ] {
             let abbrev = variable(&[name, (dw::DW_AT_location, form), ty]);
             assert!(!never_static(&abbrev), "{form}");
         }
