@@ -24,6 +24,7 @@ use gimli::{AttributeSpecification, Reader as _};
 use super::attrs::{self, Purpose, Step};
 use super::layout::Layout;
 use super::locals;
+use super::scope;
 use crate::elf::Reader;
 
 /// One distinct declaration and what the walker derived from it.
@@ -32,9 +33,8 @@ pub(super) struct Abbrev {
     pub(super) layout: Option<Layout>,
     pub(super) tag: dw::DwTag,
     pub(super) has_children: bool,
-    /// Whether a variable of this declaration can never have a static
-    /// address (see `locals.rs`).
-    pub(super) never_static: bool,
+    /// The scopes its DIEs are decoded in (see [`scope::wanted_in`]).
+    pub(super) wanted_in: u16,
     /// By [`Purpose`]: where its plan's steps are in [`Declarations::steps`].
     plans: [(u32, u32); 2],
     /// Where its attribute specs are in [`Declarations::specs`].
@@ -101,6 +101,7 @@ impl Declarations {
         specs: &[AttributeSpecification],
     ) -> u32 {
         if let Some(&id) = self.by_bytes.get(bytes) {
+            // Met before under bytes `declaration_len` did not measure.
             return id;
         }
         let id = self.abbrevs.len() as u32;
@@ -113,7 +114,7 @@ impl Declarations {
             layout: Layout::of(tag, has_children, specs, self.encoding),
             tag,
             has_children,
-            never_static: locals::never_static(specs),
+            wanted_in: scope::wanted_in(tag, locals::never_static(specs)),
             plans,
             specs: (spec_start, specs.len() as u32),
         });
@@ -167,6 +168,11 @@ impl UnitAbbrevs {
             return Ok(());
         }
         let slot = code as usize;
+        // Codes come numbered from 1 in order, as compilers write them.
+        if self.by_code.len() == slot {
+            self.by_code.push(id);
+            return Ok(());
+        }
         if self.by_code.len() <= slot {
             self.by_code.resize(slot + 1, NO_CODE);
         }
@@ -243,9 +249,11 @@ impl Worker {
         };
         let mut unit = UnitAbbrevs {
             table,
-            by_code: Vec::new(),
+            // Code 0 is never used; a kernel unit has up to a few hundred.
+            by_code: Vec::with_capacity(256),
             sparse: Vec::new(),
         };
+        unit.by_code.push(NO_CODE);
         let Some(declarations) = self.by_encoding.get_mut(table) else {
             return Ok(unit);
         };
@@ -259,6 +267,17 @@ impl Worker {
                 break;
             }
             let start = input.slice();
+            // A declaration met before is only measured and looked up:
+            // bytes that gimli parsed once parse the same way again.
+            let known = declaration_len(start)
+                .and_then(|len| Some((len, *declarations.by_bytes.get(start.get(..len)?)?)));
+            if let Some((len, id)) = known {
+                input.skip(len)?;
+                if unit.insert(code, id).is_err() {
+                    return Err(gimli::Error::DuplicateAbbreviationCode(code));
+                }
+                continue;
+            }
             let tag = input.read_uleb128_u16()?;
             if tag == 0 {
                 return Err(gimli::Error::AbbreviationTagZero);
@@ -293,6 +312,49 @@ impl Worker {
         }
         Ok(unit)
     }
+}
+
+/// The length of the declaration (tag to terminating null spec) at the
+/// start of `bytes`, measured without decoding it; `None` for bytes that
+/// end first or LEB128 numbers too long to be gimli's. Only a hint for
+/// looking the bytes up: what is not found is parsed by gimli's rules.
+fn declaration_len(bytes: &[u8]) -> Option<usize> {
+    // The tag, then the children byte.
+    let (_, mut at) = leb(bytes, 0)?;
+    at += 1;
+    loop {
+        let (name, next) = leb(bytes, at)?;
+        let (form, next) = leb(bytes, next)?;
+        at = next;
+        match (name, form) {
+            (0, 0) => return (at <= bytes.len()).then_some(at),
+            (_, form) if form == u64::from(dw::DW_FORM_implicit_const.0) => {
+                at = leb(bytes, at)?.1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The LEB128 number at `at` in `bytes`, as long as it fits 64 bits, and
+/// where the next one starts.
+#[inline(always)]
+fn leb(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let rest = bytes.get(at..)?;
+    // Names and forms below 128, nearly all of them, take one byte.
+    match rest.first() {
+        Some(&byte) if byte < 0x80 => return Some((u64::from(byte), at + 1)),
+        None => return None,
+        _ => {}
+    }
+    let mut value = 0u64;
+    for (index, &byte) in rest.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * index);
+        if byte & 0x80 == 0 {
+            return Some((value, at + index + 1));
+        }
+    }
+    None
 }
 
 /// Hashing of declaration bytes eight at a time: they are a few dozen
@@ -360,11 +422,21 @@ pub(super) mod tests {
         Worker::default().parse(reader, gimli::DebugAbbrevOffset(0), ENCODING)
     }
 
-    /// The same bytes give gimli's error, or gimli's abbreviations.
+    /// The same bytes give gimli's error, or gimli's abbreviations, read
+    /// afresh and by a worker that has read `primed` before (whose
+    /// declarations it only looks up).
     fn agrees_with_gimli(bytes: &[u8]) {
+        agrees_with_gimli_after(&[], bytes);
+    }
+
+    fn agrees_with_gimli_after(primed: &[u8], bytes: &[u8]) {
         let reader = Reader::new(bytes, gimli::RunTimeEndian::Little);
         let expected = gimli::DebugAbbrev::from(reader).abbreviations(gimli::DebugAbbrevOffset(0));
         let mut worker = Worker::default();
+        let primer = Reader::new(primed, gimli::RunTimeEndian::Little);
+        worker
+            .parse(primer, gimli::DebugAbbrevOffset(0), ENCODING)
+            .expect("primer parses");
         let got = worker.parse(reader, gimli::DebugAbbrevOffset(0), ENCODING);
         match (expected, got) {
             (Err(expected), Err(got)) => assert_eq!(expected, got, "{bytes:?}"),
@@ -402,12 +474,14 @@ pub(super) mod tests {
         // Every truncation, and every single byte changed to a few values.
         for len in 0..good.len() {
             agrees_with_gimli(&good[..len]);
+            agrees_with_gimli_after(&good, &good[..len]);
         }
         for at in 0..good.len() {
             for value in [0u8, 1, 2, 0x21, 0x80, 0xff] {
                 let mut bad = good.clone();
                 bad[at] = value;
                 agrees_with_gimli(&bad);
+                agrees_with_gimli_after(&good, &bad);
             }
         }
         // The named errors.

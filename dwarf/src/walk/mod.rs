@@ -403,13 +403,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 self.stack.push(Scope::Unit);
                 continue;
             }
+            // A function body's variable whose abbreviation rules out a
+            // static address would be read only to be dropped: its mask
+            // says so (see `scope::wanted_in`).
             let wanted = match self.stack.last() {
-                // A function body's variable whose abbreviation rules out
-                // a static address would be read only to be dropped.
-                Some(parent) if tag == dw::DW_TAG_variable && !matches!(parent, Scope::Unit) => {
-                    parent.wants(tag) && !abbrev.never_static
-                }
-                Some(parent) => parent.wants(tag),
+                Some(parent) => parent.wants(abbrev.wanted_in),
                 None => false,
             };
             if wanted {
