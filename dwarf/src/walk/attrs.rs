@@ -369,7 +369,7 @@ impl<'input> Attrs<'input> {
         abbrev: &Abbrev,
         purpose: Purpose,
     ) -> gimli::Result<()> {
-        let steps = entries.declarations().steps(abbrev, purpose);
+        let steps = entries.abbrevs().steps(abbrev, purpose);
         let before = entries.position();
         if run_steps(steps, entries, &mut self.values, &mut self.present).is_some() {
             return Ok(());
@@ -389,7 +389,7 @@ impl<'input> Attrs<'input> {
         purpose: Purpose,
     ) -> gimli::Result<()> {
         self.present = 0;
-        for spec in entries.declarations().specs(abbrev) {
+        for spec in entries.abbrevs().specs(abbrev) {
             let slot =
                 slot_of(spec.name()).filter(|_| wants(abbrev.has_children, purpose, spec.name()));
             // The first of repeated attributes counts.
@@ -615,8 +615,7 @@ pub(super) mod tests {
             for header in dwarf.units() {
                 let (unit, codes) =
                     super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
-                let declarations = worker.declarations(&codes).expect("declarations");
-                let mut entries = Entries::new(&unit, &codes, declarations).expect("entries");
+                let mut entries = Entries::new(&unit, &codes).expect("entries");
                 let mut planned = Attrs::default();
                 let mut reference = Attrs::default();
                 while !entries.is_empty() {
@@ -663,8 +662,7 @@ pub(super) mod tests {
         let mut worker = super::super::abbrevs::Worker::default();
         let (unit, codes) =
             super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
-        let declarations = worker.declarations(&codes).expect("declarations");
-        let mut entries = Entries::new(&unit, &codes, declarations).expect("entries");
+        let mut entries = Entries::new(&unit, &codes).expect("entries");
         let abbrev = entries
             .read_abbreviation()
             .expect("root")

@@ -8,7 +8,7 @@
 
 use gimli::{Endianity, RunTimeEndian};
 
-use super::abbrevs::{Abbrev, Declarations, UnitAbbrevs};
+use super::abbrevs::{Abbrev, UnitAbbrevs};
 use crate::elf::Reader;
 
 /// The not yet read part of one unit's entries.
@@ -25,20 +25,18 @@ pub(super) struct Entries<'u, 'input> {
     root_offset: usize,
     pub(super) endian: RunTimeEndian,
     pub(super) encoding: gimli::Encoding,
-    /// The unit's codes, and the declarations they stand for.
-    codes: &'u UnitAbbrevs,
-    declarations: &'u Declarations,
+    /// The unit's abbreviations.
+    abbrevs: &'u UnitAbbrevs,
     /// An empty table, for gimli's attribute readers, which need one.
     abbreviations: &'u gimli::Abbreviations,
 }
 
 impl<'u, 'input> Entries<'u, 'input> {
-    /// A reader positioned on `unit`'s root DIE, whose abbreviation codes
-    /// are `codes`, standing for some of `declarations`.
+    /// A reader positioned on `unit`'s root DIE, whose abbreviations are
+    /// `abbrevs`.
     pub(super) fn new(
         unit: &'u gimli::Unit<Reader<'input>>,
-        codes: &'u UnitAbbrevs,
-        declarations: &'u Declarations,
+        abbrevs: &'u UnitAbbrevs,
     ) -> gimli::Result<Self> {
         let root_offset = unit.header.root_offset();
         let bytes = unit.header.range_from(root_offset..)?;
@@ -50,16 +48,15 @@ impl<'u, 'input> Entries<'u, 'input> {
             root_offset: root_offset.0,
             endian: gimli::Reader::endian(&bytes),
             encoding: unit.header.encoding(),
-            codes,
-            declarations,
+            abbrevs,
             abbreviations: &unit.abbreviations,
         })
     }
 
-    /// The declarations the unit's codes stand for.
+    /// The unit's abbreviations.
     #[inline(always)]
-    pub(super) fn declarations(&self) -> &'u Declarations {
-        self.declarations
+    pub(super) fn abbrevs(&self) -> &'u UnitAbbrevs {
+        self.abbrevs
     }
 
     /// Whether the unit has been read to its end.
@@ -114,8 +111,8 @@ impl<'u, 'input> Entries<'u, 'input> {
         if code == 0 {
             return Ok(None);
         }
-        self.declarations
-            .get(self.codes.id(code))
+        self.abbrevs
+            .get(code)
             .map(Some)
             .ok_or(gimli::Error::InvalidAbbreviationCode(code))
     }
@@ -305,7 +302,7 @@ mod tests {
         static NO_ABBREVIATIONS: std::sync::OnceLock<gimli::Abbreviations> =
             std::sync::OnceLock::new();
         let abbreviations = NO_ABBREVIATIONS.get_or_init(gimli::Abbreviations::default);
-        let (codes, declarations) = super::super::abbrevs::tests::empty();
+        let abbrevs = super::super::abbrevs::tests::empty();
         Entries {
             input: bytes,
             end_offset: bytes.len(),
@@ -317,8 +314,7 @@ mod tests {
                 version: 5,
                 address_size: 8,
             },
-            codes,
-            declarations,
+            abbrevs,
             abbreviations,
         }
     }

@@ -605,8 +605,7 @@ mod tests {
             for header in dwarf.units() {
                 let (unit, codes) =
                     super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
-                let declarations = worker.declarations(&codes).expect("declarations");
-                let mut entries = Entries::new(&unit, &codes, declarations).expect("entries");
+                let mut entries = Entries::new(&unit, &codes).expect("entries");
                 let mut attrs = Attrs::default();
                 while !entries.is_empty() {
                     let Some(abbrev) = entries.read_abbreviation().expect("abbreviation") else {

@@ -36,7 +36,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::strings::{StringError, Strings};
 use crate::model::{CuModel, Language, Member, Node, NodeId, Param, TypeRef};
 
-use self::abbrevs::{Declarations, UnitAbbrevs, Worker};
+use self::abbrevs::{UnitAbbrevs, Worker};
 use self::attrs::Attrs;
 use self::entries::Entries;
 use self::node_ids::NodeIds;
@@ -136,12 +136,14 @@ fn walk_with<'input, 'arena>(
     for (unit, codes) in units.iter().zip(&codes) {
         walker.unit = unit;
         walker.unit_offset = unit.header.offset().0 as u64;
-        let Some(declarations) = worker.declarations(codes) else {
-            continue;
-        };
-        walker.walk(codes, declarations)?;
+        walker.walk(codes)?;
     }
-    walker.finish()
+    let model = walker.finish();
+    drop(units);
+    for unit_codes in codes {
+        worker.recycle(unit_codes);
+    }
+    model
 }
 
 /// gimli's `Unit::new` without the line program: the walker never looks
@@ -184,7 +186,7 @@ fn open_unit<'input>(
         header,
     };
     let mut low_pc = None;
-    if let Some(declarations) = worker.declarations(&codes) {
+    {
         // What `EntriesRaw::read_abbreviation` does, on our table.
         let root_offset = unit.header.root_offset();
         let mut input = unit.header.range_from(root_offset..)?;
@@ -192,12 +194,12 @@ fn open_unit<'input>(
         if code == 0 {
             return Err(gimli::Error::MissingUnitDie);
         }
-        let root = declarations
-            .get(codes.id(code))
+        let root = codes
+            .get(code)
             .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
         let mut entries =
             gimli::EntriesRaw::new(input, encoding, &unit.abbreviations, root_offset);
-        for spec in declarations.specs(root) {
+        for spec in codes.specs(root) {
             let value = entries.read_attribute(*spec)?.value();
             match (spec.name(), value) {
                 (dw::DW_AT_low_pc, value) => low_pc = Some(value),
@@ -367,10 +369,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.error(ErrorKind::Dwarf(err), offset)
     }
 
-    fn walk(&mut self, codes: &UnitAbbrevs, declarations: &Declarations) -> Result<()> {
+    fn walk(&mut self, abbrevs: &UnitAbbrevs) -> Result<()> {
         let unit = self.unit;
         let unit_offset = self.unit_offset;
-        let mut entries = Entries::new(unit, codes, declarations)
+        let mut entries = Entries::new(unit, abbrevs)
             .map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
