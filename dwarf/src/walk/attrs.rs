@@ -57,8 +57,11 @@ pub(super) enum Step {
     SkipLebBlock,
     /// An unwanted NUL-terminated string.
     SkipString,
-    /// Any other unwanted attribute, skipped by gimli.
-    SkipOther(gimli::AttributeSpecification),
+    /// Any other unwanted attribute, skipped by gimli: the position of
+    /// its spec in the declaration's. Positions rather than specs keep a
+    /// step at 12 bytes instead of 32 (the plans of a worker's thousands
+    /// of declarations are kept; see `abbrevs.rs`).
+    SkipOther(u32),
     /// A wanted attribute, into this slot.
     Read(u8, Decode),
 }
@@ -75,8 +78,9 @@ pub(super) enum Decode {
     Flag,
     /// `DW_FORM_flag_present`: true, from no bytes.
     Present,
-    /// `DW_FORM_implicit_const`: the value is in the abbreviation.
-    Implicit(i64),
+    /// `DW_FORM_implicit_const`: the value is in the spec at this
+    /// position of the declaration's.
+    Implicit(u32),
     Ref1,
     Ref2,
     Ref4,
@@ -105,7 +109,8 @@ pub(super) enum Decode {
     /// attributes whose meaning depends on the form, see [`needs_typing`])
     /// or as the raw form.
     Other {
-        spec: gimli::AttributeSpecification,
+        /// The position of its spec in the declaration's.
+        spec: u32,
         typed: bool,
     },
 }
@@ -199,7 +204,7 @@ pub(super) fn fixed_size(form: dw::DwForm, encoding: gimli::Encoding) -> Option<
 }
 
 /// The step that skips one variable-size unwanted attribute.
-fn skip_step(spec: gimli::AttributeSpecification) -> Step {
+fn skip_step(spec: gimli::AttributeSpecification, position: u32) -> Step {
     match spec.form() {
         dw::DW_FORM_udata
         | dw::DW_FORM_sdata
@@ -212,16 +217,20 @@ fn skip_step(spec: gimli::AttributeSpecification) -> Step {
         | dw::DW_FORM_rnglistx => Step::SkipLeb,
         dw::DW_FORM_exprloc | dw::DW_FORM_block => Step::SkipLebBlock,
         dw::DW_FORM_string => Step::SkipString,
-        _ => Step::SkipOther(spec),
+        _ => Step::SkipOther(position),
     }
 }
 
 /// How to decode a wanted attribute, chosen from its name and form.
-fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) -> Decode {
+fn decode_for(
+    spec: gimli::AttributeSpecification,
+    position: u32,
+    encoding: gimli::Encoding,
+) -> Decode {
     let name = spec.name();
     let offset = encoding.format.word_size();
     let other = Decode::Other {
-        spec,
+        spec: position,
         typed: needs_typing(name),
     };
     if needs_typing(name) {
@@ -245,7 +254,7 @@ fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) ->
         dw::DW_FORM_flag => Decode::Flag,
         dw::DW_FORM_flag_present => Decode::Present,
         dw::DW_FORM_implicit_const => match spec.implicit_const_value() {
-            Some(value) => Decode::Implicit(value),
+            Some(_) => Decode::Implicit(position),
             None => other,
         },
         dw::DW_FORM_ref1 => Decode::Ref1,
@@ -280,6 +289,7 @@ fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) ->
 fn decode_into<'input>(
     entries: &mut Entries<'_, 'input>,
     decode: Decode,
+    specs: &[gimli::AttributeSpecification],
     slot: &mut Value<'input>,
 ) -> Option<()> {
     use gimli::{DebugInfoOffset, DebugLineStrOffset, DebugStrOffset, DebugStrOffsetsIndex};
@@ -300,7 +310,9 @@ fn decode_into<'input>(
         Decode::Sdata => push(V::Sdata(entries.sleb()?)),
         Decode::Flag => push(V::Flag(entries.u8()? != 0)),
         Decode::Present => push(V::Flag(true)),
-        Decode::Implicit(value) => push(V::Sdata(value)),
+        Decode::Implicit(position) => push(V::Sdata(
+            specs.get(position as usize)?.implicit_const_value()?,
+        )),
         Decode::Ref1 => push(unit_ref(entries.u8()?.into())?),
         Decode::Ref2 => push(unit_ref(entries.u16()?.into())?),
         Decode::Ref4 => push(unit_ref(entries.u32()?.into())?),
@@ -326,7 +338,7 @@ fn decode_into<'input>(
         Decode::MemberOffset2 => push(V::Udata(entries.u16()?.into())),
         Decode::MemberOffsetUdata => push(V::Udata(entries.uleb()?)),
         Decode::Other { spec, typed } => {
-            let attr = entries.gimli_attribute(spec).ok()?;
+            let attr = entries.gimli_attribute(*specs.get(spec as usize)?).ok()?;
             push(if typed {
                 attr.value()
             } else {
@@ -370,8 +382,9 @@ impl<'input> Attrs<'input> {
         purpose: Purpose,
     ) -> gimli::Result<()> {
         let steps = entries.abbrevs().steps(abbrev, purpose);
+        let specs = entries.abbrevs().specs(abbrev);
         let before = entries.position();
-        if run_steps(steps, entries, &mut self.values, &mut self.present).is_some() {
+        if run_steps(steps, specs, entries, &mut self.values, &mut self.present).is_some() {
             return Ok(());
         }
         // Something is wrong with the bytes: read them again the general
@@ -463,7 +476,7 @@ pub(super) fn plan(
     let start = steps.len() as u32;
     let mut skip = 0u32;
     let mut planned = 0u32;
-    for spec in specs {
+    for (position, spec) in (0u32..).zip(specs) {
         let slot = slot_of(spec.name())
             .filter(|_| wants(has_children, purpose, spec.name()))
             // The first of repeated attributes counts.
@@ -473,7 +486,7 @@ pub(super) fn plan(
             if skip > 0 {
                 steps.push(Step::Skip(std::mem::take(&mut skip)));
             }
-            steps.push(Step::Read(slot as u8, decode_for(*spec, encoding)));
+            steps.push(Step::Read(slot as u8, decode_for(*spec, position, encoding)));
         } else if let Some(size) = fixed_size(spec.form(), encoding) {
             // Saturates on absurd abbreviations: the read then fails
             // and gimli reports the error.
@@ -482,7 +495,7 @@ pub(super) fn plan(
             if skip > 0 {
                 steps.push(Step::Skip(std::mem::take(&mut skip)));
             }
-            steps.push(skip_step(*spec));
+            steps.push(skip_step(*spec, position));
         }
     }
     if skip > 0 {
@@ -495,6 +508,7 @@ pub(super) fn plan(
 #[inline]
 fn run_steps<'input>(
     steps: &[Step],
+    specs: &[gimli::AttributeSpecification],
     entries: &mut Entries<'_, 'input>,
     values: &mut [Value<'input>; SLOTS],
     present: &mut u32,
@@ -512,9 +526,12 @@ fn run_steps<'input>(
             Step::SkipString => {
                 entries.cstr()?;
             }
-            Step::SkipOther(spec) => entries.gimli_skip(std::slice::from_ref(&spec)).ok()?,
+            Step::SkipOther(spec) => {
+                let spec = specs.get(spec as usize)?;
+                entries.gimli_skip(std::slice::from_ref(spec)).ok()?
+            }
             Step::Read(slot, how) => {
-                decode_into(entries, how, values.get_mut(usize::from(slot))?)?;
+                decode_into(entries, how, specs, values.get_mut(usize::from(slot))?)?;
                 *present |= 1 << slot;
             }
         }
@@ -580,6 +597,11 @@ pub(crate) fn constant_bits(value: &Value<'_>) -> Option<(u64, bool)> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+
+    #[test]
+    fn steps_stay_small() {
+        assert!(std::mem::size_of::<Step>() <= 12);
+    }
 
     /// Every committed fixture object, compiled by gcc and clang, DWARF 4
     /// and 5, both byte orders.
