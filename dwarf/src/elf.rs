@@ -397,10 +397,9 @@ impl ElfFile {
             };
             Ok(gimli::EndianSlice::new(data, self.endian))
         };
-        let mut gimli_dwarf = gimli::Dwarf::load(load)?;
-        // Kernel CUs mostly own their abbreviation tables; only tables
-        // shared by several units are worth caching.
-        gimli_dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+        // No abbreviations cache: the walker reads units' tables itself
+        // and shares what it derives between units (`walk/abbrevs.rs`).
+        let gimli_dwarf = gimli::Dwarf::load(load)?;
         let mut units = Vec::new();
         let mut iter = gimli_dwarf.units();
         loop {

@@ -4,6 +4,7 @@
 use gimli::constants as dw;
 use gimli::AttributeValue;
 
+use super::abbrevs::Abbrev;
 use super::entries::Entries;
 use crate::elf::Reader;
 
@@ -14,25 +15,17 @@ pub(crate) type Value<'input> = AttributeValue<Reader<'input>>;
 /// name is a bit test, and forgetting the previous DIE's attributes is
 /// clearing one mask.
 ///
-/// How to read an abbreviation's DIEs is worked out once per abbreviation
-/// of the unit, not once per DIE (a kernel unit uses a few hundred
-/// abbreviations for tens of thousands of DIEs): a plan of [`Step`]s that
-/// skips each run of fixed-size unwanted attributes as one byte count and
-/// decodes each wanted attribute by a form-specific reader chosen in
-/// advance, instead of gimli's generic per-attribute decoding.
+/// How to read a declaration's DIEs is worked out once per distinct
+/// declaration (see `abbrevs.rs`), not once per DIE (a kernel unit uses a
+/// few hundred abbreviations for tens of thousands of DIEs): a plan of
+/// [`Step`]s that skips each run of fixed-size unwanted attributes as one
+/// byte count and decodes each wanted attribute by a form-specific reader
+/// chosen in advance, instead of gimli's generic per-attribute decoding.
 pub(crate) struct Attrs<'input> {
     /// By [`slot_of`] the attribute's name; meaningful where `present`
     /// has the slot's bit.
     values: [Value<'input>; SLOTS],
     present: u32,
-    /// By abbreviation code and [`Purpose`]: where its plan's steps start
-    /// in `steps`, and how many there are; `None` until first met.
-    plans: Vec<[Option<(u32, u32)>; 2]>,
-    /// The steps of every plan.
-    steps: Vec<Step>,
-    /// Length of `steps` that cached plans use; past it, the plan of an
-    /// abbreviation with too large a code.
-    cached_len: usize,
 }
 
 impl Default for Attrs<'_> {
@@ -40,20 +33,13 @@ impl Default for Attrs<'_> {
         Attrs {
             values: [AttributeValue::Flag(false); SLOTS],
             present: 0,
-            plans: Vec::new(),
-            steps: Vec::new(),
-            cached_len: 0,
         }
     }
 }
 
-/// Abbreviation codes up to this get a cached plan (compilers number them
-/// densely from 1); DIEs with larger codes are planned every time.
-const MAX_PLANNED_CODE: u64 = 1 << 16;
-
 /// What a DIE is read for.
 #[derive(Clone, Copy)]
-enum Purpose {
+pub(super) enum Purpose {
     /// Its wanted attributes.
     Visit = 0,
     /// Only where its subtree ends (`DW_AT_sibling`), to skip it.
@@ -62,7 +48,7 @@ enum Purpose {
 
 /// One step of reading a DIE's attributes.
 #[derive(Clone, Copy, Debug)]
-enum Step {
+pub(super) enum Step {
     /// Unwanted attributes of fixed sizes: this many bytes.
     Skip(u32),
     /// An unwanted LEB128 number.
@@ -71,15 +57,18 @@ enum Step {
     SkipLebBlock,
     /// An unwanted NUL-terminated string.
     SkipString,
-    /// Any other unwanted attribute, skipped by gimli.
-    SkipOther(gimli::AttributeSpecification),
+    /// Any other unwanted attribute, skipped by gimli: the position of
+    /// its spec in the declaration's. Positions rather than specs keep a
+    /// step at 12 bytes instead of 32 (the plans of a worker's thousands
+    /// of declarations are kept; see `abbrevs.rs`).
+    SkipOther(u32),
     /// A wanted attribute, into this slot.
     Read(u8, Decode),
 }
 
 /// How a wanted attribute is decoded: each gives the value gimli would.
 #[derive(Clone, Copy, Debug)]
-enum Decode {
+pub(super) enum Decode {
     Data1,
     Data2,
     Data4,
@@ -89,8 +78,9 @@ enum Decode {
     Flag,
     /// `DW_FORM_flag_present`: true, from no bytes.
     Present,
-    /// `DW_FORM_implicit_const`: the value is in the abbreviation.
-    Implicit(i64),
+    /// `DW_FORM_implicit_const`: the value is in the spec at this
+    /// position of the declaration's.
+    Implicit(u32),
     Ref1,
     Ref2,
     Ref4,
@@ -119,7 +109,8 @@ enum Decode {
     /// attributes whose meaning depends on the form, see [`needs_typing`])
     /// or as the raw form.
     Other {
-        spec: gimli::AttributeSpecification,
+        /// The position of its spec in the declaration's.
+        spec: u32,
         typed: bool,
     },
 }
@@ -213,7 +204,7 @@ pub(super) fn fixed_size(form: dw::DwForm, encoding: gimli::Encoding) -> Option<
 }
 
 /// The step that skips one variable-size unwanted attribute.
-fn skip_step(spec: gimli::AttributeSpecification) -> Step {
+fn skip_step(spec: gimli::AttributeSpecification, position: u32) -> Step {
     match spec.form() {
         dw::DW_FORM_udata
         | dw::DW_FORM_sdata
@@ -226,16 +217,20 @@ fn skip_step(spec: gimli::AttributeSpecification) -> Step {
         | dw::DW_FORM_rnglistx => Step::SkipLeb,
         dw::DW_FORM_exprloc | dw::DW_FORM_block => Step::SkipLebBlock,
         dw::DW_FORM_string => Step::SkipString,
-        _ => Step::SkipOther(spec),
+        _ => Step::SkipOther(position),
     }
 }
 
 /// How to decode a wanted attribute, chosen from its name and form.
-fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) -> Decode {
+fn decode_for(
+    spec: gimli::AttributeSpecification,
+    position: u32,
+    encoding: gimli::Encoding,
+) -> Decode {
     let name = spec.name();
     let offset = encoding.format.word_size();
     let other = Decode::Other {
-        spec,
+        spec: position,
         typed: needs_typing(name),
     };
     if needs_typing(name) {
@@ -259,7 +254,7 @@ fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) ->
         dw::DW_FORM_flag => Decode::Flag,
         dw::DW_FORM_flag_present => Decode::Present,
         dw::DW_FORM_implicit_const => match spec.implicit_const_value() {
-            Some(value) => Decode::Implicit(value),
+            Some(_) => Decode::Implicit(position),
             None => other,
         },
         dw::DW_FORM_ref1 => Decode::Ref1,
@@ -294,6 +289,7 @@ fn decode_for(spec: gimli::AttributeSpecification, encoding: gimli::Encoding) ->
 fn decode_into<'input>(
     entries: &mut Entries<'_, 'input>,
     decode: Decode,
+    specs: &[gimli::AttributeSpecification],
     slot: &mut Value<'input>,
 ) -> Option<()> {
     use gimli::{DebugInfoOffset, DebugLineStrOffset, DebugStrOffset, DebugStrOffsetsIndex};
@@ -314,7 +310,9 @@ fn decode_into<'input>(
         Decode::Sdata => push(V::Sdata(entries.sleb()?)),
         Decode::Flag => push(V::Flag(entries.u8()? != 0)),
         Decode::Present => push(V::Flag(true)),
-        Decode::Implicit(value) => push(V::Sdata(value)),
+        Decode::Implicit(position) => push(V::Sdata(
+            specs.get(position as usize)?.implicit_const_value()?,
+        )),
         Decode::Ref1 => push(unit_ref(entries.u8()?.into())?),
         Decode::Ref2 => push(unit_ref(entries.u16()?.into())?),
         Decode::Ref4 => push(unit_ref(entries.u32()?.into())?),
@@ -340,7 +338,7 @@ fn decode_into<'input>(
         Decode::MemberOffset2 => push(V::Udata(entries.u16()?.into())),
         Decode::MemberOffsetUdata => push(V::Udata(entries.uleb()?)),
         Decode::Other { spec, typed } => {
-            let attr = entries.gimli_attribute(spec).ok()?;
+            let attr = entries.gimli_attribute(*specs.get(spec as usize)?).ok()?;
             push(if typed {
                 attr.value()
             } else {
@@ -357,7 +355,7 @@ impl<'input> Attrs<'input> {
     pub(crate) fn read(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
     ) -> gimli::Result<()> {
         self.run(entries, abbrev, Purpose::Visit)
     }
@@ -368,7 +366,7 @@ impl<'input> Attrs<'input> {
     pub(crate) fn skip(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
     ) -> gimli::Result<Option<gimli::UnitOffset>> {
         self.run(entries, abbrev, Purpose::Skip)?;
         Ok(match self.get(dw::DW_AT_sibling) {
@@ -380,14 +378,13 @@ impl<'input> Attrs<'input> {
     fn run(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
         purpose: Purpose,
     ) -> gimli::Result<()> {
-        let (start, len) = self.plan(abbrev, purpose, entries.encoding);
-        let start = start as usize;
-        let steps = self.steps.get(start..start + len as usize).unwrap_or(&[]);
+        let steps = entries.abbrevs().steps(abbrev, purpose);
+        let specs = entries.abbrevs().specs(abbrev);
         let before = entries.position();
-        if run_steps(steps, entries, &mut self.values, &mut self.present).is_some() {
+        if run_steps(steps, specs, entries, &mut self.values, &mut self.present).is_some() {
             return Ok(());
         }
         // Something is wrong with the bytes: read them again the general
@@ -401,12 +398,13 @@ impl<'input> Attrs<'input> {
     fn run_with_gimli(
         &mut self,
         entries: &mut Entries<'_, 'input>,
-        abbrev: &gimli::Abbreviation,
+        abbrev: &Abbrev,
         purpose: Purpose,
     ) -> gimli::Result<()> {
         self.present = 0;
-        for spec in abbrev.attributes() {
-            let slot = slot_of(spec.name()).filter(|_| wants(abbrev, purpose, spec.name()));
+        for spec in entries.abbrevs().specs(abbrev) {
+            let slot =
+                slot_of(spec.name()).filter(|_| wants(abbrev.has_children, purpose, spec.name()));
             // The first of repeated attributes counts.
             let Some(slot) = slot.filter(|&slot| self.present & (1 << slot) == 0) else {
                 entries.gimli_skip(std::slice::from_ref(spec))?;
@@ -424,67 +422,6 @@ impl<'input> Attrs<'input> {
             }
         }
         Ok(())
-    }
-
-    /// Where the steps of `abbrev`'s plan for `purpose` are in `steps`.
-    fn plan(
-        &mut self,
-        abbrev: &gimli::Abbreviation,
-        purpose: Purpose,
-        encoding: gimli::Encoding,
-    ) -> (u32, u32) {
-        let code = abbrev.code();
-        let slot = usize::try_from(code)
-            .ok()
-            .filter(|_| code <= MAX_PLANNED_CODE);
-        let cached = slot
-            .and_then(|slot| self.plans.get(slot))
-            .and_then(|plans| plans[purpose as usize]);
-        if let Some(plan) = cached {
-            return plan;
-        }
-        // An uncached plan is made again each time, after the cached ones.
-        self.steps.truncate(self.cached_len);
-        let start = self.steps.len() as u32;
-        let mut skip = 0u32;
-        let mut planned = 0u32;
-        for spec in abbrev.attributes() {
-            let slot = slot_of(spec.name())
-                .filter(|_| wants(abbrev, purpose, spec.name()))
-                // The first of repeated attributes counts.
-                .filter(|&slot| planned & (1 << slot) == 0);
-            if let Some(slot) = slot {
-                planned |= 1 << slot;
-                if skip > 0 {
-                    self.steps.push(Step::Skip(std::mem::take(&mut skip)));
-                }
-                self.steps
-                    .push(Step::Read(slot as u8, decode_for(*spec, encoding)));
-            } else if let Some(size) = fixed_size(spec.form(), encoding) {
-                // Saturates on absurd abbreviations: the read then fails
-                // and gimli reports the error.
-                skip = skip.saturating_add(u32::from(size));
-            } else {
-                if skip > 0 {
-                    self.steps.push(Step::Skip(std::mem::take(&mut skip)));
-                }
-                self.steps.push(skip_step(*spec));
-            }
-        }
-        if skip > 0 {
-            self.steps.push(Step::Skip(skip));
-        }
-        let plan = (start, self.steps.len() as u32 - start);
-        if let Some(slot) = slot {
-            if self.plans.len() <= slot {
-                self.plans.resize(slot + 1, [None; 2]);
-            }
-            if let Some(plans) = self.plans.get_mut(slot) {
-                plans[purpose as usize] = Some(plan);
-                self.cached_len = self.steps.len();
-            }
-        }
-        plan
     }
 
     /// The value of `name`, if the DIE has it.
@@ -518,18 +455,60 @@ impl<'input> Attrs<'input> {
 }
 
 /// Whether an attribute is decoded when a DIE is read for `purpose`.
-fn wants(abbrev: &gimli::Abbreviation, purpose: Purpose, name: dw::DwAt) -> bool {
+fn wants(has_children: bool, purpose: Purpose, name: dw::DwAt) -> bool {
     match purpose {
         Purpose::Visit => name != dw::DW_AT_sibling && slot_of(name).is_some(),
         // Only a DIE with children has a subtree to jump over.
-        Purpose::Skip => abbrev.has_children() && name == dw::DW_AT_sibling,
+        Purpose::Skip => has_children && name == dw::DW_AT_sibling,
     }
+}
+
+/// Appends to `steps` the plan for reading DIEs of a declaration with
+/// `specs` for `purpose`, returning where it starts and how many steps
+/// it has.
+pub(super) fn plan(
+    specs: &[gimli::AttributeSpecification],
+    has_children: bool,
+    purpose: Purpose,
+    encoding: gimli::Encoding,
+    steps: &mut Vec<Step>,
+) -> (u32, u32) {
+    let start = steps.len() as u32;
+    let mut skip = 0u32;
+    let mut planned = 0u32;
+    for (position, spec) in (0u32..).zip(specs) {
+        let slot = slot_of(spec.name())
+            .filter(|_| wants(has_children, purpose, spec.name()))
+            // The first of repeated attributes counts.
+            .filter(|&slot| planned & (1 << slot) == 0);
+        if let Some(slot) = slot {
+            planned |= 1 << slot;
+            if skip > 0 {
+                steps.push(Step::Skip(std::mem::take(&mut skip)));
+            }
+            steps.push(Step::Read(slot as u8, decode_for(*spec, position, encoding)));
+        } else if let Some(size) = fixed_size(spec.form(), encoding) {
+            // Saturates on absurd abbreviations: the read then fails
+            // and gimli reports the error.
+            skip = skip.saturating_add(u32::from(size));
+        } else {
+            if skip > 0 {
+                steps.push(Step::Skip(std::mem::take(&mut skip)));
+            }
+            steps.push(skip_step(*spec, position));
+        }
+    }
+    if skip > 0 {
+        steps.push(Step::Skip(skip));
+    }
+    (start, steps.len() as u32 - start)
 }
 
 /// Follows a plan; `None` if the bytes do not fit it.
 #[inline]
 fn run_steps<'input>(
     steps: &[Step],
+    specs: &[gimli::AttributeSpecification],
     entries: &mut Entries<'_, 'input>,
     values: &mut [Value<'input>; SLOTS],
     present: &mut u32,
@@ -547,9 +526,12 @@ fn run_steps<'input>(
             Step::SkipString => {
                 entries.cstr()?;
             }
-            Step::SkipOther(spec) => entries.gimli_skip(std::slice::from_ref(&spec)).ok()?,
+            Step::SkipOther(spec) => {
+                let spec = specs.get(spec as usize)?;
+                entries.gimli_skip(std::slice::from_ref(spec)).ok()?
+            }
             Step::Read(slot, how) => {
-                decode_into(entries, how, values.get_mut(usize::from(slot))?)?;
+                decode_into(entries, how, specs, values.get_mut(usize::from(slot))?)?;
                 *present |= 1 << slot;
             }
         }
@@ -616,6 +598,11 @@ pub(crate) fn constant_bits(value: &Value<'_>) -> Option<(u64, bool)> {
 pub(super) mod tests {
     use super::*;
 
+    #[test]
+    fn steps_stay_small() {
+        assert!(std::mem::size_of::<Step>() <= 12);
+    }
+
     /// Every committed fixture object, compiled by gcc and clang, DWARF 4
     /// and 5, both byte orders.
     pub(in crate::walk) fn fixture_objects() -> Vec<std::path::PathBuf> {
@@ -646,9 +633,11 @@ pub(super) mod tests {
         for path in files {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
+            let mut worker = super::super::abbrevs::Worker::default();
             for header in dwarf.units() {
-                let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
-                let mut entries = Entries::new(&unit).expect("entries");
+                let (unit, codes) =
+                    super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
+                let mut entries = Entries::new(&unit, &codes).expect("entries");
                 let mut planned = Attrs::default();
                 let mut reference = Attrs::default();
                 while !entries.is_empty() {
@@ -668,7 +657,8 @@ pub(super) mod tests {
                         assert_eq!(
                             planned.read_values(),
                             reference.read_values(),
-                            "{path:?} {abbrev:?}"
+                            "{path:?} {:?}",
+                            abbrev.tag
                         );
                         assert_eq!(fast.next_offset(), slow.next_offset(), "{path:?}");
                         if matches!(purpose, Purpose::Visit) {
@@ -691,8 +681,10 @@ pub(super) mod tests {
         let file = crate::ElfFile::open(&path).expect("fixture opens");
         let dwarf = file.dwarf().expect("fixture has DWARF");
         let header = dwarf.units().first().expect("a unit");
-        let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
-        let mut entries = Entries::new(&unit).expect("entries");
+        let mut worker = super::super::abbrevs::Worker::default();
+        let (unit, codes) =
+            super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
+        let mut entries = Entries::new(&unit, &codes).expect("entries");
         let abbrev = entries
             .read_abbreviation()
             .expect("root")

@@ -8,6 +8,7 @@
 
 use gimli::{Endianity, RunTimeEndian};
 
+use super::abbrevs::{Abbrev, UnitAbbrevs};
 use crate::elf::Reader;
 
 /// The not yet read part of one unit's entries.
@@ -24,12 +25,19 @@ pub(super) struct Entries<'u, 'input> {
     root_offset: usize,
     pub(super) endian: RunTimeEndian,
     pub(super) encoding: gimli::Encoding,
+    /// The unit's abbreviations.
+    abbrevs: &'u UnitAbbrevs,
+    /// An empty table, for gimli's attribute readers, which need one.
     abbreviations: &'u gimli::Abbreviations,
 }
 
 impl<'u, 'input> Entries<'u, 'input> {
-    /// A reader positioned on `unit`'s root DIE.
-    pub(super) fn new(unit: &'u gimli::Unit<Reader<'input>>) -> gimli::Result<Self> {
+    /// A reader positioned on `unit`'s root DIE, whose abbreviations are
+    /// `abbrevs`.
+    pub(super) fn new(
+        unit: &'u gimli::Unit<Reader<'input>>,
+        abbrevs: &'u UnitAbbrevs,
+    ) -> gimli::Result<Self> {
         let root_offset = unit.header.root_offset();
         let bytes = unit.header.range_from(root_offset..)?;
         let all = bytes.slice();
@@ -40,8 +48,15 @@ impl<'u, 'input> Entries<'u, 'input> {
             root_offset: root_offset.0,
             endian: gimli::Reader::endian(&bytes),
             encoding: unit.header.encoding(),
+            abbrevs,
             abbreviations: &unit.abbreviations,
         })
+    }
+
+    /// The unit's abbreviations.
+    #[inline(always)]
+    pub(super) fn abbrevs(&self) -> &'u UnitAbbrevs {
+        self.abbrevs
     }
 
     /// Whether the unit has been read to its end.
@@ -84,7 +99,7 @@ impl<'u, 'input> Entries<'u, 'input> {
     /// Reads an abbreviation code; `None` for the null entry that ends a
     /// list of children.
     #[inline]
-    pub(super) fn read_abbreviation(&mut self) -> gimli::Result<Option<&'u gimli::Abbreviation>> {
+    pub(super) fn read_abbreviation(&mut self) -> gimli::Result<Option<&'u Abbrev>> {
         let code = match self.input.first() {
             // One byte holds every code below 128: nearly all of them.
             Some(&byte) if byte < 0x80 => {
@@ -96,7 +111,7 @@ impl<'u, 'input> Entries<'u, 'input> {
         if code == 0 {
             return Ok(None);
         }
-        self.abbreviations
+        self.abbrevs
             .get(code)
             .map(Some)
             .ok_or(gimli::Error::InvalidAbbreviationCode(code))
@@ -287,6 +302,7 @@ mod tests {
         static NO_ABBREVIATIONS: std::sync::OnceLock<gimli::Abbreviations> =
             std::sync::OnceLock::new();
         let abbreviations = NO_ABBREVIATIONS.get_or_init(gimli::Abbreviations::default);
+        let abbrevs = super::super::abbrevs::tests::empty();
         Entries {
             input: bytes,
             end_offset: bytes.len(),
@@ -298,6 +314,7 @@ mod tests {
                 version: 5,
                 address_size: 8,
             },
+            abbrevs,
             abbreviations,
         }
     }

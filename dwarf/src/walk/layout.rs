@@ -197,10 +197,15 @@ fn kind_of(tag: dw::DwTag) -> Option<(Kind, bool)> {
 }
 
 impl Layout {
-    /// The layout of `abbrev`'s DIEs, if they can have one.
-    pub(super) fn of(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Option<Self> {
-        let (kind, strict) = kind_of(abbrev.tag())?;
-        if abbrev.has_children() && !kind.has_scope() {
+    /// The layout of the DIEs of a declaration, if they can have one.
+    pub(super) fn of(
+        tag: dw::DwTag,
+        has_children: bool,
+        specs: &[gimli::AttributeSpecification],
+        encoding: gimli::Encoding,
+    ) -> Option<Self> {
+        let (kind, strict) = kind_of(tag)?;
+        if has_children && !kind.has_scope() {
             return None;
         }
         let mut layout = Layout {
@@ -221,7 +226,7 @@ impl Layout {
             upper_bound: Place::default(),
         };
         let mut after_name = false;
-        for spec in abbrev.attributes() {
+        for spec in specs {
             let form = spec.form();
             let size = attrs::fixed_size(form, encoding);
             let here = |size: u8| Place {
@@ -576,78 +581,6 @@ fn number(bytes: &[u8], at: usize, size: u8, endian: RunTimeEndian) -> Option<u6
     })
 }
 
-/// A code's layout, once worked out.
-#[derive(Clone, Copy)]
-enum Cached {
-    Unknown,
-    Without,
-    With(Layout),
-}
-
-/// Layouts by abbreviation code, worked out when first met.
-#[derive(Default)]
-pub(super) struct Layouts {
-    by_code: Vec<Cached>,
-    /// The layout of the last DIE whose code is too large to cache.
-    uncached: Option<Layout>,
-}
-
-/// Codes up to this are cached (compilers number them densely from 1).
-const MAX_CACHED_CODE: u64 = 1 << 16;
-
-impl Layouts {
-    /// The layout of `abbrev`'s DIEs, if they have one.
-    #[inline]
-    pub(super) fn get(
-        &mut self,
-        abbrev: &gimli::Abbreviation,
-        encoding: gimli::Encoding,
-    ) -> Option<&Layout> {
-        // A code met before (every DIE's but the first of each code): one
-        // bounds check and a look at the cached value.
-        let slot = usize::try_from(abbrev.code()).unwrap_or(usize::MAX);
-        let known = |cached: Option<&Cached>| !matches!(cached, None | Some(Cached::Unknown));
-        if known(self.by_code.get(slot)) {
-            return match self.by_code.get(slot) {
-                Some(Cached::With(layout)) => Some(layout),
-                _ => None,
-            };
-        }
-        self.get_new(abbrev, encoding)
-    }
-
-    /// [`Layouts::get`] for a code not met yet, or too large to cache.
-    #[inline(never)]
-    fn get_new(
-        &mut self,
-        abbrev: &gimli::Abbreviation,
-        encoding: gimli::Encoding,
-    ) -> Option<&Layout> {
-        let code = abbrev.code();
-        let slot = usize::try_from(code)
-            .ok()
-            .filter(|_| code <= MAX_CACHED_CODE);
-        let Some(slot) = slot else {
-            self.uncached = Layout::of(abbrev, encoding);
-            return self.uncached.as_ref();
-        };
-        if self.by_code.len() <= slot {
-            self.by_code.resize(slot + 1, Cached::Unknown);
-        }
-        let cached = self.by_code.get_mut(slot)?;
-        if let Cached::Unknown = cached {
-            *cached = match Layout::of(abbrev, encoding) {
-                Some(layout) => Cached::With(layout),
-                None => Cached::Without,
-            };
-        }
-        match cached {
-            Cached::With(layout) => Some(layout),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -668,21 +601,22 @@ mod tests {
         for path in attrs::tests::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
+            let mut worker = super::super::abbrevs::Worker::default();
             for header in dwarf.units() {
-                let unit = super::super::open_unit(&dwarf.gimli, *header).expect("unit");
-                let mut entries = Entries::new(&unit).expect("entries");
+                let (unit, codes) =
+                    super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
+                let mut entries = Entries::new(&unit, &codes).expect("entries");
                 let mut attrs = Attrs::default();
-                let mut layouts = Layouts::default();
                 while !entries.is_empty() {
                     let Some(abbrev) = entries.read_abbreviation().expect("abbreviation") else {
                         continue;
                     };
                     let mut general = entries;
                     attrs.read(&mut general, abbrev).expect("general read");
-                    if abbrev.tag() == dw::DW_TAG_member {
+                    if abbrev.tag == dw::DW_TAG_member {
                         members += 1;
                     }
-                    if let Some(layout) = layouts.get(abbrev, entries.encoding) {
+                    if let Some(layout) = &abbrev.layout {
                         plain += 1;
                         let mut fast = entries;
                         let die = layout.read(&mut fast).expect("layout read");
@@ -719,18 +653,18 @@ mod tests {
                             assert_eq!(layout.byte_size(&die).map(u64::from), byte_size);
                             assert_eq!(layout.declaration(&die), attrs.flag(dw::DW_AT_declaration));
                         }
-                        if abbrev.tag() == dw::DW_TAG_subrange_type {
+                        if abbrev.tag == dw::DW_TAG_subrange_type {
                             subranges += 1;
                             assert_eq!(
                                 layout.subrange_count(&die),
                                 super::super::scope::subrange_count(&attrs)
                             );
                         }
-                        if abbrev.tag() == dw::DW_TAG_enumerator {
+                        if abbrev.tag == dw::DW_TAG_enumerator {
                             enumerators += 1;
                             assert_eq!(layout.constant(&die), attrs.get(dw::DW_AT_const_value));
                         }
-                        if abbrev.tag() == dw::DW_TAG_member {
+                        if abbrev.tag == dw::DW_TAG_member {
                             plain_members += 1;
                             assert_eq!(
                                 layout.kind == Kind::Bitfield,
@@ -747,7 +681,7 @@ mod tests {
                                 dw::DW_AT_declaration,
                                 dw::DW_AT_external,
                             ] {
-                                assert!(attrs.get(flag).is_none(), "{path:?} {abbrev:?}");
+                                assert!(attrs.get(flag).is_none(), "{path:?} {:?}", abbrev.tag);
                             }
                         }
                     }
@@ -764,6 +698,10 @@ mod tests {
             plain_members > 100 && plain_members < members && plain > plain_members,
             "{plain_members} plain of {members} members, {plain} DIEs with layouts"
         );
+    }
+
+    fn layout_of(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Option<Layout> {
+        Layout::of(abbrev.tag(), abbrev.has_children(), abbrev.attributes(), encoding)
     }
 
     /// Bitfields, children and forms the layout does not read are left to
@@ -808,7 +746,7 @@ mod tests {
             spec(dw::DW_AT_data_member_location, dw::DW_FORM_data1),
         ];
         let layout =
-            Layout::of(&abbrev(dw::DW_TAG_member, false, &plain), encoding).expect("plain member");
+            layout_of(&abbrev(dw::DW_TAG_member, false, &plain), encoding).expect("plain member");
         assert_eq!((layout.head, layout.tail), (0, 7));
         assert_eq!(
             layout.ty,
@@ -818,13 +756,13 @@ mod tests {
                 after_name: true
             }
         );
-        assert!(Layout::of(&abbrev(dw::DW_TAG_member, true, &plain), encoding).is_none());
+        assert!(layout_of(&abbrev(dw::DW_TAG_member, true, &plain), encoding).is_none());
         // Only members must not have other attributes the walker uses.
         let pointer = [
             spec(dw::DW_AT_byte_size, dw::DW_FORM_data1),
             spec(dw::DW_AT_type, dw::DW_FORM_ref4),
         ];
-        let layout = Layout::of(&abbrev(dw::DW_TAG_pointer_type, false, &pointer), encoding)
+        let layout = layout_of(&abbrev(dw::DW_TAG_pointer_type, false, &pointer), encoding)
             .expect("pointer");
         assert_eq!(layout.kind, Kind::Pointer);
         assert_eq!(
@@ -838,12 +776,12 @@ mod tests {
                 }
             )
         );
-        assert!(Layout::of(&abbrev(dw::DW_TAG_member, false, &pointer), encoding).is_none());
-        assert!(Layout::of(&abbrev(dw::DW_TAG_variable, false, &plain), encoding).is_none());
+        assert!(layout_of(&abbrev(dw::DW_TAG_member, false, &pointer), encoding).is_none());
+        assert!(layout_of(&abbrev(dw::DW_TAG_variable, false, &plain), encoding).is_none());
         let mut bitfield = plain.to_vec();
         bitfield.push(spec(dw::DW_AT_bit_size, dw::DW_FORM_data1));
         bitfield.push(spec(dw::DW_AT_data_bit_offset, dw::DW_FORM_data2));
-        let layout = Layout::of(&abbrev(dw::DW_TAG_member, false, &bitfield), encoding)
+        let layout = layout_of(&abbrev(dw::DW_TAG_member, false, &bitfield), encoding)
             .expect("DWARF 5 bitfield");
         assert_eq!((layout.kind, layout.tail), (Kind::Bitfield, 10));
         for odd in [
@@ -856,12 +794,12 @@ mod tests {
             let mut specs = plain.to_vec();
             specs.push(odd);
             assert!(
-                Layout::of(&abbrev(dw::DW_TAG_member, false, &specs), encoding).is_none(),
+                layout_of(&abbrev(dw::DW_TAG_member, false, &specs), encoding).is_none(),
                 "{odd:?}"
             );
         }
         let mut specs = plain.to_vec();
         specs[3] = spec(dw::DW_AT_data_member_location, dw::DW_FORM_exprloc);
-        assert!(Layout::of(&abbrev(dw::DW_TAG_member, false, &specs), encoding).is_none());
+        assert!(layout_of(&abbrev(dw::DW_TAG_member, false, &specs), encoding).is_none());
     }
 }

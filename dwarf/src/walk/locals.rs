@@ -11,70 +11,24 @@
 
 use gimli::constants as dw;
 
-/// What an abbreviation says of its variables, once worked out.
-#[derive(Clone, Copy, PartialEq)]
-enum Verdict {
-    Unknown,
-    /// The location, if any, is not an expression: never an address.
-    NeverStatic,
-    /// The location may be an address; only the DIE's bytes tell.
-    MaybeStatic,
-}
-
-/// Verdicts by abbreviation code, worked out when first met.
-#[derive(Default)]
-pub(super) struct LocalVariables {
-    by_code: Vec<Verdict>,
-}
-
-/// Codes up to this are cached (compilers number them densely from 1).
-const MAX_CACHED_CODE: u64 = 1 << 16;
-
-impl LocalVariables {
-    /// Whether variables of `abbrev` (a `DW_TAG_variable` abbreviation)
-    /// can never have a static address.
-    #[inline]
-    pub(super) fn never_static(&mut self, abbrev: &gimli::Abbreviation) -> bool {
-        let code = abbrev.code();
-        let Some(slot) = usize::try_from(code)
-            .ok()
-            .filter(|_| code <= MAX_CACHED_CODE)
-        else {
-            return verdict_of(abbrev) == Verdict::NeverStatic;
-        };
-        if self.by_code.len() <= slot {
-            self.by_code.resize(slot + 1, Verdict::Unknown);
-        }
-        let Some(cached) = self.by_code.get_mut(slot) else {
-            return false;
-        };
-        if *cached == Verdict::Unknown {
-            *cached = verdict_of(abbrev);
-        }
-        *cached == Verdict::NeverStatic
-    }
-}
-
-/// The verdict on `abbrev`'s variables. The first `DW_AT_location`
-/// counts, as in the attribute plans; forms that may hold an expression
-/// (the block forms, which gimli reads as expressions for a location, and
-/// `DW_FORM_indirect`, whose form only the DIE gives) may be static.
-fn verdict_of(abbrev: &gimli::Abbreviation) -> Verdict {
-    let location = abbrev
-        .attributes()
-        .iter()
-        .find(|spec| spec.name() == dw::DW_AT_location);
-    match location.map(|spec| spec.form()) {
+/// Whether variables of a declaration with `specs` can never have a
+/// static address. The first `DW_AT_location` counts, as in the attribute
+/// plans; forms that may hold an expression (the block forms, which gimli
+/// reads as expressions for a location, and `DW_FORM_indirect`, whose form
+/// only the DIE gives) may be static.
+pub(super) fn never_static(specs: &[gimli::AttributeSpecification]) -> bool {
+    let location = specs.iter().find(|spec| spec.name() == dw::DW_AT_location);
+    !matches!(
+        location.map(|spec| spec.form()),
         Some(
             dw::DW_FORM_exprloc
-            | dw::DW_FORM_block
-            | dw::DW_FORM_block1
-            | dw::DW_FORM_block2
-            | dw::DW_FORM_block4
-            | dw::DW_FORM_indirect,
-        ) => Verdict::MaybeStatic,
-        _ => Verdict::NeverStatic,
-    }
+                | dw::DW_FORM_block
+                | dw::DW_FORM_block1
+                | dw::DW_FORM_block2
+                | dw::DW_FORM_block4
+                | dw::DW_FORM_indirect,
+        )
+    )
 }
 
 #[cfg(test)]
@@ -83,7 +37,7 @@ mod tests {
 
     /// Code 1 of a `.debug_abbrev` holding one childless variable
     /// abbreviation with `specs`.
-    fn variable(specs: &[(dw::DwAt, dw::DwForm)]) -> gimli::Abbreviation {
+    fn variable(specs: &[(dw::DwAt, dw::DwForm)]) -> Vec<gimli::AttributeSpecification> {
         let mut bytes = vec![1u8, dw::DW_TAG_variable.0 as u8, 0];
         for &(name, form) in specs {
             // Every name and form used here fits one LEB128 byte.
@@ -94,28 +48,35 @@ mod tests {
         let abbreviations = gimli::DebugAbbrev::new(&bytes, gimli::LittleEndian)
             .abbreviations(gimli::DebugAbbrevOffset(0))
             .expect("abbreviations parse");
-        abbreviations.get(1).expect("code 1").clone()
+        abbreviations.get(1).expect("code 1").attributes().to_vec()
     }
 
     #[test]
     fn only_expression_locations_may_be_static() {
         let name = (dw::DW_AT_name, dw::DW_FORM_strp);
         let ty = (dw::DW_AT_type, dw::DW_FORM_ref4);
-        let mut locals = LocalVariables::default();
-        assert!(locals.never_static(&variable(&[name, ty])));
-        for form in [dw::DW_FORM_sec_offset, dw::DW_FORM_loclistx, dw::DW_FORM_data4] {
+        assert!(never_static(&variable(&[name, ty])));
+        for form in [
+            dw::DW_FORM_sec_offset,
+            dw::DW_FORM_loclistx,
+            dw::DW_FORM_data4,
+        ] {
             let abbrev = variable(&[name, ty, (dw::DW_AT_location, form)]);
-            assert!(LocalVariables::default().never_static(&abbrev), "{form}");
+            assert!(never_static(&abbrev), "{form}");
         }
-        for form in [dw::DW_FORM_exprloc, dw::DW_FORM_block1, dw::DW_FORM_indirect] {
+        for form in [
+            dw::DW_FORM_exprloc,
+            dw::DW_FORM_block1,
+            dw::DW_FORM_indirect,
+        ] {
             let abbrev = variable(&[name, (dw::DW_AT_location, form), ty]);
-            assert!(!LocalVariables::default().never_static(&abbrev), "{form}");
+            assert!(!never_static(&abbrev), "{form}");
         }
         // The first location counts.
         let abbrev = variable(&[
             (dw::DW_AT_location, dw::DW_FORM_sec_offset),
             (dw::DW_AT_location, dw::DW_FORM_exprloc),
         ]);
-        assert!(LocalVariables::default().never_static(&abbrev));
+        assert!(never_static(&abbrev));
     }
 }

@@ -12,6 +12,7 @@
 //! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
 //! the whole unit has been seen, so forward references cost nothing.
 
+mod abbrevs;
 mod attrs;
 mod entries;
 mod layout;
@@ -35,10 +36,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::strings::{StringError, Strings};
 use crate::model::{CuModel, Language, Member, Node, NodeId, Param, TypeRef};
 
+use self::abbrevs::{UnitAbbrevs, Worker};
 use self::attrs::Attrs;
 use self::entries::Entries;
-use self::layout::Layouts;
-use self::locals::LocalVariables;
 use self::node_ids::NodeIds;
 use self::offset_table::OffsetTable;
 use self::resolve::{RawFunction, RawVariable};
@@ -98,13 +98,25 @@ fn walk<'input, 'arena>(
     arena: &'arena Bump,
     inline_names: Option<&'input Bump>,
 ) -> Result<CuModel<'input, 'arena>> {
+    Worker::with(|worker| walk_with(worker, dwarf, headers, arena, inline_names))
+}
+
+fn walk_with<'input, 'arena>(
+    worker: &mut Worker,
+    dwarf: &Dwarf<'input>,
+    headers: &[UnitHeader<'input>],
+    arena: &'arena Bump,
+    inline_names: Option<&'input Bump>,
+) -> Result<CuModel<'input, 'arena>> {
     let mut units = Vec::with_capacity(headers.len());
+    let mut codes = Vec::with_capacity(headers.len());
     for header in headers {
         let unit_offset = header.offset().0 as u64;
-        let unit = open_unit(&dwarf.gimli, *header).map_err(|err| {
+        let (unit, unit_codes) = open_unit(&dwarf.gimli, *header, worker).map_err(|err| {
             Error::new(dwarf.path(), ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
         })?;
         units.push(unit);
+        codes.push(unit_codes);
     }
     let Some(first) = units.first() else {
         return Err(Error::new(
@@ -121,25 +133,35 @@ fn walk<'input, 'arena>(
         .collect();
     let mut walker = Walker::new(dwarf, first, spans, arena);
     walker.inline_names = inline_names;
-    for unit in &units {
+    for (unit, codes) in units.iter().zip(&codes) {
         walker.unit = unit;
         walker.unit_offset = unit.header.offset().0 as u64;
-        walker.walk()?;
+        walker.walk(codes)?;
     }
-    walker.finish()
+    let model = walker.finish();
+    drop(units);
+    for unit_codes in codes {
+        worker.recycle(unit_codes);
+    }
+    model
 }
 
 /// gimli's `Unit::new` without the line program: the walker never looks
 /// at source lines, and parsing every unit's file table costs more than
 /// reading its abbreviations. The unit DIE's bases and `DW_AT_low_pc`
 /// (the base address of DWARF 4 location lists) are read as gimli does.
+/// The unit's abbreviations are read into `worker` (see `abbrevs.rs`),
+/// and the codes returned; gimli's table of the unit is left empty.
 fn open_unit<'input>(
     dwarf: &gimli::Dwarf<Reader<'input>>,
     header: UnitHeader<'input>,
-) -> gimli::Result<gimli::Unit<Reader<'input>>> {
+    worker: &mut Worker,
+) -> gimli::Result<(gimli::Unit<Reader<'input>>, UnitAbbrevs)> {
     let encoding = header.encoding();
+    let debug_abbrev = *gimli::Section::reader(&dwarf.debug_abbrev);
+    let codes = worker.parse(debug_abbrev, header.debug_abbrev_offset(), encoding)?;
     let mut unit = gimli::Unit {
-        abbreviations: dwarf.abbreviations(&header)?,
+        abbreviations: worker.no_abbreviations(),
         name: None,
         comp_dir: None,
         low_pc: 0,
@@ -165,9 +187,19 @@ fn open_unit<'input>(
     };
     let mut low_pc = None;
     {
-        let mut entries = unit.header.entries_raw(&unit.abbreviations, None)?;
-        let root = entries.read_abbreviation()?.ok_or(gimli::Error::MissingUnitDie)?;
-        for spec in root.attributes() {
+        // What `EntriesRaw::read_abbreviation` does, on our table.
+        let root_offset = unit.header.root_offset();
+        let mut input = unit.header.range_from(root_offset..)?;
+        let code = gimli::Reader::read_uleb128(&mut input)?;
+        if code == 0 {
+            return Err(gimli::Error::MissingUnitDie);
+        }
+        let root = codes
+            .get(code)
+            .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
+        let mut entries =
+            gimli::EntriesRaw::new(input, encoding, &unit.abbreviations, root_offset);
+        for spec in codes.specs(root) {
             let value = entries.read_attribute(*spec)?.value();
             match (spec.name(), value) {
                 (dw::DW_AT_low_pc, value) => low_pc = Some(value),
@@ -197,7 +229,7 @@ fn open_unit<'input>(
             unit.low_pc = address;
         }
     }
-    Ok(unit)
+    Ok((unit, codes))
 }
 
 /// Multiplicative hashing of DIE offsets: they are unique small integers,
@@ -337,14 +369,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.error(ErrorKind::Dwarf(err), offset)
     }
 
-    fn walk(&mut self) -> Result<()> {
+    fn walk(&mut self, abbrevs: &UnitAbbrevs) -> Result<()> {
         let unit = self.unit;
         let unit_offset = self.unit_offset;
-        let mut entries =
-            Entries::new(unit).map_err(|err| self.gimli_error(err, unit_offset))?;
+        let mut entries = Entries::new(unit, abbrevs)
+            .map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
-        let mut layouts = Layouts::default();
-        let mut locals = LocalVariables::default();
         let mut root_seen = false;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
@@ -362,33 +392,31 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 continue;
             };
             self.die_count += 1;
-            let tag = abbrev.tag();
+            let tag = abbrev.tag;
             if !root_seen {
                 root_seen = true;
                 attrs
                     .read(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
                 self.visit_root(&attrs, offset)?;
-                if !abbrev.has_children() {
+                if !abbrev.has_children {
                     break;
                 }
                 self.stack.push(Scope::Unit);
                 continue;
             }
+            // A function body's variable whose abbreviation rules out a
+            // static address would be read only to be dropped: its mask
+            // says so (see `scope::wanted_in`).
             let wanted = match self.stack.last() {
-                // A function body's variable whose abbreviation rules out
-                // a static address would be read only to be dropped.
-                Some(parent) if tag == dw::DW_TAG_variable && !matches!(parent, Scope::Unit) => {
-                    parent.wants(tag) && !locals.never_static(abbrev)
-                }
-                Some(parent) => parent.wants(tag),
+                Some(parent) => parent.wants(abbrev.wanted_in),
                 None => false,
             };
             if wanted {
-                if let Some(layout) = layouts.get(abbrev, entries.encoding) {
+                if let Some(layout) = &abbrev.layout {
                     let before = entries.position();
                     if let Some(die) = layout.read(&mut entries) {
-                        let has_children = abbrev.has_children();
+                        let has_children = abbrev.has_children;
                         if self.visit_fixed(layout, die, offset, has_children)? {
                             continue;
                         }
@@ -399,7 +427,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 let sibling = attrs
                     .skip(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
-                if abbrev.has_children() {
+                if abbrev.has_children {
                     match sibling {
                         // Only forward jumps: a bad sibling must not loop.
                         Some(sibling) if unit_offset + sibling.0 as u64 > offset => {
@@ -416,7 +444,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .read(&mut entries, abbrev)
                 .map_err(|err| self.gimli_error(err, offset))?;
             let scope = self.visit(tag, &attrs, offset)?;
-            if abbrev.has_children() {
+            if abbrev.has_children {
                 self.stack.push(scope);
             } else {
                 self.close(scope);

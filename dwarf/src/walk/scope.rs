@@ -124,48 +124,110 @@ fn is_type_tag(tag: dw::DwTag) -> bool {
     )
 }
 
+/// Scopes grouped by what children they want: a bit each in a
+/// declaration's [`wanted_in`] mask.
+#[derive(Clone, Copy)]
+enum Wants {
+    Nothing,
+    Unit,
+    Function,
+    Body,
+    Composite,
+    Enum,
+    Array,
+    Subroutine,
+    Annotations,
+}
+
+const ALL_WANTS: [Wants; 9] = [
+    Wants::Nothing,
+    Wants::Unit,
+    Wants::Function,
+    Wants::Body,
+    Wants::Composite,
+    Wants::Enum,
+    Wants::Array,
+    Wants::Subroutine,
+    Wants::Annotations,
+];
+
 impl Scope<'_, '_> {
-    /// Whether a child DIE with `tag` is worth decoding here; all others
-    /// are skipped with their subtrees.
-    pub(super) fn wants(&self, tag: dw::DwTag) -> bool {
+    fn class(&self) -> Wants {
         match self {
-            Scope::Skip | Scope::Leaf => false,
-            Scope::Unit => {
-                is_type_tag(tag)
-                    || matches!(
-                        tag,
-                        dw::DW_TAG_subprogram | dw::DW_TAG_variable | dw::DW_TAG_namespace
-                    )
-            }
-            Scope::Function { .. } => {
-                is_type_tag(tag)
-                    || matches!(
-                        tag,
-                        dw::DW_TAG_formal_parameter
-                            | dw::DW_TAG_unspecified_parameters
-                            | DW_TAG_LLVM_ANNOTATION
-                            | dw::DW_TAG_lexical_block
-                            | dw::DW_TAG_variable
-                    )
-            }
-            Scope::Body => {
-                is_type_tag(tag) || matches!(tag, dw::DW_TAG_lexical_block | dw::DW_TAG_variable)
-            }
-            Scope::Composite { .. } => {
-                is_type_tag(tag) || matches!(tag, dw::DW_TAG_member | DW_TAG_LLVM_ANNOTATION)
-            }
-            Scope::Enum(_) => tag == dw::DW_TAG_enumerator,
-            Scope::Array { .. } => tag == dw::DW_TAG_subrange_type,
-            Scope::Subroutine { .. } => {
-                matches!(
-                    tag,
-                    dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters
-                )
-            }
+            Scope::Skip | Scope::Leaf => Wants::Nothing,
+            Scope::Unit => Wants::Unit,
+            Scope::Function { .. } => Wants::Function,
+            Scope::Body => Wants::Body,
+            Scope::Composite { .. } => Wants::Composite,
+            Scope::Enum(_) => Wants::Enum,
+            Scope::Array { .. } => Wants::Array,
+            Scope::Subroutine { .. } => Wants::Subroutine,
             Scope::Pointer { .. } | Scope::Typedef { .. } | Scope::Annotated { .. } => {
-                tag == DW_TAG_LLVM_ANNOTATION
+                Wants::Annotations
             }
         }
+    }
+
+    /// Whether a child DIE whose declaration has the [`wanted_in`] mask
+    /// `wanted_in` is worth decoding here; all others are skipped with
+    /// their subtrees. One bit test per DIE instead of matching its tag
+    /// against the scope's list.
+    #[inline(always)]
+    pub(super) fn wants(&self, wanted_in: u16) -> bool {
+        wanted_in & (1 << self.class() as u16) != 0
+    }
+}
+
+/// The scopes, by [`Wants`] bit, in which DIEs with `tag` are worth
+/// decoding; `never_static` says a variable can never have a static
+/// address (see `locals.rs`): only a unit keeps such variables.
+pub(super) fn wanted_in(tag: dw::DwTag, never_static: bool) -> u16 {
+    ALL_WANTS
+        .iter()
+        .filter(|&&class| wants(class, tag))
+        .filter(|&&class| {
+            !(never_static && tag == dw::DW_TAG_variable && !matches!(class, Wants::Unit))
+        })
+        .fold(0, |mask, &class| mask | 1 << class as u16)
+}
+
+/// Whether a child DIE with `tag` is worth decoding in a scope of `class`.
+fn wants(class: Wants, tag: dw::DwTag) -> bool {
+    match class {
+        Wants::Nothing => false,
+        Wants::Unit => {
+            is_type_tag(tag)
+                || matches!(
+                    tag,
+                    dw::DW_TAG_subprogram | dw::DW_TAG_variable | dw::DW_TAG_namespace
+                )
+        }
+        Wants::Function => {
+            is_type_tag(tag)
+                || matches!(
+                    tag,
+                    dw::DW_TAG_formal_parameter
+                        | dw::DW_TAG_unspecified_parameters
+                        | DW_TAG_LLVM_ANNOTATION
+                        | dw::DW_TAG_lexical_block
+                        | dw::DW_TAG_variable
+                )
+        }
+        Wants::Body => {
+            is_type_tag(tag) || matches!(tag, dw::DW_TAG_lexical_block | dw::DW_TAG_variable)
+        }
+        Wants::Composite => {
+            is_type_tag(tag) || matches!(tag, dw::DW_TAG_member | DW_TAG_LLVM_ANNOTATION)
+        }
+        Wants::Enum => tag == dw::DW_TAG_enumerator,
+        Wants::Array => tag == dw::DW_TAG_subrange_type,
+        Wants::Subroutine => {
+            matches!(
+                tag,
+                dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters
+            )
+        }
+        Wants::Annotations => tag == DW_TAG_LLVM_ANNOTATION,
     }
 }
 
