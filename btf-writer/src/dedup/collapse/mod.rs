@@ -606,7 +606,7 @@ mod tests {
         let mut chains = Chains::default();
         // Keys whose high halves share their low bits probe into each
         // other's slots; a few thousand make the table grow several times.
-        let key = |k: u64| (k << 20 | k % 7) << 32 | k;
+        let key = |k: u64| ((k << 20) | (k % 7)) << 32 | k;
         let mut expected: Vec<Vec<u32>> = vec![Vec::new(); 3000];
         for entry in 0..9000u32 {
             let k = u64::from(entry) * 7919 % 3000;
