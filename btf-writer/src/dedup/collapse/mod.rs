@@ -30,7 +30,7 @@ mod scc;
 mod shape;
 
 use self::scc::{components, Components, Graph};
-use self::shape::{own_hash, same_shape, shape_key};
+use self::shape::{own_hash_and_refs, same_shape, shape_key};
 use super::table::Key;
 use super::Error;
 use crate::types::{Btf, Type, TypeId};
@@ -190,7 +190,7 @@ impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
         let mut own = Vec::with_capacity(types.len());
-        let comps = components(&Graph::new(&types, |t| own.push(own_hash(t)))?);
+        let comps = components(&Graph::new(&types, |t, edges| own.push(own_hash_and_refs(t, |id| edges.add(id))))?);
         Ok(PreparedCu { types, comps, own })
     }
 
@@ -516,7 +516,7 @@ impl<'a> Collapser<'a> {
 struct CuMatch<'c, 'a> {
     types: &'c [Type<'a>],
     comps: &'c Components,
-    /// Each type's [`own_hash`].
+    /// Each type's [`shape::own_hash_and_refs`].
     own: &'c [u64],
     /// Table id of each CU type: `NONE` before its component is matched,
     /// `NEW` when it has no copy (until new ids are handed out).

@@ -7,6 +7,7 @@
 //! is which.
 
 use super::super::Error;
+#[cfg(test)]
 use crate::refs::for_each_id;
 use crate::types::{Type, TypeId};
 
@@ -20,31 +21,25 @@ pub(super) struct Graph {
 
 impl Graph {
     /// The graph of `types`, whose ids are `1..=types.len()`; a type that
-    /// refers past the table is an error naming both ids. `visit` sees
-    /// each type right after its references were read, for a caller with
-    /// a pass of its own over the types: the type is still in cache.
-    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>)) -> Result<Graph, Error> {
+    /// refers past the table is an error naming both ids. `visit` is
+    /// handed each type with an [`EdgeSink`] to pass the type's references
+    /// to, in record order, for a caller with a pass of its own over the
+    /// types that reads the references anyway (see
+    /// [`super::shape::own_hash_and_refs`]).
+    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>, &mut EdgeSink<'_>)) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
         let mut edges: Vec<u32> = Vec::with_capacity(types.len() * 3);
         let mut dangling = None;
         for (index, t) in types.iter().enumerate() {
-            let start = edges.len();
-            starts.push(start as u32);
-            for_each_id(t, |id| {
-                if id.0 == 0 {
-                    return;
-                }
-                match usize::try_from(id.0 - 1) {
-                    // A reference repeating the one before (members of the
-                    // same type in a row) adds nothing to what reaches what.
-                    Ok(target) if edges.len() > start && edges.last() == Some(&(target as u32)) => {}
-                    Ok(target) if target < types.len() => edges.push(target as u32),
-                    _ => {
-                        dangling.get_or_insert(Error::DanglingReference { type_id: TypeId(index as u32 + 1), referenced: id });
-                    }
-                }
-            });
-            visit(t);
+            starts.push(edges.len() as u32);
+            let mut sink = EdgeSink {
+                start: edges.len(),
+                edges: &mut edges,
+                nodes: types.len(),
+                source: index,
+                dangling: &mut dangling,
+            };
+            visit(t, &mut sink);
         }
         starts.push(edges.len() as u32);
         match dangling {
@@ -75,6 +70,46 @@ impl Graph {
             _ => &[],
         }
     }
+}
+
+/// Where [`Graph::new`] files the references of the type being visited.
+pub(super) struct EdgeSink<'g> {
+    edges: &'g mut Vec<u32>,
+    /// Where the type's edges start in `edges`.
+    start: usize,
+    nodes: usize,
+    /// The type's index.
+    source: usize,
+    dangling: &'g mut Option<Error>,
+}
+
+impl EdgeSink<'_> {
+    /// Adds a reference of the type (`void` is left out).
+    #[inline]
+    pub(super) fn add(&mut self, id: TypeId) {
+        if id.0 == 0 {
+            return;
+        }
+        let target = id.0 - 1;
+        match usize::try_from(target) {
+            // A reference repeating the one before (members of the same
+            // type in a row) adds nothing to what reaches what.
+            Ok(_) if self.edges.len() > self.start && self.edges.last() == Some(&target) => {}
+            Ok(index) if index < self.nodes => self.edges.push(target),
+            _ => {
+                self.dangling.get_or_insert(Error::DanglingReference {
+                    type_id: TypeId(self.source as u32 + 1),
+                    referenced: id,
+                });
+            }
+        }
+    }
+}
+
+/// Visits `t`'s references into `sink`, for a [`Graph`] of nothing else.
+#[cfg(test)]
+pub(super) fn refs_only(t: &Type<'_>, sink: &mut EdgeSink<'_>) {
+    for_each_id(t, |id| sink.add(id));
 }
 
 /// The components of a [`Graph`].
@@ -282,7 +317,7 @@ mod tests {
             node_struct(&[0]),
             Type::Ptr(TypeId(6)),
         ];
-        let graph = Graph::new(&types, |_| {}).unwrap();
+        let graph = Graph::new(&types, refs_only).unwrap();
         let comps = components(&graph);
         let sets: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
         let position = |node: u32| sets.iter().position(|s| s.contains(&node)).unwrap();
@@ -299,7 +334,7 @@ mod tests {
     #[test]
     fn references_past_the_table_are_refused() {
         assert_eq!(
-            Graph::new(&[Type::Ptr(TypeId(2))], |_| {}).err(),
+            Graph::new(&[Type::Ptr(TypeId(2))], refs_only).err(),
             Some(Error::DanglingReference { type_id: TypeId(1), referenced: TypeId(2) })
         );
     }

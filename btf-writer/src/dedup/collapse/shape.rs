@@ -75,7 +75,16 @@ pub(super) fn same_shape(
 /// (names by a [`sketch`]):
 /// the part of a type's key that does not depend on where its references
 /// point, so it can be computed for a CU before its types are matched.
+#[cfg(test)]
 pub(super) fn own_hash(t: &Type<'_>) -> u64 {
+    own_hash_and_refs(t, |_| {})
+}
+
+/// [`own_hash`] of `t`, handing `refs` every type id `t` refers to in the
+/// order of [`crate::refs::for_each_id`], in one pass over the type: the
+/// collapse needs both of every type of a CU, and one dispatch on the
+/// kind and one walk over the members or parameters do for both.
+pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u64 {
     let k = Key::new(u64::from(crate::raw::Kind::of(t).0));
     let k = match t {
         Type::Int(x) => k
@@ -86,35 +95,53 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
         Type::Fwd(x) => k.word(sketch(x.name)).word(u64::from(x.union)),
         Type::Enum(x) | Type::Enum64(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.signed));
-            for v in &x.values {
+            for v in x.values.iter() {
                 k = k.word(sketch(v.name)).word(v.value);
             }
             k
         }
-        Type::Ptr(_) | Type::Volatile(_) | Type::Const(_) | Type::Restrict(_) => k,
-        Type::Array(x) => k.word(u64::from(x.nelems)),
+        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
+            refs(*id);
+            k
+        }
+        Type::Array(x) => {
+            refs(x.elem);
+            refs(x.index);
+            k.word(u64::from(x.nelems))
+        }
         Type::Struct(x) | Type::Union(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
-            for m in &x.members {
+            for m in x.members.iter() {
+                refs(m.ty);
                 k = k.word(sketch(m.name)).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
             }
             k
         }
-        Type::Typedef(x) | Type::TypeTag(x) => k.word(sketch(x.name)),
+        Type::Typedef(x) | Type::TypeTag(x) => {
+            refs(x.ty);
+            k.word(sketch(x.name))
+        }
         Type::Func(x) | Type::Var(x) => {
+            refs(x.ty);
             k.word(sketch(x.name)).word(u64::from(crate::raw::linkage_value(x.linkage)))
         }
-        Type::DeclTag(x) => k.word(sketch(x.name)).word(x.component_idx as u64),
+        Type::DeclTag(x) => {
+            refs(x.ty);
+            k.word(sketch(x.name)).word(x.component_idx as u64)
+        }
         Type::FuncProto(x) => {
+            refs(x.ret);
             let mut k = k;
-            for p in &x.params {
+            for p in x.params.iter() {
+                refs(p.ty);
                 k = k.word(sketch(p.name));
             }
             k
         }
         Type::Datasec(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size));
-            for v in &x.vars {
+            for v in x.vars.iter() {
+                refs(v.ty);
                 k = k.word(u64::from(v.offset) << 32 | u64::from(v.size));
             }
             k
@@ -158,6 +185,32 @@ pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
+
+    /// The references handed out are those `for_each_id` visits, in its
+    /// order, for every kind that has any.
+    #[test]
+    fn own_hash_hands_out_the_references_in_record_order() {
+        let member = |ty: u32| Member { name: "m", ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 };
+        let types = [
+            Type::Ptr(TypeId(3)),
+            Type::Const(TypeId(0)),
+            Type::Array(Array { elem: TypeId(4), index: TypeId(5), nelems: 2 }),
+            Type::Struct(Composite { name: "s", size: 8, members: vec![member(6), member(6), member(0)].into(), kind_flag: false }),
+            Type::Typedef(Named { name: "t", ty: TypeId(7) }),
+            Type::FuncProto(FuncProto {
+                ret: TypeId(8),
+                params: vec![Param { name: "a", ty: TypeId(9) }, Param { name: "b", ty: TypeId(1) }].into(),
+            }),
+        ];
+        for t in &types {
+            let mut visited = Vec::new();
+            crate::refs::for_each_id(t, |id| visited.push(id));
+            let mut handed = Vec::new();
+            own_hash_and_refs(t, |id| handed.push(id));
+            assert_eq!(handed, visited, "{t:?}");
+        }
+    }
 
     #[test]
     fn sketch_tells_apart_names_that_differ_at_either_end_or_in_length() {
