@@ -72,18 +72,12 @@ pub(super) fn same_shape(
 }
 
 /// A hash of every field [`same_shape`] compares other than references
-/// (names by a [`sketch`]):
-/// the part of a type's key that does not depend on where its references
-/// point, so it can be computed for a CU before its types are matched.
-#[cfg(test)]
-pub(super) fn own_hash(t: &Type<'_>) -> u64 {
-    own_hash_and_refs(t, |_| {})
-}
-
-/// [`own_hash`] of `t`, handing `refs` every type id `t` refers to in the
-/// order of [`crate::refs::for_each_id`], in one pass over the type: the
-/// collapse needs both of every type of a CU, and one dispatch on the
-/// kind and one walk over the members or parameters do for both.
+/// (names by a [`sketch`]): the part of a type's key that does not depend
+/// on where its references point, so it can be computed for a CU before
+/// its types are matched. Hands `refs` every type id `t` refers to, in the
+/// order of [`crate::refs::for_each_id`], on the way: the collapse needs
+/// both for every type of a CU, and one dispatch on the kind and one walk
+/// over the members or parameters do for both.
 pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u64 {
     let k = Key::new(u64::from(crate::raw::Kind::of(t).0));
     let k = match t {
@@ -150,7 +144,7 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
     k.finish()
 }
 
-/// A word standing for a name in [`own_hash`]: its length and its first
+/// A word standing for a name in [`own_hash_and_refs`]: its length and its first
 /// and last eight bytes (overlapping in shorter names). Hashes only sort
 /// types into buckets, and names that agree on all three are rare enough
 /// that hashing every byte costs more than the comparisons it would save.
@@ -173,7 +167,7 @@ fn sketch(name: &str) -> u64 {
     head.rotate_left(17) ^ tail.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (bytes.len() as u64) << 56
 }
 
-/// A type's key: its [`own_hash`] and a word for each reference, in
+/// A type's key: its [`own_hash_and_refs`] and a word for each reference, in
 /// record order, as `refs` gives it. Types that pass [`same_shape`] with
 /// references judged by the same words get the same key.
 pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> u64) -> u64 {
@@ -196,11 +190,11 @@ mod tests {
             Type::Ptr(TypeId(3)),
             Type::Const(TypeId(0)),
             Type::Array(Array { elem: TypeId(4), index: TypeId(5), nelems: 2 }),
-            Type::Struct(Composite { name: "s", size: 8, members: vec![member(6), member(6), member(0)].into(), kind_flag: false }),
+            Type::Struct(Composite { name: "s", size: 8, members: [member(6), member(6), member(0)].into_iter().collect(), kind_flag: false }),
             Type::Typedef(Named { name: "t", ty: TypeId(7) }),
             Type::FuncProto(FuncProto {
                 ret: TypeId(8),
-                params: vec![Param { name: "a", ty: TypeId(9) }, Param { name: "b", ty: TypeId(1) }].into(),
+                params: [Param { name: "a", ty: TypeId(9) }, Param { name: "b", ty: TypeId(1) }].into_iter().collect(),
             }),
         ];
         for t in &types {
