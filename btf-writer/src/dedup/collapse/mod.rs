@@ -30,7 +30,7 @@ mod scc;
 mod shape;
 
 use self::scc::{components, Components, Graph};
-use self::shape::{own_hash, same_shape, shape_key};
+use self::shape::{own_hash_and_refs, same_shape, shape_key};
 use super::table::Key;
 use super::Error;
 use crate::types::{Btf, Type, TypeId};
@@ -43,36 +43,51 @@ const NEW: u32 = u32::MAX - 1;
 /// (mixed with the target's own key): ids there mean nothing across CUs.
 const INSIDE: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// Chains of entries under one key, oldest first: the chains' ends in an
+/// Chains of entries under one key, oldest first: the chains' heads in an
 /// open-addressing table, whose one slot per key is all a lookup reads
 /// before the first entry (a general hash map reads its control bytes and
 /// then the bucket: two cache misses on a table this size, which most
 /// lookups of a CU's types are), and the links between entries in `next`.
+///
+/// A chain is filed under the high half of its key (which also picks the
+/// slot), so that a slot is 8 bytes: on Debian's vmlinux the singles'
+/// table grows to 2^21 slots, 32 MB with whole keys and the chain's tail
+/// beside the head, the size of the whole L3 cache; half that now. Keys
+/// that share their high half (a few dozen pairs there) share a chain,
+/// which costs a comparison and changes no outcome: callers accept an
+/// entry only after comparing it in full, and a chain keeps the order of
+/// each key's entries.
 #[derive(Debug, Default)]
 struct Chains {
     /// A power of two many slots (or none yet), at most three quarters
     /// used; a free slot's `head` is `NONE`.
-    slots: Vec<ChainEnds>,
+    slots: Vec<ChainHead>,
+    /// The last entry of the chain in each slot, read only when filing.
+    tails: Vec<u32>,
     used: usize,
     next: Vec<u32>,
 }
 
-/// Where the chain of `key` starts and ends.
+/// Where the chain of the keys whose high half is `key` starts.
 #[derive(Clone, Copy, Debug)]
-struct ChainEnds {
-    key: u64,
+struct ChainHead {
+    key: u32,
     head: u32,
-    tail: u32,
 }
 
-const FREE: ChainEnds = ChainEnds { key: 0, head: NONE, tail: NONE };
+const FREE: ChainHead = ChainHead { key: 0, head: NONE };
 
 impl Chains {
-    /// The slot holding `key`, or the free slot where it would go.
-    fn slot_of(&self, key: u64) -> usize {
+    /// What a chain is filed under: the high half of `key`. Keys end in a
+    /// multiplication: their high bits are the mixed ones.
+    fn chain_key(key: u64) -> u32 {
+        (key >> 32) as u32
+    }
+
+    /// The slot holding chain `key`, or the free slot where it would go.
+    fn slot_of(&self, key: u32) -> usize {
         let mask = self.slots.len().wrapping_sub(1);
-        // Keys end in a multiplication: their high bits are the mixed ones.
-        let mut at = (key >> 32) as usize & mask;
+        let mut at = key as usize & mask;
         // Never all used, so the probe ends.
         while let Some(ends) = self.slots.get(at) {
             if ends.head == NONE || ends.key == key {
@@ -84,6 +99,7 @@ impl Chains {
     }
 
     fn push(&mut self, key: u64, entry: u32) {
+        let key = Self::chain_key(key);
         let slot = entry as usize;
         if self.next.len() <= slot {
             self.next.resize(slot + 1, NONE);
@@ -92,50 +108,55 @@ impl Chains {
             self.grow();
         }
         let at = self.slot_of(key);
-        let Some(ends) = self.slots.get_mut(at) else { return };
+        let (Some(ends), Some(tail)) = (self.slots.get_mut(at), self.tails.get_mut(at)) else { return };
         if ends.head == NONE {
-            *ends = ChainEnds { key, head: entry, tail: entry };
+            *ends = ChainHead { key, head: entry };
             self.used += 1;
-        } else {
-            if let Some(link) = self.next.get_mut(ends.tail as usize) {
-                *link = entry;
-            }
-            ends.tail = entry;
+        } else if let Some(link) = self.next.get_mut(*tail as usize) {
+            *link = entry;
         }
+        *tail = entry;
     }
 
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(1 << 10);
         let old = std::mem::replace(&mut self.slots, vec![FREE; size]);
-        for ends in old.into_iter().filter(|ends| ends.head != NONE) {
+        let old_tails = std::mem::replace(&mut self.tails, vec![NONE; size]);
+        for (ends, tail) in old.into_iter().zip(old_tails).filter(|(ends, _)| ends.head != NONE) {
             let at = self.slot_of(ends.key);
-            if let Some(slot) = self.slots.get_mut(at) {
+            if let (Some(slot), Some(slot_tail)) = (self.slots.get_mut(at), self.tails.get_mut(at)) {
                 *slot = ends;
+                *slot_tail = tail;
             }
         }
     }
 
+    /// The entries filed under `key` (and under keys sharing its high
+    /// half), oldest first. The link after an entry is read only when the
+    /// caller asks for the next one: most chains hold one entry, which
+    /// most callers accept, and `next` is far from anything else read.
     fn iter(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
-        let (mut at, tail) = match self.slots.get(self.slot_of(key)) {
-            Some(ends) if ends.head != NONE => (ends.head, ends.tail),
-            _ => (NONE, NONE),
+        let mut at = match self.slots.get(self.slot_of(Self::chain_key(key))) {
+            Some(ends) => ends.head,
+            None => NONE,
         };
+        let mut started = false;
         std::iter::from_fn(move || {
-            let entry = (at != NONE).then_some(at)?;
-            // Most chains hold one entry: stopping at the tail spares a
-            // read of `next`, far from anything else just read.
-            at = match entry == tail {
-                true => NONE,
-                false => self.next.get(entry as usize).copied().unwrap_or(NONE),
-            };
-            Some(entry)
+            if started && at != NONE {
+                at = self.next.get(at as usize).copied().unwrap_or(NONE);
+            }
+            started = true;
+            (at != NONE).then_some(at)
         })
     }
 }
 
-/// A cycle kept in the table: where its members are in `cycle_members`.
+/// A cycle kept in the table: where its members are in `cycle_members`,
+/// and its whole fingerprint (its chain holds the cycles of every
+/// fingerprint with the same high half).
 #[derive(Debug)]
 struct Cycle {
+    fingerprint: u64,
     start: u32,
     len: u32,
 }
@@ -169,7 +190,7 @@ impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
         let mut own = Vec::with_capacity(types.len());
-        let comps = components(&Graph::new(&types, |t| own.push(own_hash(t)))?);
+        let comps = components(&Graph::new(&types, |t, edges| own.push(own_hash_and_refs(t, |id| edges.add(id))))?);
         Ok(PreparedCu { types, comps, own })
     }
 
@@ -363,7 +384,7 @@ impl<'a> Collapser<'a> {
             .min_by_key(|&(node, key)| (key, node))?;
         for cycle in self.cycles.iter(fingerprint) {
             let Some(cycle) = self.cycle_list.get(cycle as usize) else { continue };
-            if cycle.len as usize != members.len() {
+            if cycle.fingerprint != fingerprint || cycle.len as usize != members.len() {
                 continue;
             }
             let range = cycle.start as usize..(cycle.start + cycle.len) as usize;
@@ -485,7 +506,7 @@ impl<'a> Collapser<'a> {
                 self.cycle_members.push((cu.ids.get(m as usize).copied().unwrap_or(NONE), key));
             }
             let index = self.cycle_list.len() as u32;
-            self.cycle_list.push(Cycle { start, len: members.len() as u32 });
+            self.cycle_list.push(Cycle { fingerprint, start, len: members.len() as u32 });
             self.cycles.push(fingerprint, index);
         }
     }
@@ -495,7 +516,7 @@ impl<'a> Collapser<'a> {
 struct CuMatch<'c, 'a> {
     types: &'c [Type<'a>],
     comps: &'c Components,
-    /// Each type's [`own_hash`].
+    /// Each type's [`shape::own_hash_and_refs`].
     own: &'c [u64],
     /// Table id of each CU type: `NONE` before its component is matched,
     /// `NEW` when it has no copy (until new ids are handed out).
@@ -584,9 +605,9 @@ mod tests {
     #[test]
     fn chains_keep_each_keys_entries_in_order_across_growth() {
         let mut chains = Chains::default();
-        // Keys sharing their high bits probe into each other's slots; a
-        // few thousand make the table grow several times.
-        let key = |k: u64| (k % 7) << 32 | k;
+        // Keys whose high halves share their low bits probe into each
+        // other's slots; a few thousand make the table grow several times.
+        let key = |k: u64| ((k << 20) | (k % 7)) << 32 | k;
         let mut expected: Vec<Vec<u32>> = vec![Vec::new(); 3000];
         for entry in 0..9000u32 {
             let k = u64::from(entry) * 7919 % 3000;
@@ -598,6 +619,17 @@ mod tests {
         }
         assert_eq!(chains.iter(key(3000)).count(), 0);
         assert_eq!(Chains::default().iter(1).count(), 0);
+    }
+
+    #[test]
+    fn keys_sharing_their_high_half_share_a_chain_in_order() {
+        let mut chains = Chains::default();
+        for entry in 0..6u32 {
+            chains.push(7 << 32 | u64::from(entry % 2), entry);
+        }
+        chains.push(8 << 32, 6);
+        assert_eq!(chains.iter(7 << 32 | 5).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(chains.iter(8 << 32 | 1).collect::<Vec<_>>(), [6]);
     }
 
     fn int(name: &'static str) -> Type<'static> {

@@ -7,6 +7,7 @@
 //! is which.
 
 use super::super::Error;
+#[cfg(test)]
 use crate::refs::for_each_id;
 use crate::types::{Type, TypeId};
 
@@ -20,31 +21,25 @@ pub(super) struct Graph {
 
 impl Graph {
     /// The graph of `types`, whose ids are `1..=types.len()`; a type that
-    /// refers past the table is an error naming both ids. `visit` sees
-    /// each type right after its references were read, for a caller with
-    /// a pass of its own over the types: the type is still in cache.
-    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>)) -> Result<Graph, Error> {
+    /// refers past the table is an error naming both ids. `visit` is
+    /// handed each type with an [`EdgeSink`] to pass the type's references
+    /// to, in record order, for a caller with a pass of its own over the
+    /// types that reads the references anyway (see
+    /// [`super::shape::own_hash_and_refs`]).
+    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>, &mut EdgeSink<'_>)) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
         let mut edges: Vec<u32> = Vec::with_capacity(types.len() * 3);
         let mut dangling = None;
         for (index, t) in types.iter().enumerate() {
-            let start = edges.len();
-            starts.push(start as u32);
-            for_each_id(t, |id| {
-                if id.0 == 0 {
-                    return;
-                }
-                match usize::try_from(id.0 - 1) {
-                    // A reference repeating the one before (members of the
-                    // same type in a row) adds nothing to what reaches what.
-                    Ok(target) if edges.len() > start && edges.last() == Some(&(target as u32)) => {}
-                    Ok(target) if target < types.len() => edges.push(target as u32),
-                    _ => {
-                        dangling.get_or_insert(Error::DanglingReference { type_id: TypeId(index as u32 + 1), referenced: id });
-                    }
-                }
-            });
-            visit(t);
+            starts.push(edges.len() as u32);
+            let mut sink = EdgeSink {
+                start: edges.len(),
+                edges: &mut edges,
+                nodes: types.len(),
+                source: index,
+                dangling: &mut dangling,
+            };
+            visit(t, &mut sink);
         }
         starts.push(edges.len() as u32);
         match dangling {
@@ -75,6 +70,46 @@ impl Graph {
             _ => &[],
         }
     }
+}
+
+/// Where [`Graph::new`] files the references of the type being visited.
+pub(super) struct EdgeSink<'g> {
+    edges: &'g mut Vec<u32>,
+    /// Where the type's edges start in `edges`.
+    start: usize,
+    nodes: usize,
+    /// The type's index.
+    source: usize,
+    dangling: &'g mut Option<Error>,
+}
+
+impl EdgeSink<'_> {
+    /// Adds a reference of the type (`void` is left out).
+    #[inline]
+    pub(super) fn add(&mut self, id: TypeId) {
+        if id.0 == 0 {
+            return;
+        }
+        let target = id.0 - 1;
+        match usize::try_from(target) {
+            // A reference repeating the one before (members of the same
+            // type in a row) adds nothing to what reaches what.
+            Ok(_) if self.edges.len() > self.start && self.edges.last() == Some(&target) => {}
+            Ok(index) if index < self.nodes => self.edges.push(target),
+            _ => {
+                self.dangling.get_or_insert(Error::DanglingReference {
+                    type_id: TypeId(self.source as u32 + 1),
+                    referenced: id,
+                });
+            }
+        }
+    }
+}
+
+/// Visits `t`'s references into `sink`, for a [`Graph`] of nothing else.
+#[cfg(test)]
+pub(super) fn refs_only(t: &Type<'_>, sink: &mut EdgeSink<'_>) {
+    for_each_id(t, |id| sink.add(id));
 }
 
 /// The components of a [`Graph`].
@@ -117,6 +152,19 @@ impl Components {
 /// The number of a node whose component is closed (see [`components`]).
 const FINISHED: u32 = u32::MAX;
 
+/// A node being visited: where its scan of its edges is, and what the
+/// scan found so far.
+struct Frame {
+    node: u32,
+    /// Its next edge to scan, and the end of its edges.
+    next: u32,
+    end: u32,
+    /// The lowest number met so far (its low-link).
+    low: u32,
+    /// Whether it is still the root of its component candidate.
+    root: bool,
+}
+
 /// Tarjan's algorithm in Pearce's form (one number per node instead of an
 /// index, a low-link and an on-stack flag), iteratively: reference chains
 /// can be deep. It finishes a component only after every component
@@ -127,15 +175,20 @@ const FINISHED: u32 = u32::MAX;
 /// all finished (none: INT, ENUM, FWD, ...; or all to types met earlier,
 /// as most of them are) is finished as soon as it is reached, without a
 /// rank or a frame: Tarjan's algorithm would make it a component of its
-/// own at that very point.
+/// own at that very point. Any other node's scan starts at its first edge
+/// to a node not finished: the edges before it can change nothing.
+///
+/// A node's low-link and root flag live in its frame while it is visited
+/// (only its own scan and its children's completions change them); its
+/// number is written back when it is left for a child, where other nodes
+/// may read it, and when it completes. With the scan starting past the
+/// finished edges, this took the pass from 798M to 716M instructions on
+/// Debian's vmlinux.
 pub(super) fn components(graph: &Graph) -> Components {
     let n = graph.len();
     let mut rank = vec![0u32; n];
-    // Whether a node is still the root of its component candidate.
-    let mut root = vec![false; n];
     let mut open: Vec<u32> = Vec::new();
-    // (node, its next edge, the end of its edges)
-    let mut calls: Vec<(u32, u32, u32)> = Vec::new();
+    let mut calls: Vec<Frame> = Vec::new();
     let mut next_rank = 1u32;
     let mut out = Components {
         nodes: Vec::with_capacity(n),
@@ -149,62 +202,57 @@ pub(super) fn components(graph: &Graph) -> Components {
         if rank[start as usize] != 0 {
             continue;
         }
-        let (first_edge, end) = graph.edge_range(start);
-        if all_finished(graph, &rank, first_edge, end) {
+        let Some((next, end)) = first_open_edge(graph, &rank, start) else {
             rank[start as usize] = FINISHED;
             out.finish_alone(start);
             continue;
-        }
+        };
         rank[start as usize] = next_rank;
-        root[start as usize] = true;
+        calls.push(Frame { node: start, next, end, low: next_rank, root: true });
         next_rank += 1;
-        calls.push((start, first_edge, end));
         while let Some(top) = calls.last_mut() {
-            let node = top.0;
-            // The node's low-link stays in a register while its edges are
-            // scanned, up to the first child not visited yet.
-            let mut low = rank[node as usize];
-            let mut is_root = root[node as usize];
             let mut unvisited = None;
-            while top.1 < top.2 {
-                let Some(&child) = graph.edges.get(top.1 as usize) else {
-                    top.1 = top.2;
+            while top.next < top.end {
+                let Some(&child) = graph.edges.get(top.next as usize) else {
+                    top.next = top.end;
                     break;
                 };
-                top.1 += 1;
+                top.next += 1;
                 let child_rank = rank[child as usize];
                 if child_rank == 0 {
-                    let (first_edge, end) = graph.edge_range(child);
-                    if all_finished(graph, &rank, first_edge, end) {
-                        rank[child as usize] = FINISHED;
-                        out.finish_alone(child);
-                        continue;
+                    match first_open_edge(graph, &rank, child) {
+                        None => {
+                            rank[child as usize] = FINISHED;
+                            out.finish_alone(child);
+                            continue;
+                        }
+                        Some((next, end)) => {
+                            unvisited = Some((child, next, end));
+                            break;
+                        }
                     }
-                    unvisited = Some((child, first_edge, end));
-                    break;
                 }
-                if child_rank < low {
-                    low = child_rank;
-                    is_root = false;
+                if child_rank < top.low {
+                    top.low = child_rank;
+                    top.root = false;
                 }
             }
-            rank[node as usize] = low;
-            root[node as usize] = is_root;
-            if let Some((child, first_edge, end)) = unvisited {
+            if let Some((child, next, end)) = unvisited {
+                rank[top.node as usize] = top.low;
                 rank[child as usize] = next_rank;
-                root[child as usize] = true;
+                calls.push(Frame { node: child, next, end, low: next_rank, root: true });
                 next_rank += 1;
-                calls.push((child, first_edge, end));
                 continue;
             }
-            calls.pop();
+            let Some(Frame { node, low, root, .. }) = calls.pop() else { break };
             let v = node as usize;
-            if root[v] {
+            rank[v] = low;
+            if root {
                 let component = out.len() as u32;
                 let first = out.nodes.len();
                 out.nodes.push(node);
                 while let Some(&w) = open.last() {
-                    if rank[w as usize] < rank[v] {
+                    if rank[w as usize] < low {
                         break;
                     }
                     open.pop();
@@ -222,11 +270,11 @@ pub(super) fn components(graph: &Graph) -> Components {
                 out.starts.push(out.nodes.len() as u32);
             } else {
                 open.push(node);
-            }
-            if let Some(&(parent, _, _)) = calls.last() {
-                if rank[v] < rank[parent as usize] {
-                    rank[parent as usize] = rank[v];
-                    root[parent as usize] = false;
+                if let Some(parent) = calls.last_mut() {
+                    if low < parent.low {
+                        parent.low = low;
+                        parent.root = false;
+                    }
                 }
             }
         }
@@ -234,11 +282,14 @@ pub(super) fn components(graph: &Graph) -> Components {
     out
 }
 
-/// Whether the targets of the edges `first..end` are all finished (a node
-/// referring to itself is not: it is still being visited).
-fn all_finished(graph: &Graph, rank: &[u32], first: u32, end: u32) -> bool {
+/// Where `node`'s first edge to a node not finished is, with the end of
+/// its edges; `None` when all its targets are finished (a node referring
+/// to itself is not: it is still being visited).
+fn first_open_edge(graph: &Graph, rank: &[u32], node: u32) -> Option<(u32, u32)> {
+    let (first, end) = graph.edge_range(node);
     let targets = graph.edges.get(first as usize..end as usize).unwrap_or(&[]);
-    targets.iter().all(|&target| rank.get(target as usize) == Some(&FINISHED))
+    let open = targets.iter().position(|&target| rank.get(target as usize) != Some(&FINISHED))?;
+    Some((first + open as u32, end))
 }
 
 impl Components {
@@ -283,7 +334,7 @@ mod tests {
             node_struct(&[0]),
             Type::Ptr(TypeId(6)),
         ];
-        let graph = Graph::new(&types, |_| {}).unwrap();
+        let graph = Graph::new(&types, refs_only).unwrap();
         let comps = components(&graph);
         let sets: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
         let position = |node: u32| sets.iter().position(|s| s.contains(&node)).unwrap();
@@ -297,10 +348,105 @@ mod tests {
         assert!(!comps.is_cycle(position(0)) && !comps.is_cycle(position(4)), "no way back to 1 or 5");
     }
 
+    /// Textbook recursive Tarjan: components in the order their roots
+    /// complete, members ascending.
+    fn reference_components(graph: &Graph) -> (Vec<Vec<u32>>, Vec<bool>) {
+        struct State<'g> {
+            graph: &'g Graph,
+            index: Vec<Option<u32>>,
+            low: Vec<u32>,
+            on_stack: Vec<bool>,
+            stack: Vec<u32>,
+            next: u32,
+            out: Vec<Vec<u32>>,
+            cyclic: Vec<bool>,
+        }
+        fn visit(s: &mut State<'_>, v: u32) {
+            s.index[v as usize] = Some(s.next);
+            s.low[v as usize] = s.next;
+            s.next += 1;
+            s.stack.push(v);
+            s.on_stack[v as usize] = true;
+            for &w in s.graph.children(v) {
+                match s.index[w as usize] {
+                    None => {
+                        visit(s, w);
+                        s.low[v as usize] = s.low[v as usize].min(s.low[w as usize]);
+                    }
+                    Some(index) if s.on_stack[w as usize] => s.low[v as usize] = s.low[v as usize].min(index),
+                    Some(_) => {}
+                }
+            }
+            if Some(s.low[v as usize]) == s.index[v as usize] {
+                let mut members = Vec::new();
+                while let Some(w) = s.stack.pop() {
+                    s.on_stack[w as usize] = false;
+                    members.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                members.sort_unstable();
+                s.cyclic.push(members.len() > 1 || s.graph.children(v).contains(&v));
+                s.out.push(members);
+            }
+        }
+        let n = graph.len();
+        let mut s = State {
+            graph,
+            index: vec![None; n],
+            low: vec![0; n],
+            on_stack: vec![false; n],
+            stack: Vec::new(),
+            next: 0,
+            out: Vec::new(),
+            cyclic: Vec::new(),
+        };
+        for v in 0..n as u32 {
+            if s.index[v as usize].is_none() {
+                visit(&mut s, v);
+            }
+        }
+        (s.out, s.cyclic)
+    }
+
+    /// On random graphs (sparse and dense, with self-references and
+    /// repeated edges), the components, their order, their members and
+    /// their cycle flags are the textbook algorithm's.
+    #[test]
+    fn components_are_tarjans_in_the_same_order() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = move |below: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(below)) as u32
+        };
+        for round in 0..300 {
+            let n = 1 + random(40);
+            let fanout = 1 + round % 4;
+            let types: Vec<Type<'static>> = (0..n)
+                .map(|_| {
+                    let targets: Vec<u32> = (0..random(fanout + 1)).map(|_| random(n + 1)).collect();
+                    node_struct(&targets)
+                })
+                .collect();
+            let graph = Graph::new(&types, refs_only).unwrap();
+            let comps = components(&graph);
+            let (expected, cyclic) = reference_components(&graph);
+            let got: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
+            assert_eq!(got, expected, "round {round}");
+            assert_eq!((0..comps.len()).map(|c| comps.is_cycle(c)).collect::<Vec<_>>(), cyclic, "round {round}");
+            for (c, members) in got.iter().enumerate() {
+                assert!(members.iter().all(|&m| comps.of[m as usize] == c as u32), "round {round}");
+            }
+        }
+    }
+
     #[test]
     fn references_past_the_table_are_refused() {
         assert_eq!(
-            Graph::new(&[Type::Ptr(TypeId(2))], |_| {}).err(),
+            Graph::new(&[Type::Ptr(TypeId(2))], refs_only).err(),
             Some(Error::DanglingReference { type_id: TypeId(1), referenced: TypeId(2) })
         );
     }

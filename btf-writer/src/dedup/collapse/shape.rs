@@ -7,9 +7,17 @@ use super::super::view::same_str;
 use crate::types::{Type, TypeId};
 
 /// Whether `a` and `b` agree in every field that is not a reference, and
-/// `refs` accepts each pair of corresponding references (in record order,
-/// after all other fields matched). Every field counts, not only those
-/// libbpf's dedup looks at: collapsed types must write the same bytes.
+/// `refs` accepts each pair of corresponding references (in record order;
+/// a member's or parameter's reference right after its other fields
+/// matched, so `refs` may have been called on the references before a
+/// mismatch further on: callers must keep nothing it did when the answer
+/// is no). Every field counts, not only those libbpf's dedup looks at:
+/// collapsed types must write the same bytes.
+///
+/// One walk over the member lists rather than one for the fields and one
+/// for the references: nearly every comparison the collapse makes is a
+/// match (1.86M of 1.86M lookups and all 0.7M cycle pairs on Debian's
+/// vmlinux), which walks the whole list either way.
 pub(super) fn same_shape(
     a: &Type<'_>,
     b: &Type<'_>,
@@ -38,12 +46,12 @@ pub(super) fn same_shape(
                 && x.size == y.size
                 && x.kind_flag == y.kind_flag
                 && x.members.len() == y.members.len()
-                && x.members.iter().zip(&y.members).all(|(m, n)| {
+                && x.members.iter().zip(y.members.iter()).all(|(m, n)| {
                     same_str(&m.name, &n.name)
                         && m.bit_offset == n.bit_offset
                         && m.bitfield_size == n.bitfield_size
+                        && refs(m.ty, n.ty)
                 })
-                && x.members.iter().zip(&y.members).all(|(m, n)| refs(m.ty, n.ty))
         }
         (Type::Typedef(x), Type::Typedef(y)) | (Type::TypeTag(x), Type::TypeTag(y)) => {
             same_str(x.name, y.name) && refs(x.ty, y.ty)
@@ -56,26 +64,27 @@ pub(super) fn same_shape(
         }
         (Type::FuncProto(x), Type::FuncProto(y)) => {
             x.params.len() == y.params.len()
-                && x.params.iter().zip(&y.params).all(|(p, q)| same_str(&p.name, &q.name))
                 && refs(x.ret, y.ret)
-                && x.params.iter().zip(&y.params).all(|(p, q)| refs(p.ty, q.ty))
+                && x.params.iter().zip(y.params.iter()).all(|(p, q)| same_str(&p.name, &q.name) && refs(p.ty, q.ty))
         }
         (Type::Datasec(x), Type::Datasec(y)) => {
             same_str(x.name, y.name)
                 && x.size == y.size
                 && x.vars.len() == y.vars.len()
-                && x.vars.iter().zip(&y.vars).all(|(v, w)| v.offset == w.offset && v.size == w.size)
-                && x.vars.iter().zip(&y.vars).all(|(v, w)| refs(v.ty, w.ty))
+                && x.vars.iter().zip(y.vars.iter()).all(|(v, w)| v.offset == w.offset && v.size == w.size && refs(v.ty, w.ty))
         }
         _ => false,
     }
 }
 
 /// A hash of every field [`same_shape`] compares other than references
-/// (names by a [`sketch`]):
-/// the part of a type's key that does not depend on where its references
-/// point, so it can be computed for a CU before its types are matched.
-pub(super) fn own_hash(t: &Type<'_>) -> u64 {
+/// (names by a [`sketch`]): the part of a type's key that does not depend
+/// on where its references point, so it can be computed for a CU before
+/// its types are matched. Hands `refs` every type id `t` refers to, in the
+/// order of [`crate::refs::for_each_id`], on the way: the collapse needs
+/// both for every type of a CU, and one dispatch on the kind and one walk
+/// over the members or parameters do for both.
+pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u64 {
     let k = Key::new(u64::from(crate::raw::Kind::of(t).0));
     let k = match t {
         Type::Int(x) => k
@@ -86,35 +95,53 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
         Type::Fwd(x) => k.word(sketch(x.name)).word(u64::from(x.union)),
         Type::Enum(x) | Type::Enum64(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.signed));
-            for v in &x.values {
+            for v in x.values.iter() {
                 k = k.word(sketch(v.name)).word(v.value);
             }
             k
         }
-        Type::Ptr(_) | Type::Volatile(_) | Type::Const(_) | Type::Restrict(_) => k,
-        Type::Array(x) => k.word(u64::from(x.nelems)),
+        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
+            refs(*id);
+            k
+        }
+        Type::Array(x) => {
+            refs(x.elem);
+            refs(x.index);
+            k.word(u64::from(x.nelems))
+        }
         Type::Struct(x) | Type::Union(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
-            for m in &x.members {
+            for m in x.members.iter() {
+                refs(m.ty);
                 k = k.word(sketch(&m.name)).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
             }
             k
         }
-        Type::Typedef(x) | Type::TypeTag(x) => k.word(sketch(x.name)),
+        Type::Typedef(x) | Type::TypeTag(x) => {
+            refs(x.ty);
+            k.word(sketch(x.name))
+        }
         Type::Func(x) | Type::Var(x) => {
+            refs(x.ty);
             k.word(sketch(x.name)).word(u64::from(crate::raw::linkage_value(x.linkage)))
         }
-        Type::DeclTag(x) => k.word(sketch(x.name)).word(x.component_idx as u64),
+        Type::DeclTag(x) => {
+            refs(x.ty);
+            k.word(sketch(x.name)).word(x.component_idx as u64)
+        }
         Type::FuncProto(x) => {
+            refs(x.ret);
             let mut k = k;
-            for p in &x.params {
+            for p in x.params.iter() {
+                refs(p.ty);
                 k = k.word(sketch(&p.name));
             }
             k
         }
         Type::Datasec(x) => {
             let mut k = k.word(sketch(x.name)).word(u64::from(x.size));
-            for v in &x.vars {
+            for v in x.vars.iter() {
+                refs(v.ty);
                 k = k.word(u64::from(v.offset) << 32 | u64::from(v.size));
             }
             k
@@ -123,7 +150,7 @@ pub(super) fn own_hash(t: &Type<'_>) -> u64 {
     k.finish()
 }
 
-/// A word standing for a name in [`own_hash`]: its length and its first
+/// A word standing for a name in [`own_hash_and_refs`]: its length and its first
 /// and last eight bytes (overlapping in shorter names). Hashes only sort
 /// types into buckets, and names that agree on all three are rare enough
 /// that hashing every byte costs more than the comparisons it would save.
@@ -146,7 +173,7 @@ fn sketch(name: &str) -> u64 {
     head.rotate_left(17) ^ tail.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (bytes.len() as u64) << 56
 }
 
-/// A type's key: its [`own_hash`] and a word for each reference, in
+/// A type's key: its [`own_hash_and_refs`] and a word for each reference, in
 /// record order, as `refs` gives it. Types that pass [`same_shape`] with
 /// references judged by the same words get the same key.
 pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> u64) -> u64 {
@@ -158,6 +185,33 @@ pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
+    use crate::test_types::test_name;
+
+    /// The references handed out are those `for_each_id` visits, in its
+    /// order, for every kind that has any.
+    #[test]
+    fn own_hash_hands_out_the_references_in_record_order() {
+        let member = |ty: u32| Member { name: test_name("m"), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 };
+        let types = [
+            Type::Ptr(TypeId(3)),
+            Type::Const(TypeId(0)),
+            Type::Array(Array { elem: TypeId(4), index: TypeId(5), nelems: 2 }),
+            Type::Struct(Composite { name: "s", size: 8, members: [member(6), member(6), member(0)].into_iter().collect(), kind_flag: false }),
+            Type::Typedef(Named { name: "t", ty: TypeId(7) }),
+            Type::FuncProto(FuncProto {
+                ret: TypeId(8),
+                params: [Param { name: test_name("a"), ty: TypeId(9) }, Param { name: test_name("b"), ty: TypeId(1) }].into_iter().collect(),
+            }),
+        ];
+        for t in &types {
+            let mut visited = Vec::new();
+            crate::refs::for_each_id(t, |id| visited.push(id));
+            let mut handed = Vec::new();
+            own_hash_and_refs(t, |id| handed.push(id));
+            assert_eq!(handed, visited, "{t:?}");
+        }
+    }
 
     #[test]
     fn sketch_tells_apart_names_that_differ_at_either_end_or_in_length() {
