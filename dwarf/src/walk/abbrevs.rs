@@ -16,9 +16,9 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+use foldhash::fast::FixedState;
 use gimli::constants as dw;
 use gimli::{AttributeSpecification, Reader as _};
 
@@ -103,7 +103,7 @@ struct Declarations {
     table: Table,
     /// By the declaration's bytes in `.debug_abbrev` (all but the code):
     /// its index in `table`.
-    by_bytes: HashMap<Box<[u8]>, u32, BuildHasherDefault<BytesHasher>>,
+    by_bytes: HashMap<Box<[u8]>, u32, FixedState>,
 }
 
 /// Once a worker has met this many distinct declarations of one encoding
@@ -402,43 +402,6 @@ fn leb(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
         }
     }
     None
-}
-
-/// Hashing of declaration bytes eight at a time: they are a few dozen
-/// bytes each and come from the file, but a collision only costs a
-/// comparison.
-#[derive(Default)]
-struct BytesHasher(u64);
-
-impl Hasher for BytesHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            if let Some(head) = word.get_mut(..rest.len()) {
-                head.copy_from_slice(rest);
-            }
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.write_u64(value as u64);
-    }
 }
 
 #[cfg(test)]
