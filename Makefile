@@ -16,7 +16,7 @@ PREFIX          ?= /usr/local
 BINDIR          ?= $(PREFIX)/bin
 PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
-.PHONY: all build release run test deps fixtures corpus check-kernel check-kbuild \
+.PHONY: all build release run test lint deps fixtures corpus check-kernel check-kbuild \
         bench bench-modules install uninstall clean
 
 all: build
@@ -48,6 +48,11 @@ test: deps build
 	if [ -s $(SKIP_LOG) ]; then \
 		echo "!!!!!!!! $$(wc -l < $(SKIP_LOG)) check(s) SKIPPED:"; sort $(SKIP_LOG); \
 	fi; exit $$status
+
+# Formatting and clippy, warnings as errors (CI runs this before the tests).
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 fixtures:
 	$(MAKE) -C fixtures
