@@ -8,6 +8,7 @@
 //! - [`strings`]: the deduplicating string table.
 //! - [`write`](mod@write): serialization, [`read`]: parsing raw blobs and ELF `.BTF`.
 //! - [`lower`]: DWARF model → BTF, with pahole's rules.
+//! - [`encode`]: the whole pipeline, ELF file in, BTF bytes out.
 //! - [`dedup`]: cross-CU deduplication with `btf__dedup` semantics.
 //! - [`dump`]: bpftool's raw text format, [`diff`]: semantic comparison.
 //! - [`distill`]: a split's distilled base (`.BTF.base`), and
@@ -20,6 +21,9 @@ mod error;
 pub mod diff;
 pub mod distill;
 pub mod dump;
+#[cfg(feature = "dwarf")]
+pub mod encode;
+#[cfg(feature = "dwarf")]
 pub mod lower;
 mod name;
 pub mod raw;

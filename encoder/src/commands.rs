@@ -15,7 +15,9 @@ use btf::read::{parse_file, Parsed};
 
 use crate::args::{Cli, Command, EncodeArgs};
 use crate::output::{self, Sections};
-use crate::{config, inputs, pipeline};
+use btf::encode::{self as pipeline, Options};
+
+use crate::{config, inputs, stats};
 
 /// The pahole release whose behaviour btfenc implements; kernel Kconfig
 /// gates BTF options on it (scripts/pahole-version.sh).
@@ -297,7 +299,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
     if args.verbose {
-        crate::cpu_clock::enable_thread_times();
+        pipeline::enable_thread_times();
     }
     let mut config = config::resolve(args)?;
     let files = inputs::expand(&args.files)?;
@@ -413,7 +415,7 @@ fn detached_name(file: &Path) -> PathBuf {
 
 /// An image whose `.BTF` is ALLOC cannot be patched: say so before
 /// spending the encoding on it (a vmlinux takes seconds).
-fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()> {
+fn refuse_unpatchable_early(file: &Path, config: &Options) -> Result<()> {
     let Ok(handle) = fs::File::open(file) else {
         // The encoder reports unreadable files with its own message.
         return Ok(());
@@ -438,7 +440,7 @@ fn refuse_unpatchable_early(file: &Path, config: &pipeline::Config) -> Result<()
 fn encode_one(
     file: &Path,
     detached: Option<&Path>,
-    config: &pipeline::Config,
+    config: &Options,
     base: Option<&pipeline::SplitOn<'_, '_>>,
     verbose: bool,
 ) -> Result<()> {
@@ -457,7 +459,7 @@ fn encode_one(
         )
     })??;
     if verbose {
-        encoded.stats.report(file);
+        stats::report(&encoded.stats, file);
     }
     let sections = Sections {
         btf: &encoded.btf,

@@ -12,10 +12,10 @@ use anyhow::{Context, Result};
 use btf::lower::{Context as LowerContext, Features, LegacyFlags};
 
 use crate::args::EncodeArgs;
-use crate::pipeline::Config;
+use btf::encode::Options;
 
 /// Builds the pipeline configuration from the encoding flags.
-pub fn resolve(args: &EncodeArgs) -> Result<Config> {
+pub fn resolve(args: &EncodeArgs) -> Result<Options> {
     let features = resolve_features(args)?;
     let lang_exclude = match &args.lang_exclude {
         Some(list) => {
@@ -23,11 +23,9 @@ pub fn resolve(args: &EncodeArgs) -> Result<Config> {
         }
         None => Vec::new(),
     };
-    Ok(Config {
-        features,
-        lang_exclude,
-        last_in_process: false,
-    })
+    let mut options = Options::new(features);
+    options.lang_exclude = lang_exclude;
+    Ok(options)
 }
 
 fn resolve_features(args: &EncodeArgs) -> Result<Features> {

@@ -9,12 +9,10 @@ file and the problem).
 mod args;
 mod commands;
 mod config;
-mod cpu_clock;
 mod elf_patch;
 mod inputs;
 mod output;
-mod pipeline;
-mod units;
+mod stats;
 
 use std::process::ExitCode;
 

@@ -1317,6 +1317,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "dwarf")]
     /// Dedup alone on Debian's real vmlinux, lowered by our pipeline with
     /// pahole 1.31's kernel features: times it and compares the result
     /// with pahole 1.31's. Run with `cargo test --release -p btf-writer --
@@ -1361,6 +1362,7 @@ mod tests {
         });
     }
 
+    #[cfg(feature = "dwarf")]
     /// Real modules lowered with the kernel's 1.31 features, split on
     /// pahole 1.31's vmlinux.btf, deduplicated as libbpf 1.7: the same
     /// types as pahole 1.31's module BTF (FUNC selection aside).
@@ -1408,6 +1410,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "dwarf")]
     /// Real modules lowered by our pipeline with pahole 1.24's
     /// `-J --btf_gen_floats`, split on the `.BTF` Debian's pahole 1.24
     /// left in vmlinux, deduplicated by us and by the system libbpf; and
@@ -1460,6 +1463,7 @@ mod tests {
         });
     }
 
+    #[cfg(feature = "dwarf")]
     /// Runs `check` on our pipeline's pre-dedup BTF for `path`, lowered
     /// with pahole 1.24's `-J --btf_gen_floats` rules (split on `base`).
     fn with_lowered_legacy(
@@ -1475,10 +1479,12 @@ mod tests {
         with_lowered(path, base, features, check);
     }
 
+    #[cfg(feature = "dwarf")]
     /// The kernel's `--btf_features` list for pahole >= 1.26.
     const KERNEL_FEATURES: &str = "encode_force,var,float,enum64,decl_tag,type_tag,\
                                    optimized_func,consistent_func,decl_tag_kfuncs";
 
+    #[cfg(feature = "dwarf")]
     /// Runs `check` on our pipeline's pre-dedup BTF for `path` lowered
     /// with `features` (split on `base`).
     fn with_lowered(
@@ -1487,7 +1493,8 @@ mod tests {
         features: crate::lower::Features,
         check: impl FnOnce(&Btf<'_>),
     ) {
-        use crate::lower::{assemble, lower_cu, register_params_for_machine, Context, SplitBase};
+        use crate::encode::{assemble, SplitBase};
+        use crate::lower::{lower_cu, register_params_for_machine, Context};
         use rayon::prelude::*;
         let Ok(elf) = dwarf::ElfFile::open(path) else {
             return;

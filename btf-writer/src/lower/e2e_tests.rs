@@ -13,6 +13,7 @@ use bumpalo::Bump;
 use dwarf::{ElfFile, ElfKind};
 
 use super::*;
+use crate::encode::{assemble, SplitBase};
 use crate::diff::{diff_with_examples, DiffReport};
 
 /// A scratch directory under the system temp dir, removed on drop.

@@ -12,11 +12,14 @@
 //!   CU-local ids `1..=n`, plus the functions and variables it proposes for
 //!   FUNC and VAR. Nothing in it borrows the CU's arena, so the arena can be
 //!   dropped right after.
-//! - [`LoweredCu::prepare`] readies a lowered CU for the table (in parallel),
-//!   and [`Assembler`] adds the CUs in `.debug_info` order, keeping one copy
-//!   of the types CUs repeat exactly ([`crate::dedup::Collapser`]), then
-//!   picks FUNCs and VARs across CUs and adds the DATASECs: the pre-dedup
-//!   [`Btf`]. [`assemble`] does all that for CUs already in hand.
+//! - [`add_functions_and_variables`] applies pahole's cross-CU rules to the
+//!   candidates of every CU (renumbered with [`LoweredCu::remap_candidates`]
+//!   into the table they were added to) and adds the FUNCs, VARs and
+//!   DATASECs.
+//!
+//! Putting the CUs together (collapsing the types they repeat, dedup) is
+//! not lowering: [`crate::encode`] does it, and this module knows nothing
+//! of it.
 
 mod error;
 mod features;
@@ -36,7 +39,6 @@ pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 use self::functions::FunctionTable;
 use self::types::TypeMap;
 use self::vars::{DataSymbols, VariableRules};
-use crate::dedup::{Collapser, Flavor, Leftovers, PreparedCu, StreamingDedup};
 use crate::types::{Btf, Type, TypeId};
 
 /// `EM_X86_64`, the machine [`Context::new`] assumes.
@@ -134,42 +136,35 @@ pub struct LoweredCu<'input> {
     pub variables: Vec<VariableCandidate<'input>>,
 }
 
-impl<'input> LoweredCu<'input> {
-    /// Does the part of [`Assembler::add`] that needs no other CU, so that
-    /// it can run in parallel with lowering.
-    pub fn prepare(self) -> Result<ReadyCu<'input>, Error> {
-        let cu_offset = self.offset;
-        let types = PreparedCu::new(self.types)
-            .map_err(|_| Error::DanglingReference { cu_offset, node: 0 })?;
-        Ok(ReadyCu { offset: self.offset, types, functions: self.functions, variables: self.variables })
+impl LoweredCu<'_> {
+    /// Turns the ids of the candidates' types from CU-local ones into the
+    /// table's, through `remap` (which fails on an id the CU does not have).
+    pub fn remap_candidates<E>(
+        functions: &mut [FunctionCandidate<'_>],
+        variables: &mut [VariableCandidate<'_>],
+        remap: impl Fn(TypeId) -> Result<TypeId, E>,
+    ) -> Result<(), E> {
+        for candidate in functions {
+            functions::remap_candidate(candidate, &remap)?;
+        }
+        for candidate in variables {
+            candidate.ty = remap(candidate.ty)?;
+        }
+        Ok(())
     }
 }
 
-/// A lowered CU, prepared for [`Assembler::add`].
-#[derive(Debug)]
-pub struct ReadyCu<'input> {
-    offset: u64,
-    types: PreparedCu<'input>,
+/// Picks, with pahole's cross-CU rules, the FUNCs and VARs among the
+/// candidates of every CU (given in `.debug_info` order, their ids already
+/// the table's) and adds them to `btf`, with one DATASEC per section.
+pub fn add_functions_and_variables<'input>(
+    btf: &mut Btf<'input>,
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
-}
-
-impl ReadyCu<'_> {
-    /// Number of types the CU lowered to.
-    pub fn type_count(&self) -> usize {
-        self.types.len()
-    }
-}
-
-/// What is left of a CU once [`Assembler::add`] took what it needed: the
-/// memory the CU's lowering allocated and the table did not keep. Dropping
-/// it frees that memory; freeing it on the thread that lowered the CU
-/// spares glibc's malloc a contended lock (see [`Leftovers`]).
-#[derive(Debug)]
-pub struct SpentCu<'input> {
-    _leftovers: Leftovers<'input>,
-    _functions: Vec<FunctionCandidate<'input>>,
-    _variables: Vec<VariableCandidate<'input>>,
+    ctx: &Context<'_, 'input>,
+) {
+    functions::emit_functions(btf, functions, &ctx.features);
+    vars::emit_variables(btf, variables, &ctx.features);
 }
 
 /// Lowers one CU. A CU whose language is excluded lowers to nothing.
@@ -207,114 +202,6 @@ pub fn lower_cu<'input>(
         functions,
         variables,
     })
-}
-
-/// The base a split BTF continues from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SplitBase {
-    /// Number of types in the base (its last id).
-    pub type_count: u32,
-    /// Length of the base's string section.
-    pub str_len: u32,
-}
-
-/// Builds the pre-dedup table one lowered CU at a time, in `.debug_info`
-/// order, collapsing exact duplicates as it goes
-/// ([`crate::dedup::Collapser`]), then adds the FUNCs, VARs and DATASECs.
-/// A CU's own table can be dropped as soon as it is added, which is what
-/// keeps the peak memory of a vmlinux encoding down.
-#[derive(Debug)]
-pub struct Assembler<'input> {
-    table: Collapser<'input>,
-    functions: Vec<FunctionCandidate<'input>>,
-    variables: Vec<VariableCandidate<'input>>,
-    dedup: Option<StreamingDedup>,
-}
-
-/// What an [`Assembler`] built: the pre-dedup table, and the dedup that
-/// already ran on it as it grew, if one did.
-#[derive(Debug)]
-pub struct Assembled<'input> {
-    /// The pre-dedup table.
-    pub btf: Btf<'input>,
-    /// For [`StreamingDedup::finish`] on `btf`.
-    pub dedup: Option<StreamingDedup>,
-}
-
-impl<'input> Assembler<'input> {
-    /// An empty table; with a `base`, ids continue after the base's.
-    pub fn new(base: Option<SplitBase>) -> Self {
-        let base = base.unwrap_or_default();
-        Assembler {
-            table: Collapser::new(base.type_count, base.str_len),
-            functions: Vec::new(),
-            variables: Vec::new(),
-            dedup: None,
-        }
-    }
-
-    /// An empty standalone table that is deduplicated as `flavor` as far
-    /// as it can be while CUs are still being added (see
-    /// [`StreamingDedup`]).
-    pub fn deduplicating(flavor: Flavor) -> Self {
-        Assembler { dedup: Some(StreamingDedup::new(flavor)), ..Assembler::new(None) }
-    }
-
-    /// Adds the next CU; returns what is left of it, to be dropped where
-    /// the caller sees fit (see [`Leftovers`]).
-    pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<SpentCu<'input>, Error> {
-        let ReadyCu { offset: cu_offset, types, functions: mut cu_functions, variables: mut cu_variables } = cu;
-        let (ids, leftovers) = self.table.add(types).map_err(|err| match err {
-            crate::dedup::Error::TooManyTypes { count } => Error::TooManyTypes { count },
-            _ => Error::DanglingReference { cu_offset, node: 0 },
-        })?;
-        let remap = |id: TypeId| {
-            ids.get(id).ok_or(Error::DanglingReference { cu_offset, node: id.0 })
-        };
-        // Drained, not consumed: the emptied lists go back with the rest.
-        for mut candidate in cu_functions.drain(..) {
-            functions::remap_candidate(&mut candidate, remap)?;
-            self.functions.push(candidate);
-        }
-        for mut candidate in cu_variables.drain(..) {
-            candidate.ty = remap(candidate.ty)?;
-            self.variables.push(candidate);
-        }
-        Ok(SpentCu { _leftovers: leftovers, _functions: cu_functions, _variables: cu_variables })
-    }
-
-    /// For a [`Assembler::deduplicating`] table: runs the dedup passes
-    /// that can already run on the CUs added so far, which saves
-    /// [`StreamingDedup::finish`] that work. Optional, and a no-op for
-    /// other tables.
-    pub fn dedup_so_far(&mut self) {
-        if let Some(dedup) = &mut self.dedup {
-            dedup.advance(&self.table.btf().types);
-        }
-    }
-
-    /// Picks FUNCs and VARs across the CUs added and adds them, with the
-    /// DATASECs: the pre-dedup [`Btf`].
-    pub fn finish(self, ctx: &Context<'_, 'input>) -> Assembled<'input> {
-        let mut btf = self.table.into_btf();
-        functions::emit_functions(&mut btf, self.functions, &ctx.features);
-        vars::emit_variables(&mut btf, self.variables, &ctx.features);
-        Assembled { btf, dedup: self.dedup }
-    }
-}
-
-/// [`Assembler`] over `cus`, given in `.debug_info` order. With a `base`,
-/// ids continue after the base's.
-pub fn assemble<'input>(
-    cus: Vec<LoweredCu<'input>>,
-    ctx: &Context<'_, 'input>,
-    base: Option<SplitBase>,
-) -> Result<Btf<'input>, Error> {
-    let mut assembler = Assembler::new(base);
-    for cu in cus {
-        assembler.add(cu.prepare()?)?;
-    }
-    Ok(assembler.finish(ctx).btf)
 }
 
 /// Builders for hand-made CU models in unit tests.
@@ -413,6 +300,7 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use crate::test_types::test_name;
+    use crate::encode::{assemble, SplitBase};
     use super::test_support::*;
     use super::*;
     use crate::types::{FuncProto, Linkage, Object, Param};

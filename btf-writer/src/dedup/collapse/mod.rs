@@ -24,7 +24,7 @@
 //! fields and then confirmed by walking both graphs in step. A type that
 //! refers to anything new is new.
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dwarf"))]
 mod real_files;
 mod scc;
 mod shape;

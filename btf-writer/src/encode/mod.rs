@@ -1,32 +1,64 @@
-/*!
-One file's encoding: ELF + DWARF → per-CU model → BTF → dedup → bytes.
+//! ELF in, BTF out: the whole of `pahole -J` as one call.
+//!
+//! [`encode`] takes a file and [`Options`] and returns the bytes of its
+//! `.BTF` (standalone, or split on a base given as [`SplitOn`], with a
+//! distilled `.BTF.base` when the `distilled_base` feature asks for one).
+//!
+//! One DIE's way to one BTF type:
+//! 1. [`dwarf`] opens the ELF (relocated, decompressed) and walks each unit's
+//!    DIEs into a per-CU model ([`dwarf::model::CuModel`]); units are walked
+//!    in parallel ([`units`]).
+//! 2. [`crate::lower::lower_cu`] turns that CU model into BTF types with
+//!    CU-local ids, plus the functions and variables it proposes for FUNC
+//!    and VAR, with pahole's rules.
+//! 3. [`Assembler`] adds the lowered CUs in `.debug_info` order to one
+//!    table, keeping one copy of the types CUs repeat exactly, then lets
+//!    [`crate::lower::add_functions_and_variables`] pick the FUNCs and VARs.
+//! 4. [`crate::dedup`] deduplicates the table with `btf__dedup`'s rules
+//!    (as it grows, for a standalone encoding), and [`crate::write`] (or
+//!    [`crate::distill`]) serializes it.
+//!
+//! Nothing assigns a global id out of `.debug_info` order, which is what
+//! makes the output independent of the thread count.
+//!
+//! ```no_run
+//! use btf::encode::{encode, Options};
+//! use btf::lower::Features;
+//!
+//! let options = Options::new(Features::parse("default", true).unwrap());
+//! let encoded = encode("vmlinux".as_ref(), &options, None)?;
+//! std::fs::write("vmlinux.btf", &encoded.btf)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-CUs are walked and lowered in parallel, each in its own arena that is
-dropped as soon as the CU is lowered, and added to the pre-dedup table in
-`.debug_info` order as they come, which collapses the types every CU
-repeats (see [`crate::units`]). Nothing assigns a global id out of that
-order, which is what makes the output independent of the thread count.
-*/
+mod assemble;
+mod cpu_clock;
+mod error;
+mod units;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
 use bumpalo::Bump;
-
-use btf::lower::{self, Features, SplitBase};
-use btf::raw::Endian;
-use btf::dedup::PreparedBase;
-use btf::read::Parsed;
-use btf::strings::StringIndex;
-
-use crate::units::TableKind;
-use crate::{cpu_clock, units};
 use dwarf::ElfFile;
 
+pub use self::assemble::{assemble, Assembled, Assembler, ReadyCu, SpentCu, SplitBase};
+pub use self::cpu_clock::enable_thread_times;
+pub use self::error::Error;
+pub use self::units::Counts;
+
+use self::error::ResultExt as _;
+use self::units::TableKind;
+use crate::dedup::PreparedBase;
+use crate::lower::{self, Features};
+use crate::raw::Endian;
+use crate::read::Parsed;
+use crate::strings::StringIndex;
+
 /// What one encoding needs to know besides the input file.
-#[derive(Debug)]
-pub struct Config {
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Options {
     /// Features and selection rules.
     pub features: Features,
     /// Languages whose CUs are skipped.
@@ -56,7 +88,7 @@ pub struct Stats {
     pub cus: usize,
     /// What the walk phase counted: DIEs, types lowered, and the CPU time
     /// of its parts.
-    pub walk: units::Counts,
+    pub walk: Counts,
     /// Types before dedup: those left when exact copies are collapsed, plus
     /// FUNCs, VARs and DATASECs.
     pub types_before: usize,
@@ -81,6 +113,14 @@ struct PhaseTimer {
     cpu: Duration,
 }
 
+impl Options {
+    /// Encodes `features`, every language, freeing everything before
+    /// returning.
+    pub fn new(features: Features) -> Options {
+        Options { features, lang_exclude: Vec::new(), last_in_process: false }
+    }
+}
+
 impl PhaseTimer {
     fn start() -> Self {
         PhaseTimer { wall: Instant::now(), cpu: cpu_clock::process() }
@@ -88,34 +128,6 @@ impl PhaseTimer {
 
     fn stop(self) -> Phase {
         Phase { wall: self.wall.elapsed(), cpu: cpu_clock::process().saturating_sub(self.cpu) }
-    }
-}
-
-impl Stats {
-    /// Prints the figures on stderr, one phase a line.
-    pub fn report(&self, path: &Path) {
-        let line = |name: &str, phase: Phase, what: String| {
-            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-            eprintln!("  {name:<12} {:9.1} ms  cpu {:9.1} ms{what}", ms(phase.wall), ms(phase.cpu));
-        };
-        eprintln!("btfenc: {}:", path.display());
-        line("open", self.open, String::new());
-        line(
-            "walk+lower",
-            self.walk_and_lower,
-            format!("  ({} CUs, {} DIEs, {} types lowered)", self.cus, self.walk.dies, self.walk.types),
-        );
-        // The parts of the phase above, as CPU time: they overlap in time.
-        let part = |name: &str, cpu: Duration, what: &str| {
-            eprintln!("    {name:<10} {:>12} cpu {:9.1} ms{what}", "", cpu.as_secs_f64() * 1000.0);
-        };
-        part("walk", self.walk.walk_cpu, "  (DIEs to CU models, on the workers)");
-        part("lower", self.walk.lower_cpu, "  (CU models to BTF, on the workers)");
-        part("collapse", self.walk.adding_cpu, "  (CUs added in order, one worker at a time)");
-        part("dedup", self.walk.early_dedup_cpu, "  (the passes that need no later CU, after each add)");
-        line("assemble", self.assemble, format!("  ({} types before dedup)", self.types_before));
-        line("dedup", self.dedup, format!("  ({} types after dedup)", self.types_after));
-        line("write", self.write, String::new());
     }
 }
 
@@ -146,7 +158,7 @@ pub struct SplitOn<'p, 'a> {
 impl<'p, 'a> SplitOn<'p, 'a> {
     /// Indexes `parsed` (read from `path`) for splits deduplicated as
     /// `features` ask (see [`dedup_flavor`]).
-    pub fn new(path: &Path, parsed: &'p Parsed<'a>, features: &Features) -> Result<Self> {
+    pub fn new(path: &Path, parsed: &'p Parsed<'a>, features: &Features) -> Result<Self, Error> {
         let dedup = PreparedBase::new(&parsed.btf, dedup_flavor(features))
             .with_context(|| format!("{}: base BTF", path.display()))?;
         Ok(SplitOn { parsed, strings: parsed.string_index(), dedup })
@@ -157,15 +169,19 @@ impl<'p, 'a> SplitOn<'p, 'a> {
 /// flags) has Debian's libbpf 1.1, 1.31 (`--btf_features`) embeds 1.7.
 /// They differ visibly for split BTF: 1.7 never merges a module's TYPEDEF
 /// into the base's.
-pub fn dedup_flavor(features: &Features) -> btf::dedup::Flavor {
+pub fn dedup_flavor(features: &Features) -> crate::dedup::Flavor {
     match features.rules {
-        lower::Rules::V1_24 => btf::dedup::Flavor::Libbpf1_1,
-        lower::Rules::V1_31 => btf::dedup::Flavor::Libbpf1_7,
+        lower::Rules::V1_24 => crate::dedup::Flavor::Libbpf1_1,
+        lower::Rules::V1_31 => crate::dedup::Flavor::Libbpf1_7,
     }
 }
 
 /// Encodes `path`, split on `base` when given.
-pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> Result<Encoded> {
+pub fn encode(
+    path: &Path,
+    config: &Options,
+    base: Option<&SplitOn<'_, '_>>,
+) -> Result<Encoded, Error> {
     let mut stats = Stats::default();
     // One arena per CU for the names that sit in `.debug_info` itself,
     // declared before the file so that it outlives everything borrowing
@@ -211,15 +227,15 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
     stats.walk_and_lower = phase.stop();
 
     let phase = PhaseTimer::start();
-    let lower::Assembled { btf: assembled, dedup: streamed } = assembler.finish(&ctx);
+    let Assembled { btf: assembled, dedup: streamed } = assembler.finish(&ctx);
     stats.types_before = assembled.types.len();
     stats.assemble = phase.stop();
 
     let phase = PhaseTimer::start();
     let deduped = match (base, streamed) {
-        (Some(base), _) => btf::dedup::dedup_on(&assembled, &base.dedup),
+        (Some(base), _) => crate::dedup::dedup_on(&assembled, &base.dedup),
         (None, Some(streamed)) => streamed.finish(&assembled),
-        (None, None) => btf::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
+        (None, None) => crate::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
     }
     .with_context(|| format!("{}: dedup", path.display()))?;
     stats.types_after = deduped.btf.types.len();
@@ -237,22 +253,22 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
                 drop(assembled);
             }
         },
-        || -> Result<_> {
+        || -> Result<_, Error> {
             Ok(match base {
                 Some(base) if config.features.distilled_base => {
-                    let mut distilled = btf::distill::distill_base(&deduped.btf, &base.parsed.btf)
+                    let mut distilled = crate::distill::distill_base(&deduped.btf, &base.parsed.btf)
                         .with_context(|| format!("{}: distilling the base", path.display()))?;
-                    let written = btf::distill::write(&mut distilled, endian)
+                    let written = crate::distill::write(&mut distilled, endian)
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))
                 }
                 Some(base) => (
-                    btf::write::write_split(&deduped.btf, &base.strings, endian)
+                    crate::write::write_split(&deduped.btf, &base.strings, endian)
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
                     None,
                 ),
                 None => (
-                    btf::write::write(&deduped.btf, endian)
+                    crate::write::write(&deduped.btf, endian)
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
                     None,
                 ),

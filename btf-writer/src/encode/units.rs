@@ -3,7 +3,7 @@ Walking and lowering a file's units in parallel, adding them to the
 pre-dedup table in `.debug_info` order as they come.
 
 The table collapses exact duplicates as CUs are added
-([`btf::dedup::Collapser`]), so each CU's own types are freed soon after
+([`crate::dedup::Collapser`]), so each CU's own types are freed soon after
 it is lowered instead of all CUs waiting for an assembly at the end: that
 is what bounds the peak memory. Workers take units in `.debug_info` order,
 so the CUs waiting for their turn stay few; the table only ever sees them
@@ -11,7 +11,7 @@ in that order, which keeps the output independent of the thread count.
 Adding is sequential; the worker that finishes the CU whose turn it is does
 it, so no thread sits waiting and the CU is added while still in cache.
 A standalone table is also deduplicated as far as it can be while it
-grows ([`btf::dedup::StreamingDedup`]): that work then overlaps the walk of
+grows ([`crate::dedup::StreamingDedup`]): that work then overlaps the walk of
 later CUs instead of waiting for the last one.
 */
 
@@ -21,15 +21,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
 use bumpalo::Bump;
-
-use btf::dedup::Flavor;
-use btf::lower::{self, Assembler, ReadyCu, SpentCu, SplitBase};
 use dwarf::model::CuModel;
 use dwarf::{Dwarf, ElfFile, UnitHeader};
 
-use crate::cpu_clock;
+use super::assemble::{Assembler, ReadyCu, SpentCu, SplitBase};
+use super::error::ResultExt as _;
+use super::{cpu_clock, Error};
+use crate::dedup::Flavor;
+use crate::lower;
 
 /// Units walked between two releases of every mapped page: the walked
 /// units' part of `.debug_info`, and the pages of the other sections
@@ -49,7 +49,7 @@ const DEDUP_EVERY: usize = 16;
 
 /// What the walk counted.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Counts {
+pub struct Counts {
     /// DIEs visited.
     pub dies: u64,
     /// Types the CUs lowered to, before collapsing.
@@ -73,7 +73,7 @@ pub(crate) enum TableKind {
     /// Split on a base: deduplicated once complete.
     Split(SplitBase),
     /// Standalone: deduplicated as `Flavor` while it grows, as far as it
-    /// can be ([`btf::dedup::StreamingDedup`]).
+    /// can be ([`crate::dedup::StreamingDedup`]).
     Standalone(Flavor),
 }
 
@@ -92,7 +92,7 @@ struct UnitCosts {
 /// lowered it: glibc's malloc keeps an arena per thread, and the worker
 /// adding a CU is often not the one that lowered it. Freeing into the other
 /// worker's arena would take that arena's lock while its owner allocates
-/// (see [`btf::lower::SpentCu`]).
+/// (see [`SpentCu`]).
 struct Returns<'input> {
     /// One list per worker; CUs lowered outside the pool are freed by
     /// whoever adds them.
@@ -127,7 +127,7 @@ impl<'input> Returns<'input> {
 }
 
 /// A CU walked and lowered, or why it could not be.
-type Lowered<'input> = Result<(UnitCosts, ReadyCu<'input>)>;
+type Lowered<'input> = Result<(UnitCosts, ReadyCu<'input>), Error>;
 
 /// CUs waiting for their turn to be added, and whose turn it is.
 struct Queue<'input> {
@@ -143,7 +143,7 @@ struct Table<'input> {
     /// CUs added so far.
     added: usize,
     counts: Counts,
-    failed: Option<anyhow::Error>,
+    failed: Option<Error>,
 }
 
 impl<'input> Table<'input> {
@@ -188,7 +188,7 @@ impl<'input> Table<'input> {
         }
     }
 
-    fn finish(self) -> Result<(Assembler<'input>, Counts)> {
+    fn finish(self) -> Result<(Assembler<'input>, Counts), Error> {
         match self.failed {
             Some(err) => Err(err),
             None => Ok((self.assembler, self.counts)),
@@ -206,7 +206,7 @@ pub(crate) fn walk_and_assemble<'input>(
     inline_names: &'input mut [Bump],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
-) -> Result<(Assembler<'input>, Counts)> {
+) -> Result<(Assembler<'input>, Counts), Error> {
     match walk_each_unit(elf, dwarf, units, inline_names, ctx, kind) {
         // LTO output refers across units, so no unit can be read alone:
         // read them as one (sequentially; such DWARF is rare). Asking
@@ -224,7 +224,7 @@ fn walk_each_unit<'input>(
     inline_names: &'input mut [Bump],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
-) -> Result<(Assembler<'input>, Counts)> {
+) -> Result<(Assembler<'input>, Counts), Error> {
     let work = Mutex::new(units.iter().zip(inline_names.iter_mut()).enumerate());
     let stop = AtomicBool::new(false);
     let queue = Mutex::new(Queue { waiting: BTreeMap::new(), next: 0 });
@@ -339,7 +339,7 @@ fn walk_together<'input>(
     units: &[UnitHeader<'input>],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
-) -> Result<(Assembler<'input>, Counts)> {
+) -> Result<(Assembler<'input>, Counts), Error> {
     let start = cpu_clock::thread();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_units(dwarf, units, &arena)?;
@@ -358,7 +358,10 @@ fn lower_walked<'input>(
     what: impl Fn() -> String,
 ) -> Lowered<'input> {
     let walked = cpu_clock::thread();
-    let ready = lower::lower_cu(cu, ctx).and_then(lower::LoweredCu::prepare).with_context(what)?;
+    let ready = lower::lower_cu(cu, ctx)
+        .map_err(Error::from)
+        .and_then(ReadyCu::new)
+        .with_context(what)?;
     let costs = UnitCosts {
         dies: cu.die_count,
         walk_cpu: walked.saturating_sub(walk_start),
@@ -369,10 +372,6 @@ fn lower_walked<'input>(
 }
 
 /// Whether walking failed only because a DIE refers into another unit.
-fn is_cross_unit_reference(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<dwarf::Error>()
-            .is_some_and(|e| matches!(e.kind(), dwarf::ErrorKind::CrossUnitReference(_)))
-    })
+fn is_cross_unit_reference(err: &Error) -> bool {
+    matches!(err.root(), Error::Dwarf(e) if matches!(e.kind(), dwarf::ErrorKind::CrossUnitReference(_)))
 }

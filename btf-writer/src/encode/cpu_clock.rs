@@ -10,7 +10,7 @@ use std::time::Duration;
 static THREAD_TIMES: AtomicBool = AtomicBool::new(false);
 
 /// Makes [`thread`] read the clock from now on.
-pub(crate) fn enable_thread_times() {
+pub fn enable_thread_times() {
     THREAD_TIMES.store(true, Ordering::Relaxed);
 }
 
