@@ -88,6 +88,38 @@ pub enum Command {
         #[arg(long)]
         dedup: bool,
     },
+    /// Deduplicate existing BTF with libbpf's `btf__dedup` rules (those of
+    /// the libbpf pahole 1.31 links). Writes raw BTF; split when `--base`
+    /// is given, deduplicated against the base as libbpf does.
+    Dedup {
+        /// The BTF to deduplicate: raw, or an ELF with `.BTF`.
+        input: PathBuf,
+        /// The base INPUT is split on (raw, or an ELF with `.BTF`).
+        #[arg(long = "base", short = 'B', value_name = "FILE")]
+        base: Option<PathBuf>,
+        /// Where to write the result.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        /// `1.24`: the rules of libbpf 1.1, which pahole 1.24 links
+        /// (TYPEDEFs deduplicated as plain reference types).
+        #[arg(long = "compat", value_name = "PAHOLE_VERSION")]
+        compat: Option<String>,
+    },
+    /// Distill the base of split BTF with libbpf's `btf__distill_base`
+    /// rules: writes the split, renumbered onto the distilled base, to OUT
+    /// and the distilled base to OUT.base (what pahole's `distilled_base`
+    /// feature puts in `.BTF` and `.BTF.base`).
+    Distill {
+        /// The split BTF: raw, or an ELF with `.BTF`.
+        split: PathBuf,
+        /// The full base SPLIT was encoded on (raw, or an ELF with `.BTF`).
+        #[arg(long = "base", short = 'B', value_name = "FILE")]
+        base: PathBuf,
+        /// Where to write the split (and, with `.base` appended, the
+        /// distilled base).
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+    },
     /// Print btfenc's own version and the pahole version it implements.
     Version,
 }

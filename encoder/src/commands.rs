@@ -50,6 +50,10 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             output,
             dedup,
         }) => relocate(&split, distilled_base.as_deref(), &base, &output, dedup),
+        Some(Command::Dedup { input, base, output, compat }) => {
+            dedup(&input, base.as_deref(), &output, compat.as_deref())
+        }
+        Some(Command::Distill { split, base, output }) => distill(&split, &base, &output),
         Some(Command::Version) => {
             println!(
                 "btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})",
@@ -289,6 +293,47 @@ fn relocate(
         btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
             .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
     output::replace_atomically(output, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `btfenc dedup`: `btf__dedup` on existing BTF.
+fn dedup(input: &Path, base: Option<&Path>, output: &Path, compat: Option<&str>) -> Result<ExitCode> {
+    let flavor = match compat {
+        None => btf::dedup::Flavor::Libbpf1_7,
+        Some("1.24") => btf::dedup::Flavor::Libbpf1_1,
+        Some(other) => bail!("--compat={other}: only 1.24 can be asked for"),
+    };
+    let base_bytes = base.map(read_btf_bytes).transpose()?;
+    let base_parsed = parse_optional(base, &base_bytes)?;
+    let bytes = read_btf_bytes(input)?;
+    let parsed = parse_btf(input, &bytes, base_parsed.as_ref())?;
+    let deduped = btf::dedup::dedup_as(&parsed.btf, base_parsed.as_ref().map(|b| &b.btf), flavor)
+        .with_context(|| format!("{}: dedup", input.display()))?;
+    let written = match &base_parsed {
+        Some(base) => btf::write::write_split(&deduped.btf, &base.string_index(), parsed.endian),
+        None => btf::write::write(&deduped.btf, parsed.endian),
+    }
+    .with_context(|| format!("{}: writing BTF", output.display()))?;
+    output::replace_atomically(output, &written)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `btfenc distill`: `btf__distill_base` on existing split BTF.
+fn distill(split: &Path, base: &Path, output: &Path) -> Result<ExitCode> {
+    let base_bytes = read_btf_bytes(base)?;
+    let base_parsed = parse_btf(base, &base_bytes, None)?;
+    let split_bytes = read_btf_bytes(split)?;
+    let split_parsed = parse_btf(split, &split_bytes, Some(&base_parsed))?;
+    let mut distilled = btf::distill::distill_base(&split_parsed.btf, &base_parsed.btf)
+        .with_context(|| format!("{}: distilling the base", split.display()))?;
+    let written = btf::distill::write(&mut distilled, split_parsed.endian)
+        .with_context(|| format!("{}: writing BTF", output.display()))?;
+    let mut base_out = output.as_os_str().to_owned();
+    base_out.push(".base");
+    // The pair belongs together: the base first, so that a split never
+    // sits next to a stale base it does not fit.
+    output::replace_atomically(Path::new(&base_out), &written.base)?;
+    output::replace_atomically(output, &written.split)?;
     Ok(ExitCode::SUCCESS)
 }
 

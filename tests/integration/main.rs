@@ -57,6 +57,7 @@ macro_rules! kernel_features {
 mod bad_input;
 mod bpftool_dump;
 mod cli;
+mod dedup_cli;
 mod determinism;
 mod diff_cli;
 mod facts;
