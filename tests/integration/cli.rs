@@ -214,3 +214,55 @@ fn strict_lists_and_compat_refusals() {
         assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.describe());
     }
 }
+
+/// The kernel's own command lines, as its scripts assemble them for a
+/// pahole reporting v1.31 (Linux 6.1 scripts/pahole-flags.sh; 6.12
+/// scripts/Makefile.btf with and without KBUILD_BUILD_TIMESTAMP, plus an
+/// out-of-tree module's MODULE_PAHOLE_FLAGS; 7.3 scripts/Makefile.btf run
+/// by scripts/gen-btf.sh with `-j$(JOBS)`), are accepted, and mean what
+/// pahole 1.31 makes of them: the same BTF as the plain list they amount
+/// to.
+#[test]
+fn kernel_command_lines_mean_what_pahole_makes_of_them() {
+    let dir = scratch();
+    let path = "obj/kfuncs/gcc-dwarf5.o";
+    let kernel = "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func";
+    let cases = [
+        (
+            "6.1",
+            "--btf_gen_floats -j --lang_exclude=rust --skip_encoding_btf_inconsistent_proto --btf_gen_optimized".to_owned(),
+            "--btf_features=var,decl_tag,type_tag,enum64,float,optimized_func,consistent_func".to_owned(),
+        ),
+        (
+            "6.12",
+            format!("-j --btf_features={kernel},decl_tag_kfuncs -j --lang_exclude=rust"),
+            format!("--btf_features={kernel},decl_tag_kfuncs"),
+        ),
+        (
+            "6.12 reproducible, out-of-tree module flags",
+            format!("-j --btf_features={kernel},decl_tag_kfuncs -j --btf_features=+reproducible_build --lang_exclude=rust --btf_features=distilled_base"),
+            format!("--btf_features={kernel},decl_tag_kfuncs,reproducible_build,distilled_base"),
+        ),
+        (
+            "7.3 (make -j2)",
+            format!("-j2 --btf_features={kernel} --btf_features=layout -j2 --lang_exclude=rust"),
+            format!("--btf_features={kernel}"),
+        ),
+        (
+            // `+` brings back the defaults, decl_tag_kfuncs included.
+            "7.3 reproducible (make -j)",
+            format!("-j --btf_features={kernel} --btf_features=layout -j --btf_features=+reproducible_build --lang_exclude=rust"),
+            format!("--btf_features={kernel},decl_tag_kfuncs"),
+        ),
+    ];
+    for (what, line, meaning) in &cases {
+        let kernel_btf = encoded(path, line, dir.path(), "kernel.btf");
+        let plain = encoded(path, meaning, dir.path(), "plain.btf");
+        assert!(kernel_btf == plain, "{what}: `{line}` is not `{meaning}`");
+    }
+    // The fixture tells decl_tag_kfuncs apart, so the last case means
+    // something.
+    let without = encoded(path, &format!("--btf_features={kernel}"), dir.path(), "a.btf");
+    let with = encoded(path, &format!("--btf_features={kernel},decl_tag_kfuncs"), dir.path(), "b.btf");
+    assert!(without != with, "{path}: decl_tag_kfuncs changed nothing");
+}
