@@ -725,14 +725,20 @@ mod tests {
         let data = b"btf bytes";
         let out = patch(&elf, &[NewSection { name: ".BTF", data }]).expect("patches");
 
-        let (old, new) = (SectionTable::read(&elf).unwrap(), SectionTable::read(&out).unwrap());
+        let (old, new) = (
+            SectionTable::read(&elf).unwrap(),
+            SectionTable::read(&out).unwrap(),
+        );
         assert_eq!(old.headers.len(), new.headers.len(), "no section added");
         for (before, after) in old.headers.iter().zip(&new.headers) {
             match old.name_of(before) {
                 b".BTF" => {
                     assert_eq!(after.flags, before.flags);
                     assert!(after.flags & SHF_ALLOC != 0);
-                    assert_eq!((after.kind, after.addr, after.addralign), (before.kind, before.addr, before.addralign));
+                    assert_eq!(
+                        (after.kind, after.addr, after.addralign),
+                        (before.kind, before.addr, before.addralign)
+                    );
                     assert_eq!(after.size, data.len() as u64);
                     assert_eq!(after.offset % BTF_ALIGN, 0);
                     let at = after.offset as usize;

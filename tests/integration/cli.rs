@@ -175,7 +175,10 @@ fn legacy_and_btf_features_spellings_agree() {
         );
         // No flag at all: VAR, tags and ENUM64 on, floats off.
         let nothing = same("", "--btf_features=var,decl_tag,type_tag,enum64");
-        same("--btf_features=+type_tag", &format!("--btf_features={defaults}"));
+        same(
+            "--btf_features=+type_tag",
+            &format!("--btf_features={defaults}"),
+        );
         same("--btf_features=default", "--btf_features=+");
         same(
             "--btf_features=var --btf_features=float,bogus",
@@ -183,7 +186,10 @@ fn legacy_and_btf_features_spellings_agree() {
         );
         // A list wipes the legacy flags before it, not after it.
         same("--btf_gen_floats --btf_features=var", "--btf_features=var");
-        same("--btf_features=var --btf_gen_floats", "--btf_features=var,float");
+        same(
+            "--btf_features=var --btf_gen_floats",
+            "--btf_features=var,float",
+        );
         // --btf_gen_all: everything off, as an empty list.
         let none = same("--btf_gen_all", "--btf_features=");
         assert!(
@@ -191,7 +197,10 @@ fn legacy_and_btf_features_spellings_agree() {
             "{path}: switching every feature off changed nothing; the fixture cannot tell the spellings apart"
         );
         // Repeated scalar options take the last value.
-        same("-j1 -j3 --lang_exclude=c --lang_exclude=rust", "--lang_exclude=rust");
+        same(
+            "-j1 -j3 --lang_exclude=c --lang_exclude=rust",
+            "--lang_exclude=rust",
+        );
     }
 }
 
@@ -262,7 +271,17 @@ fn kernel_command_lines_mean_what_pahole_makes_of_them() {
     }
     // The fixture tells decl_tag_kfuncs apart, so the last case means
     // something.
-    let without = encoded(path, &format!("--btf_features={kernel}"), dir.path(), "a.btf");
-    let with = encoded(path, &format!("--btf_features={kernel},decl_tag_kfuncs"), dir.path(), "b.btf");
+    let without = encoded(
+        path,
+        &format!("--btf_features={kernel}"),
+        dir.path(),
+        "a.btf",
+    );
+    let with = encoded(
+        path,
+        &format!("--btf_features={kernel},decl_tag_kfuncs"),
+        dir.path(),
+        "b.btf",
+    );
     assert!(without != with, "{path}: decl_tag_kfuncs changed nothing");
 }

@@ -9,9 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use btfenc_tests::{
-    bpftool_btf_dump, btfenc, fixture, pahole, report_skip, run, AS_SYSTEM_PAHOLE,
-};
+use btfenc_tests::{bpftool_btf_dump, btfenc, fixture, pahole, report_skip, run, AS_SYSTEM_PAHOLE};
 
 use crate::fixtures::{read, scratch};
 
@@ -39,7 +37,10 @@ fn sections(file: &Path) -> Vec<Section> {
     out.assert_success();
     let mut rows = Vec::new();
     for line in out.stdout_text().lines() {
-        let Some((number, rest)) = line.trim_start().strip_prefix('[').and_then(|r| r.split_once(']'))
+        let Some((number, rest)) = line
+            .trim_start()
+            .strip_prefix('[')
+            .and_then(|r| r.split_once(']'))
         else {
             continue;
         };
@@ -186,7 +187,11 @@ fn fill_and_check(original: &Path, dir: &Path, flags: &[&str]) -> PathBuf {
             );
         }
     }
-    assert_eq!(program_headers(original), program_headers(&ours), "program headers changed");
+    assert_eq!(
+        program_headers(original),
+        program_headers(&ours),
+        "program headers changed"
+    );
 
     // libbpf reads it, and what the kernel build extracts is exactly the
     // BTF of a detached encoding with the same flags.
@@ -201,24 +206,51 @@ fn fill_and_check(original: &Path, dir: &Path, flags: &[&str]) -> PathBuf {
     btfenc(&args).assert_success();
     let expected = read(&detached);
     for (tool, bytes) in extracted_by_kbuild(&ours, dir) {
-        assert!(bytes == expected, "{tool} extracted other bytes than the detached BTF");
+        assert!(
+            bytes == expected,
+            "{tool} extracted other bytes than the detached BTF"
+        );
     }
     ours
 }
 
 /// pahole 1.24 in place on a copy of the same file: the same types.
-fn assert_same_types_as_pahole_in_place(original: &Path, ours: &Path, dir: &Path, skip_kinds: &[&str]) {
+fn assert_same_types_as_pahole_in_place(
+    original: &Path,
+    ours: &Path,
+    dir: &Path,
+    skip_kinds: &[&str],
+) {
     let theirs = copy_to(original, dir, "theirs");
-    pahole(&["-J".as_ref(), "--btf_gen_floats".as_ref(), theirs.as_os_str()]).assert_success();
+    pahole(&[
+        "-J".as_ref(),
+        "--btf_gen_floats".as_ref(),
+        theirs.as_os_str(),
+    ])
+    .assert_success();
     let theirs_header = btf_header(&theirs);
     let ours_header = btf_header(ours);
     assert_eq!(
-        (&ours_header.kind, &ours_header.flags, ours_header.address, ours_header.align),
-        (&theirs_header.kind, &theirs_header.flags, theirs_header.address, theirs_header.align),
+        (
+            &ours_header.kind,
+            &ours_header.flags,
+            ours_header.address,
+            ours_header.align
+        ),
+        (
+            &theirs_header.kind,
+            &theirs_header.flags,
+            theirs_header.address,
+            theirs_header.align
+        ),
         "btfenc's .BTF header differs from pahole's"
     );
     let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
-    assert!(diff.status.code().is_some_and(|c| c <= 1), "{}", diff.describe());
+    assert!(
+        diff.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        diff.describe()
+    );
     let different: Vec<String> = diff
         .stdout_text()
         .lines()
@@ -227,7 +259,11 @@ fn assert_same_types_as_pahole_in_place(original: &Path, ours: &Path, dir: &Path
         .filter(|l| !l.contains("only_a=0 only_b=0") || !same_totals(l))
         .map(str::to_owned)
         .collect();
-    assert!(different.is_empty(), "btfenc and pahole disagree:\n{}", diff.describe());
+    assert!(
+        different.is_empty(),
+        "btfenc and pahole disagree:\n{}",
+        diff.describe()
+    );
 }
 
 /// `KIND: a=N b=N ...` with a == b.
@@ -240,7 +276,11 @@ fn same_totals(line: &str) -> bool {
 fn lld_empty_alloc_btf_is_filled_like_pahole() {
     let dir = scratch();
     let original = fixture(LLD_PROG);
-    let ours = fill_and_check(&original, dir.path(), &[AS_SYSTEM_PAHOLE, "--btf_gen_floats"]);
+    let ours = fill_and_check(
+        &original,
+        dir.path(),
+        &[AS_SYSTEM_PAHOLE, "--btf_gen_floats"],
+    );
     assert_same_types_as_pahole_in_place(&original, &ours, dir.path(), &[]);
 
     // Now the .BTF is ALLOC and holds BTF: part of the image, refused as
@@ -259,7 +299,13 @@ fn lld_empty_alloc_btf_with_linux_6_1_flags() {
     fill_and_check(
         &fixture(LLD_PROG),
         dir.path(),
-        &["--btf_gen_floats", "-j", "--lang_exclude=rust", "--skip_encoding_btf_inconsistent_proto", "--btf_gen_optimized"],
+        &[
+            "--btf_gen_floats",
+            "-j",
+            "--lang_exclude=rust",
+            "--skip_encoding_btf_inconsistent_proto",
+            "--btf_gen_optimized",
+        ],
     );
 }
 
@@ -280,6 +326,10 @@ fn lld_tinyconfig_kernel_is_filled_like_pahole() {
     let compressed = copy_to(&xz, dir.path(), "tmp_vmlinux.btf.xz");
     run(Path::new("xz"), &["-dk".as_ref(), compressed.as_os_str()]).assert_success();
     let original = dir.path().join("tmp_vmlinux.btf");
-    let ours = fill_and_check(&original, dir.path(), &[AS_SYSTEM_PAHOLE, "--btf_gen_floats", "-j"]);
+    let ours = fill_and_check(
+        &original,
+        dir.path(),
+        &[AS_SYSTEM_PAHOLE, "--btf_gen_floats", "-j"],
+    );
     assert_same_types_as_pahole_in_place(&original, &ours, dir.path(), &["FUNC", "FUNC_PROTO"]);
 }
