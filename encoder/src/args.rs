@@ -187,6 +187,11 @@ pub struct EncodeArgs {
     #[arg(short = 'V', long = "verbose")]
     pub verbose: bool,
 
+    /// Print the BTF features btfenc can encode, comma separated, and exit
+    /// (pahole lists those its libbpf supports).
+    #[arg(long = "supported_btf_features")]
+    pub supported_btf_features: bool,
+
     /// Print the pahole version this encoder implements (`v1.31`).
     #[arg(long = "version")]
     pub version: bool,

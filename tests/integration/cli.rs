@@ -285,3 +285,23 @@ fn kernel_command_lines_mean_what_pahole_makes_of_them() {
     );
     assert!(without != with, "{path}: decl_tag_kfuncs changed nothing");
 }
+
+/// `--supported_btf_features` prints one comma-separated line, as pahole
+/// does, naming at least the kernel's list, and every name it prints is
+/// taken by `--btf_features_strict`.
+#[test]
+fn supported_btf_features_are_accepted_when_strict() {
+    let run = btfenc_tests::btfenc(&["--supported_btf_features"]);
+    run.assert_success();
+    let text = run.stdout_text();
+    let line = text.trim_end();
+    assert_eq!(text.lines().count(), 1, "{}", run.describe());
+    let names: Vec<&str> = line.split(',').collect();
+    for wanted in kernel_features!().split(',') {
+        assert!(names.contains(&wanted), "{wanted} missing from {line}");
+    }
+    let dir = scratch();
+    let out = dir.path().join("x.btf");
+    let strict = format!("--btf_features_strict={line}");
+    encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &out, &[&strict]).assert_success();
+}
