@@ -120,10 +120,7 @@ fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Res
 /// Parses an optional standalone BTF file (a `--base`/`--btf_base`) read
 /// with [`read_btf_bytes`]; the parsed form borrows `bytes`, so reading and
 /// parsing are two steps.
-fn parse_optional<'a>(
-    path: Option<&Path>,
-    bytes: &'a Option<InputBytes>,
-) -> Result<Option<Parsed<'a>>> {
+fn parse_optional<'a>(path: Option<&Path>, bytes: &'a Option<InputBytes>) -> Result<Option<Parsed<'a>>> {
     match (path, bytes) {
         (Some(path), Some(bytes)) => Ok(Some(parse_btf(path, bytes, None)?)),
         _ => Ok(None),
