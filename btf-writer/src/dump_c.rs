@@ -43,7 +43,8 @@ const HEADER: &str = "#ifndef __VMLINUX_H__\n#define __VMLINUX_H__\n\n\
 #pragma clang attribute push (__attribute__((preserve_access_index)), apply_to = record)\n\
 #endif\n\n";
 
-const FOOTER: &str = "#ifndef BPF_NO_PRESERVE_ACCESS_INDEX\n#pragma clang attribute pop\n#endif\n\n\
+const FOOTER: &str =
+    "#ifndef BPF_NO_PRESERVE_ACCESS_INDEX\n#pragma clang attribute pop\n#endif\n\n\
 #endif /* __VMLINUX_H__ */\n";
 
 /// Nesting beyond which the input is taken for a reference cycle (valid
@@ -76,7 +77,10 @@ pub fn dump_c(out: &mut dyn Write, btf: &Btf, base: Option<&Btf>) -> io::Result<
     check_references(&types)?;
 
     let mut d = CDump::new(types);
-    let mut sink = Sink { out, buf: Vec::with_capacity(1 << 18) };
+    let mut sink = Sink {
+        out,
+        buf: Vec::with_capacity(1 << 18),
+    };
     d.out.extend_from_slice(HEADER.as_bytes());
     for id in 1..=d.types.len() as u32 {
         d.dump_type(id);
@@ -138,9 +142,10 @@ fn check_references(types: &[&Type<'_>]) -> io::Result<()> {
 fn each_reference(ty: &Type<'_>, mut f: impl FnMut(TypeId)) {
     match ty {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Fwd(_) | Type::Float(_) => {}
-        Type::Ptr(target) | Type::Volatile(target) | Type::Const(target) | Type::Restrict(target) => {
-            f(*target)
-        }
+        Type::Ptr(target)
+        | Type::Volatile(target)
+        | Type::Const(target)
+        | Type::Restrict(target) => f(*target),
         Type::Typedef(named) | Type::TypeTag(named) => f(named.ty),
         Type::Func(object) | Type::Var(object) => f(object.ty),
         Type::DeclTag(tag) => f(tag.ty),
@@ -219,7 +224,8 @@ fn is_mod(ty: &Type<'_>) -> bool {
     )
 }
 
-/// libbpf's `btf_member_bitfield_size`/`bit_offset` as one.
+/// The members of a struct or union (offsets and widths as the file's
+/// kind_flag encodes them, decoded by the reader).
 fn members<'c, 'a>(c: &'c Composite<'a>) -> &'c [crate::types::Member<'a>] {
     &c.members
 }
@@ -261,7 +267,8 @@ impl<'t, 'a> CDump<'t, 'a> {
 
     /// The type with `id`; `None` for void. Ids were checked on entry.
     fn ty(&self, id: u32) -> Option<&'t Type<'a>> {
-        id.checked_sub(1).and_then(|i| self.types.get(i as usize).copied())
+        id.checked_sub(1)
+            .and_then(|i| self.types.get(i as usize).copied())
     }
 
     fn fail(&mut self, message: String) {
@@ -275,7 +282,9 @@ impl<'t, 'a> CDump<'t, 'a> {
             return false;
         }
         if self.depth >= MAX_DEPTH {
-            self.fail(format!("type [{id}]: references nest too deep (a reference cycle?)"));
+            self.fail(format!(
+                "type [{id}]: references nest too deep (a reference cycle?)"
+            ));
             return false;
         }
         self.depth += 1;
@@ -344,7 +353,13 @@ impl<'t, 'a> CDump<'t, 'a> {
         result
     }
 
-    fn order_kind(&mut self, id: u32, ty: &'t Type<'a>, named: bool, through_ptr: bool) -> Option<bool> {
+    fn order_kind(
+        &mut self,
+        id: u32,
+        ty: &'t Type<'a>,
+        named: bool,
+        through_ptr: bool,
+    ) -> Option<bool> {
         let idx = id as usize;
         match ty {
             Type::Int(_) | Type::Float(_) => {
@@ -468,9 +483,10 @@ impl<'t, 'a> CDump<'t, 'a> {
                 }
                 self.state[idx].emit = Emit::Emitted;
             }
-            Type::Ptr(target) | Type::Volatile(target) | Type::Const(target) | Type::Restrict(target) => {
-                self.emit_type(target.0, cont_id)
-            }
+            Type::Ptr(target)
+            | Type::Volatile(target)
+            | Type::Const(target)
+            | Type::Restrict(target) => self.emit_type(target.0, cont_id),
             Type::TypeTag(named_ty) => self.emit_type(named_ty.ty.0, cont_id),
             Type::Array(array) => self.emit_type(array.elem.0, cont_id),
             Type::Fwd(_) => {
@@ -515,7 +531,8 @@ impl<'t, 'a> CDump<'t, 'a> {
                     self.emit_type(p.ty.0, cont_id);
                 }
             }
-            Type::Func(_) | Type::Var(_) | Type::Datasec(_) | Type::DeclTag(_) | Type::Float(_) => {}
+            Type::Func(_) | Type::Var(_) | Type::Datasec(_) | Type::DeclTag(_) | Type::Float(_) => {
+            }
         }
     }
 
@@ -524,7 +541,9 @@ impl<'t, 'a> CDump<'t, 'a> {
     /// Resolves (once) the name of `id` in `space`; returns the raw name
     /// and its occurrence number (> 1: print with `___N`).
     fn resolve_name(&mut self, id: u32, space: Space) -> (&'a str, u32) {
-        let Some(ty) = self.ty(id) else { return ("", 1) };
+        let Some(ty) = self.ty(id) else {
+            return ("", 1);
+        };
         let name = type_name(ty);
         if name.is_empty() {
             return ("", 1);
@@ -538,7 +557,11 @@ impl<'t, 'a> CDump<'t, 'a> {
             Type::Enum(e) => !e.values.is_empty(),
             _ => true,
         };
-        let dup = if counted { self.count_name(name, space) } else { 1 };
+        let dup = if counted {
+            self.count_name(name, space)
+        } else {
+            1
+        };
         self.state[idx].dup = dup;
         (name, dup)
     }
@@ -596,7 +619,11 @@ impl<'t, 'a> CDump<'t, 'a> {
 
     fn emit_struct_fwd(&mut self, id: u32, ty: &Type<'_>) {
         let named = !type_name(ty).is_empty();
-        self.put(if matches!(ty, Type::Struct(_)) { "struct" } else { "union" });
+        self.put(if matches!(ty, Type::Struct(_)) {
+            "struct"
+        } else {
+            "union"
+        });
         if named {
             self.put(" ");
         }
@@ -654,7 +681,10 @@ impl<'t, 'a> CDump<'t, 'a> {
         let mut max_align = 1;
         for m in members(c) {
             let align = self.align_of(m.ty.0);
-            if align != 0 && m.bitfield_size == 0 && i64::from(m.bit_offset) % (8 * i64::from(align)) != 0 {
+            if align != 0
+                && m.bitfield_size == 0
+                && i64::from(m.bit_offset) % (8 * i64::from(align)) != 0
+            {
                 return true;
             }
             max_align = max_align.max(align);
@@ -666,7 +696,14 @@ impl<'t, 'a> CDump<'t, 'a> {
     /// (bits) where the compiler would not leave it by itself; the next
     /// member has alignment `next_align` and continues a bitfield run when
     /// `in_bitfield`.
-    fn emit_bit_padding(&mut self, cur_off: i64, next_off: i64, next_align: i32, in_bitfield: bool, level: u32) {
+    fn emit_bit_padding(
+        &mut self,
+        cur_off: i64,
+        next_off: i64,
+        next_align: i32,
+        in_bitfield: bool,
+        level: u32,
+    ) {
         if cur_off >= next_off {
             return;
         }
@@ -786,7 +823,11 @@ impl<'t, 'a> CDump<'t, 'a> {
             return;
         }
         self.put("typedef ");
-        let full = if dup > 1 { format!("{name}___{dup}") } else { name.to_string() };
+        let full = if dup > 1 {
+            format!("{name}___{dup}")
+        } else {
+            name.to_string()
+        };
         self.emit_type_decl(named.ty.0, &full, level);
     }
 
@@ -809,7 +850,9 @@ impl<'t, 'a> CDump<'t, 'a> {
             };
             steps += 1;
             if steps > MAX_DEPTH {
-                self.fail(format!("type [{id}]: declaration chain too long (a reference cycle?)"));
+                self.fail(format!(
+                    "type [{id}]: declaration chain too long (a reference cycle?)"
+                ));
                 self.decl_stack.truncate(start);
                 return;
             }
@@ -1004,7 +1047,8 @@ impl<'t, 'a> CDump<'t, 'a> {
                         return align;
                     }
                     max_align = max_align.max(align);
-                    if m.bitfield_size == 0 && i64::from(m.bit_offset) % (8 * i64::from(align)) != 0 {
+                    if m.bitfield_size == 0 && i64::from(m.bit_offset) % (8 * i64::from(align)) != 0
+                    {
                         return 1;
                     }
                 }
@@ -1095,4 +1139,134 @@ fn pointer_size(types: &[&Type<'_>]) -> u32 {
             _ => None,
         })
         .unwrap_or(8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_types::{int, test_name};
+    use crate::types::{Composite, Member};
+
+    fn dump(btf: &Btf<'_>, base: Option<&Btf<'_>>) -> io::Result<String> {
+        let mut out = Vec::new();
+        dump_c(&mut out, btf, base)?;
+        Ok(String::from_utf8(out).expect("the header is text"))
+    }
+
+    fn member(name: &'static str, ty: u32, bit_offset: u32) -> Member<'static> {
+        Member {
+            name: test_name(name),
+            ty: TypeId(ty),
+            bit_offset,
+            bitfield_size: 0,
+        }
+    }
+
+    fn body(header: &str) -> &str {
+        header
+            .strip_prefix(HEADER)
+            .and_then(|rest| rest.strip_suffix(FOOTER))
+            .expect("guard, pragma block and footer around the types")
+    }
+
+    /// A self-referencing list node: one definition, the pointer to itself
+    /// needs no forward declaration (written by hand from the C rules).
+    #[test]
+    fn self_referencing_struct() {
+        let mut btf = Btf::default();
+        btf.add(int("int", 4, 1));
+        btf.add(Type::Struct(Composite {
+            name: "node",
+            size: 16,
+            members: vec![member("value", 1, 0), member("next", 3, 64)].into(),
+            kind_flag: false,
+        }));
+        btf.add(Type::Ptr(TypeId(2)));
+        let header = dump(&btf, None).expect("valid BTF");
+        assert_eq!(
+            body(&header),
+            "struct node {\n\tint value;\n\tstruct node *next;\n};\n\n"
+        );
+    }
+
+    /// Two structs pointing at each other: the second is forward-declared
+    /// before the first's definition; a padding hole after a char before a
+    /// long needs nothing written, the compiler leaves it.
+    #[test]
+    fn mutual_pointers_get_a_forward_declaration() {
+        let mut btf = Btf::default();
+        btf.add(int("char", 1, 2)); // 1
+        btf.add(Type::Struct(Composite {
+            name: "a",
+            size: 16,
+            members: vec![member("tag", 1, 0), member("b", 4, 64)].into(),
+            kind_flag: false,
+        })); // 2
+        btf.add(Type::Struct(Composite {
+            name: "b",
+            size: 8,
+            members: vec![member("a", 5, 0)].into(),
+            kind_flag: false,
+        })); // 3
+        btf.add(Type::Ptr(TypeId(3))); // 4
+        btf.add(Type::Ptr(TypeId(2))); // 5
+        let header = dump(&btf, None).expect("valid BTF");
+        assert_eq!(
+            body(&header),
+            "struct b;\n\nstruct a {\n\tchar tag;\n\tstruct b *b;\n};\n\nstruct b {\n\tstruct a *a;\n};\n\n"
+        );
+    }
+
+    /// A pointer cycle through modifiers only (PTR -> CONST -> PTR) is not
+    /// C; libbpf recurses until it crashes. We stop with an error.
+    #[test]
+    fn modifier_cycle_is_an_error() {
+        let mut btf = Btf::default();
+        btf.add(Type::Ptr(TypeId(2)));
+        btf.add(Type::Const(TypeId(1)));
+        let err = dump(&btf, None).expect_err("a cycle");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("cycle"), "{err}");
+    }
+
+    /// An anonymous struct that contains a pointer to itself can only be
+    /// written inline, endlessly: libbpf's "unsatisfiable type cycle".
+    #[test]
+    fn anonymous_struct_cycle_is_an_error() {
+        let mut btf = Btf::default();
+        btf.add(Type::Struct(Composite {
+            name: "",
+            size: 8,
+            members: vec![member("me", 2, 0)].into(),
+            kind_flag: false,
+        }));
+        btf.add(Type::Ptr(TypeId(1)));
+        let err = dump(&btf, None).expect_err("a cycle");
+        assert!(
+            err.to_string().contains("unsatisfiable type cycle, id:[1]"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn split_needs_its_base() {
+        let btf = Btf {
+            base_type_count: 3,
+            ..Btf::default()
+        };
+        assert!(dump(&btf, None).is_err());
+        let base = Btf::default();
+        assert!(dump(&btf, Some(&base)).is_err(), "a base of the wrong size");
+    }
+
+    #[test]
+    fn dangling_reference_is_an_error() {
+        let mut btf = Btf::default();
+        btf.add(Type::Ptr(TypeId(7)));
+        let err = dump(&btf, None).expect_err("dangling");
+        assert!(
+            err.to_string().contains("type [1] refers to type [7]"),
+            "{err}"
+        );
+    }
 }

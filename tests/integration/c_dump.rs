@@ -25,12 +25,21 @@ fn bpftool_c(file: &Path, base: Option<&Path>) -> String {
     args.extend(["format", "c"].map(OsStr::new));
     let theirs = bpftool(&args);
     theirs.assert_success();
-    assert!(!theirs.stdout.is_empty(), "bpftool printed nothing\n{}", theirs.describe());
+    assert!(
+        !theirs.stdout.is_empty(),
+        "bpftool printed nothing\n{}",
+        theirs.describe()
+    );
     theirs.stdout_text()
 }
 
 fn btfenc_c(file: &Path, base: Option<&Path>) -> String {
-    let mut args: Vec<&OsStr> = vec!["dump".as_ref(), "--format".as_ref(), "c".as_ref(), file.as_os_str()];
+    let mut args: Vec<&OsStr> = vec![
+        "dump".as_ref(),
+        "--format".as_ref(),
+        "c".as_ref(),
+        file.as_os_str(),
+    ];
     if let Some(base) = base {
         args.extend(["--base".as_ref(), base.as_os_str()]);
     }
@@ -61,7 +70,13 @@ fn assert_same_header(ours: &str, theirs: &str, what: &str) {
 mod of_btfenc_output {
     per_fixture!(|path| {
         let dir = super::scratch();
-        let out = super::encode_into(super::Encoder::Btfenc, path, &[super::FEATURES], dir.path(), "out.btf");
+        let out = super::encode_into(
+            super::Encoder::Btfenc,
+            path,
+            &[super::FEATURES],
+            dir.path(),
+            "out.btf",
+        );
         super::assert_same_header(
             &super::btfenc_c(&out, None),
             &super::bpftool_c(&out, None),
@@ -74,15 +89,39 @@ mod of_btfenc_output {
 #[test]
 fn raw_is_the_default_format() {
     let dir = scratch();
-    let out = encode_into(Encoder::Btfenc, "obj/gcc-dwarf5/kinds.o", &[], dir.path(), "out.btf");
+    let out = encode_into(
+        Encoder::Btfenc,
+        "obj/gcc-dwarf5/kinds.o",
+        &[],
+        dir.path(),
+        "out.btf",
+    );
     let default = btfenc(&["dump".as_ref(), out.as_os_str()]);
-    let raw = btfenc(&["dump".as_ref(), "--format".as_ref(), "raw".as_ref(), out.as_os_str()]);
+    let raw = btfenc(&[
+        "dump".as_ref(),
+        "--format".as_ref(),
+        "raw".as_ref(),
+        out.as_os_str(),
+    ]);
     default.assert_success();
     raw.assert_success();
     assert_eq!(default.stdout_text(), raw.stdout_text());
-    assert!(default.stdout_text().starts_with("[1] "), "{}", default.describe());
-    let bad = btfenc(&["dump".as_ref(), "--format".as_ref(), "h".as_ref(), out.as_os_str()]);
-    assert!(!bad.success(), "an unknown format is refused\n{}", bad.describe());
+    assert!(
+        default.stdout_text().starts_with("[1] "),
+        "{}",
+        default.describe()
+    );
+    let bad = btfenc(&[
+        "dump".as_ref(),
+        "--format".as_ref(),
+        "h".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(
+        !bad.success(),
+        "an unknown format is refused\n{}",
+        bad.describe()
+    );
 }
 
 /// Split BTF on a base: bpftool -B prints the base's types, then the
@@ -90,14 +129,28 @@ fn raw_is_the_default_format() {
 fn check_split(input: &str) {
     let dir = scratch();
     let base = dir.path().join("base.btf");
-    btfenc_tests::encode_detached(Encoder::Btfenc, &fixture("obj/gcc-dwarf5/kinds.o"), &base, &[FEATURES])
-        .assert_success();
+    btfenc_tests::encode_detached(
+        Encoder::Btfenc,
+        &fixture("obj/gcc-dwarf5/kinds.o"),
+        &base,
+        &[FEATURES],
+    )
+    .assert_success();
     let split = dir.path().join("split.btf");
     let base_flag = format!("--btf_base={}", base.display());
-    btfenc_tests::encode_detached(Encoder::Btfenc, &fixture(input), &split, &[FEATURES, &base_flag])
-        .assert_success();
+    btfenc_tests::encode_detached(
+        Encoder::Btfenc,
+        &fixture(input),
+        &split,
+        &[FEATURES, &base_flag],
+    )
+    .assert_success();
     let theirs = bpftool_c(&split, Some(&base));
-    assert_same_header(&btfenc_c(&split, Some(&base)), &theirs, &format!("{input} split on kinds.o"));
+    assert_same_header(
+        &btfenc_c(&split, Some(&base)),
+        &theirs,
+        &format!("{input} split on kinds.o"),
+    );
     // Not a vacuous comparison: the split's own types are in it.
     assert!(theirs.len() > bpftool_c(&base, None).len());
 }
@@ -122,7 +175,14 @@ fn compile_sources(compiler: &str, dir: &Path) -> PathBuf {
         let source = sources.join(format!("{name}.c"));
         run(
             Path::new(compiler),
-            &["-g".as_ref(), "-O0".as_ref(), "-c".as_ref(), source.as_os_str(), "-o".as_ref(), object.as_os_str()],
+            &[
+                "-g".as_ref(),
+                "-O0".as_ref(),
+                "-c".as_ref(),
+                source.as_os_str(),
+                "-o".as_ref(),
+                object.as_os_str(),
+            ],
         )
         .assert_success();
         objects.push(object);
@@ -130,7 +190,13 @@ fn compile_sources(compiler: &str, dir: &Path) -> PathBuf {
     let linked = dir.join("both.o");
     run(
         Path::new("ld"),
-        &["-r".as_ref(), objects[0].as_os_str(), objects[1].as_os_str(), "-o".as_ref(), linked.as_os_str()],
+        &[
+            "-r".as_ref(),
+            objects[0].as_os_str(),
+            objects[1].as_os_str(),
+            "-o".as_ref(),
+            linked.as_os_str(),
+        ],
     )
     .assert_success();
     linked
@@ -142,7 +208,11 @@ fn check_layouts(compiler: &str) {
     let btf = dir.path().join("both.btf");
     btfenc_tests::encode_detached(Encoder::Btfenc, &object, &btf, &[FEATURES]).assert_success();
     let theirs = bpftool_c(&btf, None);
-    assert_same_header(&btfenc_c(&btf, None), &theirs, &format!("layouts.c + dups.c ({compiler})"));
+    assert_same_header(
+        &btfenc_c(&btf, None),
+        &theirs,
+        &format!("layouts.c + dups.c ({compiler})"),
+    );
     // The rules the sources are there for did show up in the reference.
     for expected in [
         "__attribute__((packed))",
@@ -153,7 +223,10 @@ fn check_layouts(compiler: &str) {
         "volatile",
         "struct empty {};",
     ] {
-        assert!(theirs.contains(expected), "bpftool's header has no `{expected}`:\n{theirs}");
+        assert!(
+            theirs.contains(expected),
+            "bpftool's header has no `{expected}`:\n{theirs}"
+        );
     }
 }
 
