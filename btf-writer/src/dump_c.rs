@@ -2,10 +2,16 @@
 //! prints (and `bpftool btf dump -B BASE file X format c` for split BTF),
 //! reproduced byte for byte.
 //!
-//! The reference is Debian bookworm's bpftool 7.1, built from the Linux 6.1
-//! tree (libbpf 1.1 as of that kernel, before the padding, packed-struct and
-//! enum-size changes that went into Linux 6.2). The rules, as libbpf's
-//! `btf_dump.c` of that version applies them:
+//! The reference is Debian bookworm's bpftool 7.1 (`7.1.0+6.1.192-2`),
+//! built from the Linux 6.1 stable tree, whose `tools/lib/bpf` carries
+//! backported `btf_dump.c` fixes: it prints as libbpf 1.1.0 does (the
+//! padding rules and packed detection reworked in December 2022) plus
+//! `(void)` for a prototype without parameters (libbpf 1.5), but without
+//! the `mode(byte)`/`mode(word)` attributes on odd-sized enums that 1.1.0
+//! added. Each of these was checked against the installed binary (a
+//! one-byte enum; the Debian 6.1 vmlinux, whose padding and packed structs
+//! differ under the older rules). The rules, as that `btf_dump.c` applies
+//! them:
 //!
 //! - Every type id from 1 up (for split BTF the base's too) is a root in
 //!   turn. Its dependencies are topologically sorted first: a type embedded
