@@ -2,7 +2,8 @@
 # bench: pahole vs btfenc on the corpus vmlinux with the same flags (the
 # ones Debian's build used), alternating, $BENCH_RUNS times each (default
 # 3). Prints the medians of wall time, CPU time (user+sys) and peak RSS,
-# and btfenc/pahole ratios (below 1 means btfenc is better).
+# and btfenc/pahole ratios (below 1 means btfenc is better). Then the same
+# for the vmlinux.h of that BTF: bpftool format c vs btfenc dump --format c.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -44,3 +45,31 @@ printf '%-8s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc.wall]}" "${value[p
 	"$(ratio "${value[btfenc.cpu]}" "${value[pahole.cpu]}")" \
 	"$(ratio "${value[btfenc.rss]}" "${value[pahole.rss]}")"
 echo "(medians of $runs runs each on $VMLINUX; ratio = btfenc / pahole)"
+
+# vmlinux.h: bpftool's `btf dump file X format c` vs `btfenc dump --format
+# c` on the BTF btfenc just wrote (the outputs must be identical), also
+# alternating; medians and btfenc/bpftool ratios as above.
+measure_c() {
+	local tool=$1; shift
+	/usr/bin/time -f '%e %U %S %M' -o "$out/time" "$@" > "$out/$tool.h"
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out/time" >> "$out/$tool.times"
+	log "$tool run: $(tail -n1 "$out/$tool.times") (wall s, cpu s, peak KiB)"
+}
+for ((run = 1; run <= runs; run++)); do
+	measure_c bpftool-c "$BPFTOOL" btf dump file "$out/btfenc.btf" format c
+	measure_c btfenc-c "$btfenc" dump --format c "$out/btfenc.btf"
+done
+cmp -s "$out/bpftool-c.h" "$out/btfenc-c.h" || die "btfenc dump --format c differs from bpftool's format c"
+echo
+printf '%-10s %10s %10s %14s\n' "vmlinux.h" "wall s" "cpu s" "peak RSS MiB"
+for tool in bpftool-c btfenc-c; do
+	value[$tool.wall]=$(column_median "$tool" 1)
+	value[$tool.cpu]=$(column_median "$tool" 2)
+	value[$tool.rss]=$(column_median "$tool" 3)
+	printf '%-10s %10.3f %10.3f %14.1f\n' "${tool%-c}" "${value[$tool.wall]}" "${value[$tool.cpu]}" \
+		"$(awk -v k="${value[$tool.rss]}" 'BEGIN { print k / 1024 }')"
+done
+printf '%-10s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc-c.wall]}" "${value[bpftool-c.wall]}")" \
+	"$(ratio "${value[btfenc-c.cpu]}" "${value[bpftool-c.cpu]}")" \
+	"$(ratio "${value[btfenc-c.rss]}" "${value[bpftool-c.rss]}")"
+echo "(medians of $runs runs each, identical headers; ratio = btfenc / bpftool)"

@@ -15,6 +15,13 @@
 #                              inside vmlinux, same rules
 #   [x] vmlinux_kernel_load    the running kernel accepts our vmlinux BTF
 #   [x] vmlinux_dump           `btfenc dump` == `bpftool btf dump file`
+#   [x] c_dump                 `btfenc dump --format c` == `bpftool btf dump file
+#                              X format c` byte for byte: our vmlinux BTF, the
+#                              reference vmlinux.btf of each kernel under
+#                              ../shared/reference (6.1, 7.3.4) and its modules
+#                              (split with -B, and the distilled pairs)
+#   [x] vmlinux_header_compiles  btfenc's vmlinux.h (== bpftool's): a CO-RE
+#                              program reading task->pid builds with clang -target bpf
 #   [x] vmlinux_determinism    -j1, -j2, -j8 byte-identical to -j
 #   [x] modules_split          each reference module: split BTF on the reference
 #                              vmlinux.btf, same rules as vmlinux
@@ -163,11 +170,11 @@ vmlinux_vs_debian() {
 	JUDGE_FUNCS=ignore diff_and_judge "$out/vmlinux-debian.diff" "$out/vmlinux-1.24-flags.btf" "$out/debian-vmlinux.btf"
 }
 
-# bpftool's C dump of our BTF must be a usable vmlinux.h: a CO-RE program
-# reading task->pid compiles against it.
+# btfenc's C dump of our BTF (c_dump checks it is bpftool's) must be a
+# usable vmlinux.h: a CO-RE program reading task->pid compiles against it.
 vmlinux_header_compiles() {
 	encode_vmlinux "$out/vmlinux.btf" "${modern_flags[@]}" || return 1
-	"$BPFTOOL" btf dump file "$out/vmlinux.btf" format c > "$out/vmlinux.h" || return 1
+	"$btfenc" dump --format c "$out/vmlinux.btf" > "$out/vmlinux.h" || return 1
 	cat > "$out/task_pid.bpf.c" <<-'EOF'
 		#include "vmlinux.h"
 		#include <bpf/bpf_helpers.h>
@@ -201,6 +208,48 @@ vmlinux_dump() {
 	"$BPFTOOL" btf dump file "$out/vmlinux.btf" > "$out/vmlinux.bpftool.txt" || return 1
 	"$btfenc" dump "$out/vmlinux.btf" > "$out/vmlinux.btfenc.txt" || return 1
 	cmp "$out/vmlinux.bpftool.txt" "$out/vmlinux.btfenc.txt"
+}
+
+# `btfenc dump --format c [--base B] FILE` against `bpftool [-B B] btf dump
+# file FILE format c`; prints the first differing line.
+same_c_dump() {
+	local label=$1 file=$2 base=${3:-}
+	local ours=$out/c-dump.ours.h theirs=$out/c-dump.bpftool.h
+	if [[ -n $base ]]; then
+		"$BPFTOOL" -B "$base" btf dump file "$file" format c > "$theirs" &&
+		"$btfenc" dump --format c --base "$base" "$file" > "$ours" || { log "$label: a dump failed"; return 1; }
+	else
+		"$BPFTOOL" btf dump file "$file" format c > "$theirs" &&
+		"$btfenc" dump --format c "$file" > "$ours" || { log "$label: a dump failed"; return 1; }
+	fi
+	if cmp -s "$ours" "$theirs"; then
+		echo "    $label: identical ($(wc -l < "$theirs") lines)"
+		return 0
+	fi
+	echo "    $label: DIFFERENT, first difference (< btfenc, > bpftool):"
+	diff "$ours" "$theirs" | head -n 6 | sed 's/^/      /'
+	return 1
+}
+
+c_dump() {
+	encode_vmlinux "$out/vmlinux.btf" "${modern_flags[@]}" || return 1
+	local failed=0 kernel dir file name
+	same_c_dump "btfenc's vmlinux BTF" "$out/vmlinux.btf" || failed=1
+	for kernel in debian-6.1.0-56-cloud-amd64 debian-7.3.4-cloud-amd64; do
+		dir=$reference_root/$kernel
+		[[ -f $dir/vmlinux.btf ]] || { log "no $dir/vmlinux.btf"; failed=1; continue; }
+		same_c_dump "$kernel vmlinux.btf" "$dir/vmlinux.btf" || failed=1
+		for file in "$dir"/modules/*.btf; do
+			name=${file##*/}; name=${name%.btf}
+			case $name in
+				*.distilled.base) ;;
+				*.distilled) same_c_dump "$kernel $name" "$file" "$dir/modules/${name%.distilled}.distilled.base.btf" || failed=1 ;;
+				*) same_c_dump "$kernel $name" "$file" "$dir/vmlinux.btf" || failed=1 ;;
+			esac
+		done
+	done
+	rm -f "$out/c-dump.ours.h" "$out/c-dump.bpftool.h"
+	return "$failed"
 }
 
 vmlinux_determinism() {
@@ -506,6 +555,7 @@ run_check legacy_flags_vs_reference
 run_check vmlinux_vs_debian
 run_check vmlinux_kernel_load
 run_check vmlinux_dump
+run_check c_dump
 run_check vmlinux_header_compiles
 run_check vmlinux_determinism
 run_check modules_split

@@ -21,6 +21,7 @@ mod error;
 pub mod diff;
 pub mod distill;
 pub mod dump;
+pub mod dump_c;
 #[cfg(feature = "dwarf")]
 pub mod encode;
 #[cfg(feature = "dwarf")]

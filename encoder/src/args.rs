@@ -43,16 +43,29 @@ pub struct Cli {
     pub encode: EncodeArgs,
 }
 
+/// What `btfenc dump` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DumpFormat {
+    /// bpftool's raw text format.
+    Raw,
+    /// A compilable C header (bpftool's `format c`).
+    C,
+}
+
 /// Subcommands that pahole does not have.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print BTF in bpftool's raw text format (`bpftool btf dump file`).
+    /// Print BTF as `bpftool btf dump file` does: its raw text format, or
+    /// (`--format c`) a C header like `... format c` (vmlinux.h).
     Dump {
         /// A raw BTF blob, or an ELF file with a `.BTF` section.
         file: PathBuf,
         /// Base BTF for a split file (raw BTF or ELF with `.BTF`).
         #[arg(long = "base", short = 'B')]
         base: Option<PathBuf>,
+        /// Output format: `raw` (bpftool's default) or `c`.
+        #[arg(long, value_enum, default_value_t = DumpFormat::Raw)]
+        format: DumpFormat,
     },
     /// Compare two BTFs semantically, independent of type-id order.
     /// Prints nothing and exits 0 when they hold the same types; otherwise

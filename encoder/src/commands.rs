@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use btf::read::{parse_file, Parsed};
 
-use crate::args::{Cli, Command, EncodeArgs};
+use crate::args::{Cli, Command, DumpFormat, EncodeArgs};
 use crate::output::{self, Sections};
 use btf::encode::{self as pipeline, Options};
 
@@ -26,7 +26,7 @@ pub const PAHOLE_COMPAT_VERSION: &str = "v1.31";
 /// Runs one invocation.
 pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
     match cli.command {
-        Some(Command::Dump { file, base }) => dump(&file, base.as_deref()),
+        Some(Command::Dump { file, base, format }) => dump(&file, base.as_deref(), format),
         Some(Command::Diff {
             a,
             b,
@@ -175,7 +175,7 @@ fn read_on_base<'p, 'a>(
     }
 }
 
-fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
+fn dump(file: &Path, base: Option<&Path>, format: DumpFormat) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
     let base_parsed = parse_optional(base, &base_bytes)?;
@@ -183,9 +183,15 @@ fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let result = btf::dump::dump_raw(&mut out, &types, on).and_then(|()| out.flush());
+    let result = match format {
+        DumpFormat::Raw => btf::dump::dump_raw(&mut out, &types, on),
+        DumpFormat::C => btf::dump_c::dump_c(&mut out, &types, on),
+    }
+    .and_then(|()| out.flush());
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        // The C dumper's verdict on the types (a reference cycle).
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => bail!("{}: {e}", file.display()),
         other => other
             .map(|()| ExitCode::SUCCESS)
             .context("writing to stdout"),

@@ -56,6 +56,7 @@ macro_rules! kernel_features {
 
 mod bad_input;
 mod bpftool_dump;
+mod c_dump;
 mod cli;
 mod dedup_cli;
 mod determinism;
