@@ -64,6 +64,11 @@ pub struct Features {
     pub global_var: bool,
     /// `attributes`: type attributes for BPF arena kfunc arguments.
     pub attributes: bool,
+    /// `layout`: write the 32-byte header, and for base (not split) BTF
+    /// the kind layout section after the types (libbpf 1.8's
+    /// `add_layout`; Linux 7.2+ asks pahole >= 1.31 for it). See
+    /// [`crate::raw::HeaderFormat`].
+    pub layout: bool,
     /// Which pahole generation's FUNC/VAR selection rules apply.
     pub rules: Rules,
 }
@@ -143,6 +148,11 @@ const FEATURE_NAMES: &[FeatureName] = &[
         in_default: false,
         set: |f| f.attributes = true,
     },
+    FeatureName {
+        name: "layout",
+        in_default: false,
+        set: |f| f.layout = true,
+    },
 ];
 
 /// The legacy (pahole 1.24 style) command line flags.
@@ -202,6 +212,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            layout: false,
             rules: Rules::V1_31,
         }
     }
@@ -223,6 +234,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            layout: false,
             rules: Rules::V1_24,
         }
     }
