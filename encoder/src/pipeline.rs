@@ -15,7 +15,7 @@ use anyhow::{Context as _, Result};
 use bumpalo::Bump;
 
 use btf::lower::{self, Features, SplitBase};
-use btf::raw::Endian;
+use btf::raw::{Endian, HeaderFormat};
 use btf::dedup::PreparedBase;
 use btf::read::Parsed;
 use btf::strings::StringIndex;
@@ -238,21 +238,28 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
             }
         },
         || -> Result<_> {
+            let header = header_format(&config.features, base.is_some());
+            let options = |base_strings| btf::write::WriteOptions {
+                endian,
+                base_strings,
+                strings: None,
+                header,
+            };
             Ok(match base {
                 Some(base) if config.features.distilled_base => {
                     let mut distilled = btf::distill::distill_base(&deduped.btf, &base.parsed.btf)
                         .with_context(|| format!("{}: distilling the base", path.display()))?;
-                    let written = btf::distill::write(&mut distilled, endian)
+                    let written = btf::distill::write_with_header(&mut distilled, endian, header)
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))
                 }
                 Some(base) => (
-                    btf::write::write_split(&deduped.btf, &base.strings, endian)
+                    btf::write::write_with(&deduped.btf, options(Some(&base.strings)))
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
                     None,
                 ),
                 None => (
-                    btf::write::write(&deduped.btf, endian)
+                    btf::write::write_with(&deduped.btf, options(None))
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
                     None,
                 ),
@@ -276,4 +283,17 @@ pub fn encode(path: &Path, config: &Config, base: Option<&SplitOn<'_, '_>>) -> R
         std::mem::forget(elf);
     }
     Ok(Encoded { btf: bytes, distilled_base, stats })
+}
+
+/// The header btfenc writes, as pahole does: without `layout`, the 24-byte
+/// header every reader knows (pahole 1.31 with the libbpf it ships);
+/// with it, libbpf 1.8's 32-byte header, and the kind layout section on
+/// base BTF only (pahole passes `add_layout` only without a base; split BTF
+/// and its distilled base get the 32-byte header with zero layout fields).
+pub fn header_format(features: &Features, split: bool) -> HeaderFormat {
+    match (features.layout, split) {
+        (false, _) => HeaderFormat::Short,
+        (true, true) => HeaderFormat::Long,
+        (true, false) => HeaderFormat::WithLayout,
+    }
 }
