@@ -18,6 +18,13 @@ BPFTOOL=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}
 # ones the reference was written with.
 modern_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs
 
+# Linux 7.3 (the second corpus): its reference, and the flags its
+# scripts/Makefile.btf gives a pahole >= 1.31 (the FEATURES73 list, then
+# `layout` in a second --btf_features, as kbuild passes them).
+reference_73=$reference_root/debian-7.3.4-cloud-amd64
+features_73=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func
+flags_73=(-J -j --btf_features="$features_73" --btf_features=layout --lang_exclude=rust)
+
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -31,14 +38,23 @@ btfenc_release() {
 	echo "${CARGO_TARGET_DIR:-$repo_root/target}/release/btfenc"
 }
 
-# Loads VMLINUX and MODULES_DIR written by corpus.sh; BTFENC_VMLINUX
-# overrides the vmlinux (e.g. a fixture, to try a script quickly).
+# Loads VMLINUX, MODULES_DIR (Debian 6.1) and VMLINUX_73, MODULES_DIR_73
+# (Debian 7.3.4) written by corpus.sh, running it first when either is
+# missing; BTFENC_VMLINUX overrides the 6.1 vmlinux (e.g. a fixture, to
+# try a script quickly).
 load_corpus() {
-	[[ -f $cache/corpus.env ]] || "$repo_root/scripts/corpus.sh" >&2 || die "make corpus failed"
-	# shellcheck source=/dev/null
-	source "$cache/corpus.env"
+	if [[ -f $cache/corpus.env ]]; then
+		# shellcheck source=/dev/null
+		source "$cache/corpus.env"
+	fi
+	if [[ ! -f ${VMLINUX:-} || ! -f ${VMLINUX_73:-} ]]; then
+		"$repo_root/scripts/corpus.sh" >&2 || die "make corpus failed"
+		# shellcheck source=/dev/null
+		source "$cache/corpus.env"
+	fi
 	VMLINUX=${BTFENC_VMLINUX:-$VMLINUX}
 	[[ -f $VMLINUX ]] || die "corpus vmlinux $VMLINUX is missing; rerun make corpus"
+	[[ -f $VMLINUX_73 ]] || die "corpus vmlinux $VMLINUX_73 is missing; rerun make corpus"
 }
 
 # Median of the numbers on stdin, one per line.
