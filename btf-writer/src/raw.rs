@@ -490,7 +490,8 @@ impl Kind {
         if !self.is_known() {
             return None;
         }
-        self.layout().map(|layout| layout.trailing_len(vlen as usize))
+        self.layout()
+            .map(|layout| layout.trailing_len(vlen as usize))
     }
 
     /// This kind's entry of [`KIND_LAYOUTS`]; `None` past [`Kind::MAX`].
@@ -851,10 +852,20 @@ mod tests {
         assert_eq!(short, Header::new(24, 5));
         assert_eq!(short.strings_at(), 24 + 24);
         let long = Header::for_sections(HeaderFormat::Long, 24, 5);
-        assert_eq!((long.hdr_len, long.str_off, long.layout_off, long.layout_len), (32, 24, 0, 0));
+        assert_eq!(
+            (long.hdr_len, long.str_off, long.layout_off, long.layout_len),
+            (32, 24, 0, 0)
+        );
         let with = Header::for_sections(HeaderFormat::WithLayout, 24, 5);
         assert_eq!(
-            (with.hdr_len, with.type_off, with.layout_off, with.layout_len, with.str_off, with.str_len),
+            (
+                with.hdr_len,
+                with.type_off,
+                with.layout_off,
+                with.layout_len,
+                with.str_off,
+                with.str_len
+            ),
             (32, 0, 24, 80, 104, 5)
         );
         assert_eq!((with.layout_at(), with.strings_at()), (56, 136));

@@ -58,7 +58,13 @@ fn header_fields(blob: &[u8]) -> Vec<u32> {
 
 fn check_base_layout(path: &str) {
     let dir = scratch();
-    let with = read(&encode_into(Encoder::Btfenc, path, &FLAGS_73, dir.path(), "layout.btf"));
+    let with = read(&encode_into(
+        Encoder::Btfenc,
+        path,
+        &FLAGS_73,
+        dir.path(),
+        "layout.btf",
+    ));
     let without = read(&encode_into(
         Encoder::Btfenc,
         path,
@@ -79,12 +85,28 @@ fn check_base_layout(path: &str) {
         [32, 0, type_len, type_len + 80, str_len, type_len, 80],
         "{path}: hdr_len, type_off, type_len, str_off, str_len, layout_off, layout_len"
     );
-    assert_eq!(type_len % 4, 0, "{path}: the layout section is 4-byte aligned");
+    assert_eq!(
+        type_len % 4,
+        0,
+        "{path}: the layout section is 4-byte aligned"
+    );
     let (types, strings) = without[24..].split_at(type_len as usize);
-    assert_eq!(&with[32..32 + type_len as usize], types, "{path}: same type section");
+    assert_eq!(
+        &with[32..32 + type_len as usize],
+        types,
+        "{path}: same type section"
+    );
     let layout_at = 32 + type_len as usize;
-    assert_eq!(with[layout_at..layout_at + 80], PAHOLE_LAYOUT, "{path}: pahole's layout section");
-    assert_eq!(&with[layout_at + 80..], strings, "{path}: same string section");
+    assert_eq!(
+        with[layout_at..layout_at + 80],
+        PAHOLE_LAYOUT,
+        "{path}: pahole's layout section"
+    );
+    assert_eq!(
+        &with[layout_at + 80..],
+        strings,
+        "{path}: same string section"
+    );
     assert_eq!(with[..4], without[..4], "{path}: magic, version, flags");
 
     let layout_file = dir.path().join("layout.btf");
@@ -97,7 +119,11 @@ fn check_base_layout(path: &str) {
         layout_file.as_os_str(),
         plain_file.as_os_str(),
     ]);
-    assert!(diff.success(), "{path}: layout changes the types\n{}", diff.describe());
+    assert!(
+        diff.success(),
+        "{path}: layout changes the types\n{}",
+        diff.describe()
+    );
     let ours = btfenc(&["dump".as_ref(), layout_file.as_os_str()]);
     ours.assert_success();
     if !is_big_endian(path) {
@@ -117,20 +143,45 @@ mod base {
 #[test]
 fn split_gets_the_long_header_and_no_layout_section() {
     let dir = scratch();
-    let base = encode_into(Encoder::Btfenc, "obj/gcc-dwarf5/kinds.o", &FLAGS_73, dir.path(), "base.btf");
+    let base = encode_into(
+        Encoder::Btfenc,
+        "obj/gcc-dwarf5/kinds.o",
+        &FLAGS_73,
+        dir.path(),
+        "base.btf",
+    );
     let base_flag = format!("--btf_base={}", base.display());
     let flags = [FLAGS_73[0], FLAGS_73[1], &base_flag];
-    let split = encode_into(Encoder::Btfenc, "obj/gcc-dwarf5/structs.o", &flags, dir.path(), "split.btf");
+    let split = encode_into(
+        Encoder::Btfenc,
+        "obj/gcc-dwarf5/structs.o",
+        &flags,
+        dir.path(),
+        "split.btf",
+    );
     let plain_flags = [FLAGS_73_NO_LAYOUT[0], &base_flag];
-    let plain = encode_into(Encoder::Btfenc, "obj/gcc-dwarf5/structs.o", &plain_flags, dir.path(), "plain.btf");
+    let plain = encode_into(
+        Encoder::Btfenc,
+        "obj/gcc-dwarf5/structs.o",
+        &plain_flags,
+        dir.path(),
+        "plain.btf",
+    );
     let (split_bytes, plain_bytes) = (read(&split), read(&plain));
     let fields = header_fields(&split_bytes);
     let [32, 0, type_len, str_off, str_len, 0, 0] = fields[..] else {
         panic!("split header with layout is {fields:?}");
     };
     assert_eq!(str_off, type_len);
-    assert_eq!(header_fields(&plain_bytes), [24, 0, type_len, str_off, str_len]);
-    assert_eq!(split_bytes[32..], plain_bytes[24..], "same sections as without layout");
+    assert_eq!(
+        header_fields(&plain_bytes),
+        [24, 0, type_len, str_off, str_len]
+    );
+    assert_eq!(
+        split_bytes[32..],
+        plain_bytes[24..],
+        "same sections as without layout"
+    );
     let theirs = bpftool_btf_dump(&split, Some(&base));
     theirs.assert_success();
     let ours = btfenc(&[
@@ -161,12 +212,21 @@ fn malformed_layout_sections_fail_cleanly() {
     let set = |blob: &mut Vec<u8>, at: usize, value: u32| {
         blob[at..at + 4].copy_from_slice(&value.to_le_bytes())
     };
-    let cases: [(&str, &dyn Fn(&mut Vec<u8>), &str); 4] = [
-        ("misaligned", &|b| set(b, 24, type_len + 2), "not 4-byte aligned"),
+    type Edit<'a> = &'a dyn Fn(&mut Vec<u8>);
+    let cases: [(&str, Edit, &str); 4] = [
+        (
+            "misaligned",
+            &|b| set(b, 24, type_len + 2),
+            "not 4-byte aligned",
+        ),
         ("partial", &|b| set(b, 28, 78), "not a multiple of 4"),
         ("misplaced", &|b| set(b, 24, type_len - 4), "not between"),
         // STRUCT's entry (kind 4) with 8-byte members.
-        ("contradicting", &|b| b[layout_at + 4 * 4 + 1] = 8, "kind layout entry 4 (STRUCT)"),
+        (
+            "contradicting",
+            &|b| b[layout_at + 4 * 4 + 1] = 8,
+            "kind layout entry 4 (STRUCT)",
+        ),
     ];
     for (name, edit, message) in cases {
         let mut blob = good.clone();

@@ -31,12 +31,10 @@ impl Sections<'_> {
     /// The entries of the kind layout section, in kind order (none when
     /// the blob has no such section).
     pub fn kind_layouts(&self) -> impl Iterator<Item = KindLayout> + '_ {
-        self.layout
-            .chunks_exact(raw::KIND_LAYOUT_LEN)
-            .map(|entry| {
-                let bytes = [entry[0], entry[1], entry[2], entry[3]];
-                KindLayout::from_bytes(bytes, self.endian)
-            })
+        self.layout.chunks_exact(raw::KIND_LAYOUT_LEN).map(|entry| {
+            let bytes = [entry[0], entry[1], entry[2], entry[3]];
+            KindLayout::from_bytes(bytes, self.endian)
+        })
     }
 }
 
@@ -144,7 +142,11 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, Error> {
     )?;
     // Without a layout section, layout_off means nothing (libbpf and the
     // kernel ignore it).
-    let layout_off = if header.layout_len == 0 { 0 } else { header.layout_off };
+    let layout_off = if header.layout_len == 0 {
+        0
+    } else {
+        header.layout_off
+    };
     let layout = section(
         Section::Layout,
         field::LAYOUT_OFF,
@@ -194,9 +196,15 @@ fn check_layout_section(
 ) -> Result<(), Error> {
     let (off, len) = (header.layout_off, header.layout_len);
     if off & 3 != 0 {
-        return Err(Error::new(ErrorKind::MisalignedLayoutSection(off)).at(field::LAYOUT_OFF as u64));
+        return Err(
+            Error::new(ErrorKind::MisalignedLayoutSection(off)).at(field::LAYOUT_OFF as u64)
+        );
     }
-    if len as usize % raw::KIND_LAYOUT_LEN != 0 {
+    if !layout
+        .chunks_exact(raw::KIND_LAYOUT_LEN)
+        .remainder()
+        .is_empty()
+    {
         return Err(Error::new(ErrorKind::BadLayoutSectionLength(len)).at(field::LAYOUT_LEN as u64));
     }
     let types_end = u64::from(header.type_off) + u64::from(header.type_len);
@@ -218,10 +226,12 @@ fn check_layout_section(
         if found != expected {
             // At most KIND_LAYOUTS.len() (20) entries are compared.
             let kind = Kind(index as u8);
-            return Err(
-                Error::new(ErrorKind::KindLayoutMismatch { kind, found, expected })
-                    .at(layout_at + (index * raw::KIND_LAYOUT_LEN) as u64),
-            );
+            return Err(Error::new(ErrorKind::KindLayoutMismatch {
+                kind,
+                found,
+                expected,
+            })
+            .at(layout_at + (index * raw::KIND_LAYOUT_LEN) as u64));
         }
     }
     Ok(())
@@ -278,7 +288,12 @@ mod tests {
         let header = Header::for_sections(format, 16, 5);
         let mut blob = Vec::new();
         header.write_to(&mut blob, endian);
-        for word in [1, raw::info(Kind::INT, 0, false), 4, raw::int_data(1, 0, 32)] {
+        for word in [
+            1,
+            raw::info(Kind::INT, 0, false),
+            4,
+            raw::int_data(1, 0, 32),
+        ] {
             blob.extend_from_slice(&endian.u32_bytes(word));
         }
         if format == raw::HeaderFormat::WithLayout {
@@ -340,10 +355,16 @@ mod tests {
             set_u32(b, field::STR_OFF, 98);
             set_u32(b, field::STR_LEN, 3);
         });
-        assert_eq!((kind, at), (ErrorKind::MisalignedLayoutSection(18), Some(24)));
+        assert_eq!(
+            (kind, at),
+            (ErrorKind::MisalignedLayoutSection(18), Some(24))
+        );
         // Not whole entries.
         let (kind, at, _) = fail(&|b| set_u32(b, field::LAYOUT_LEN, 78));
-        assert_eq!((kind, at), (ErrorKind::BadLayoutSectionLength(78), Some(28)));
+        assert_eq!(
+            (kind, at),
+            (ErrorKind::BadLayoutSectionLength(78), Some(28))
+        );
         // Overlapping the types.
         let (kind, at, message) = fail(&|b| set_u32(b, field::LAYOUT_OFF, 12));
         assert_eq!(
@@ -358,17 +379,32 @@ mod tests {
                 Some(24)
             )
         );
-        assert!(message.contains("not between the end of the type section (16)"), "{message}");
+        assert!(
+            message.contains("not between the end of the type section (16)"),
+            "{message}"
+        );
         // After the strings.
         let (kind, _, _) = fail(&|b| {
             set_u32(b, field::STR_OFF, 16);
             set_u32(b, field::LAYOUT_OFF, 24);
             set_u32(b, field::LAYOUT_LEN, 72);
         });
-        assert!(matches!(kind, ErrorKind::LayoutSectionMisplaced { off: 24, .. }), "{kind:?}");
+        assert!(
+            matches!(kind, ErrorKind::LayoutSectionMisplaced { off: 24, .. }),
+            "{kind:?}"
+        );
         // Past the end of the data.
         let (kind, _, _) = fail(&|b| set_u32(b, field::LAYOUT_LEN, 0x1000));
-        assert!(matches!(kind, ErrorKind::SectionOutOfBounds { section: Section::Layout, .. }), "{kind:?}");
+        assert!(
+            matches!(
+                kind,
+                ErrorKind::SectionOutOfBounds {
+                    section: Section::Layout,
+                    ..
+                }
+            ),
+            "{kind:?}"
+        );
         // An entry that contradicts the format: STRUCT's (kind 4) elem_sz.
         let entry_at = 32 + 16 + 4 * 4;
         let (kind, at, message) = fail(&|b| b[entry_at + 1] = 8);
@@ -377,14 +413,30 @@ mod tests {
             kind,
             ErrorKind::KindLayoutMismatch {
                 kind: Kind::STRUCT,
-                found: KindLayout { info_sz: 0, elem_sz: 8, flags: 0 },
+                found: KindLayout {
+                    info_sz: 0,
+                    elem_sz: 8,
+                    flags: 0
+                },
                 expected: raw::KIND_LAYOUTS[4],
             }
         );
-        assert!(message.contains("kind layout entry 4 (STRUCT)"), "{message}");
+        assert!(
+            message.contains("kind layout entry 4 (STRUCT)"),
+            "{message}"
+        );
         // Flags are undefined; a set one is refused too.
         let (kind, _, _) = fail(&|b| b[entry_at + 2] = 1);
-        assert!(matches!(kind, ErrorKind::KindLayoutMismatch { kind: Kind::STRUCT, .. }), "{kind:?}");
+        assert!(
+            matches!(
+                kind,
+                ErrorKind::KindLayoutMismatch {
+                    kind: Kind::STRUCT,
+                    ..
+                }
+            ),
+            "{kind:?}"
+        );
     }
 
     #[test]

@@ -929,10 +929,8 @@ fn reference_module_split_round_trip() {
 /// no layout section) likewise with the long header.
 #[test]
 fn reference_73_round_trip_with_layout() {
-    let (Some(data), Some(module)) = (
-        read_73("vmlinux.btf"),
-        read_73("modules/nf_conntrack.btf"),
-    ) else {
+    let (Some(data), Some(module)) = (read_73("vmlinux.btf"), read_73("modules/nf_conntrack.btf"))
+    else {
         return;
     };
     let parsed = parse(&data, None).unwrap();
