@@ -110,8 +110,11 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg'
 	want_preferences='Package: *
 Pin: release n=trixie*
 Pin-Priority: 100'
-	if [[ -f $sources && -f $preferences && $(< "$sources") == "$want_sources" &&
-		$(< "$preferences") == "$want_preferences" ]]; then
+	# Comment lines do not count: the same entry written with another
+	# comment (by another copy of this function) is left alone.
+	uncommented() { grep -v '^#' "$1" 2> /dev/null; }
+	if [[ $(uncommented "$sources") == "$want_sources" &&
+		$(uncommented "$preferences") == "$want_preferences" ]]; then
 		return 0
 	fi
 	((EUID == 0)) || die "apt does not know trixie-backports; as root, write $preferences and $sources (scripts/lib.sh add_trixie_sources) and apt-get update"
