@@ -1,9 +1,11 @@
 #!/bin/bash
-# bench: pahole vs btfenc on the corpus vmlinux with the same flags (the
-# ones Debian's build used), alternating, $BENCH_RUNS times each (default
-# 3). Prints the medians of wall time, CPU time (user+sys) and peak RSS,
-# and btfenc/pahole ratios (below 1 means btfenc is better). Then the same
-# for the vmlinux.h of that BTF: bpftool format c vs btfenc dump --format c.
+# bench: pahole vs btfenc on the corpus vmlinux of each kernel (Debian
+# 6.1, then 7.3.4) with the same flags (the ones Debian's 6.1 build used),
+# alternating, $BENCH_RUNS times each (default 3). Prints, per kernel, the
+# medians of wall time, CPU time (user+sys) and peak RSS, and
+# btfenc/pahole ratios (below 1 means btfenc is better). Then, per kernel,
+# the same for the vmlinux.h of btfenc's BTF: bpftool format c vs btfenc
+# dump --format c (whose outputs must be identical).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -13,38 +15,25 @@ load_corpus
 btfenc=$(btfenc_release)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# The same flags for both tools and both kernels: the ones Debian's 6.1
+# build used, which the installed pahole (1.24) understands. (Linux 7.3's
+# own flags ask for features pahole 1.24 lacks.)
 flags=(-J --btf_gen_floats -j --lang_exclude=rust)
+# BENCH_KERNELS: which corpus kernels to time (default both).
+kernels=${BENCH_KERNELS:-6.1 7.3}
 
-# One timed run; appends "wall cpu rss_kib" to $out/TOOL.times.
+# One timed run of TOOL on VMLINUX; appends "wall cpu rss_kib" to
+# $out/TOOL.times.
 measure() {
-	local tool=$1 binary=$2
+	local tool=$1 binary=$2 vmlinux=$3
 	/usr/bin/time -f '%e %U %S %M' -o "$out/time" \
-		"$binary" "${flags[@]}" --btf_encode_detached "$out/$tool.btf" "$VMLINUX" > /dev/null
+		"$binary" "${flags[@]}" --btf_encode_detached "$out/$tool.btf" "$vmlinux" > /dev/null
 	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out/time" >> "$out/$tool.times"
 	log "$tool run: $(tail -n1 "$out/$tool.times") (wall s, cpu s, peak KiB)"
 }
 
-for ((run = 1; run <= runs; run++)); do
-	measure pahole "$PAHOLE"
-	measure btfenc "$btfenc"
-done
-
 column_median() { awk -v c="$2" '{ print $c }' "$out/$1.times" | median; }
-
-printf '%-8s %10s %10s %14s\n' tool "wall s" "cpu s" "peak RSS MiB"
-declare -A value
-for tool in pahole btfenc; do
-	value[$tool.wall]=$(column_median "$tool" 1)
-	value[$tool.cpu]=$(column_median "$tool" 2)
-	value[$tool.rss]=$(column_median "$tool" 3)
-	printf '%-8s %10.2f %10.2f %14.1f\n' "$tool" "${value[$tool.wall]}" "${value[$tool.cpu]}" \
-		"$(awk -v k="${value[$tool.rss]}" 'BEGIN { print k / 1024 }')"
-done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-printf '%-8s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc.wall]}" "${value[pahole.wall]}")" \
-	"$(ratio "${value[btfenc.cpu]}" "${value[pahole.cpu]}")" \
-	"$(ratio "${value[btfenc.rss]}" "${value[pahole.rss]}")"
-echo "(medians of $runs runs each on $VMLINUX; ratio = btfenc / pahole)"
 
 # vmlinux.h: bpftool's `btf dump file X format c` vs `btfenc dump --format
 # c` on the BTF btfenc just wrote (the outputs must be identical), also
@@ -55,21 +44,59 @@ measure_c() {
 	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out/time" >> "$out/$tool.times"
 	log "$tool run: $(tail -n1 "$out/$tool.times") (wall s, cpu s, peak KiB)"
 }
-for ((run = 1; run <= runs; run++)); do
-	measure_c bpftool-c "$BPFTOOL" btf dump file "$out/btfenc.btf" format c
-	measure_c btfenc-c "$btfenc" dump --format c "$out/btfenc.btf"
+bench_c_header() {
+	local run tool
+	declare -A value
+	for ((run = 1; run <= runs; run++)); do
+		measure_c bpftool-c "$BPFTOOL" btf dump file "$out/btfenc.btf" format c
+		measure_c btfenc-c "$btfenc" dump --format c "$out/btfenc.btf"
+	done
+	cmp -s "$out/bpftool-c.h" "$out/btfenc-c.h" || die "btfenc dump --format c differs from bpftool's format c"
+	printf '%-10s %10s %10s %14s\n' "vmlinux.h" "wall s" "cpu s" "peak RSS MiB"
+	for tool in bpftool-c btfenc-c; do
+		value[$tool.wall]=$(column_median "$tool" 1)
+		value[$tool.cpu]=$(column_median "$tool" 2)
+		value[$tool.rss]=$(column_median "$tool" 3)
+		printf '%-10s %10.3f %10.3f %14.1f\n' "${tool%-c}" "${value[$tool.wall]}" "${value[$tool.cpu]}" \
+			"$(awk -v k="${value[$tool.rss]}" 'BEGIN { print k / 1024 }')"
+	done
+	printf '%-10s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc-c.wall]}" "${value[bpftool-c.wall]}")" \
+		"$(ratio "${value[btfenc-c.cpu]}" "${value[bpftool-c.cpu]}")" \
+		"$(ratio "${value[btfenc-c.rss]}" "${value[bpftool-c.rss]}")"
+	echo "(vmlinux.h: medians of $runs runs each, identical headers; ratio = btfenc / bpftool)"
+	echo
+}
+
+# Alternated runs on one vmlinux, then its table.
+bench_kernel() {
+	local label=$1 vmlinux=$2 run tool
+	rm -f "$out"/*.times
+	for ((run = 1; run <= runs; run++)); do
+		measure pahole "$PAHOLE" "$vmlinux"
+		measure btfenc "$btfenc" "$vmlinux"
+	done
+	echo "Linux $label: $vmlinux"
+	printf '%-8s %10s %10s %14s\n' tool "wall s" "cpu s" "peak RSS MiB"
+	declare -A value
+	for tool in pahole btfenc; do
+		value[$tool.wall]=$(column_median "$tool" 1)
+		value[$tool.cpu]=$(column_median "$tool" 2)
+		value[$tool.rss]=$(column_median "$tool" 3)
+		printf '%-8s %10.2f %10.2f %14.1f\n' "$tool" "${value[$tool.wall]}" "${value[$tool.cpu]}" \
+			"$(awk -v k="${value[$tool.rss]}" 'BEGIN { print k / 1024 }')"
+	done
+	printf '%-8s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc.wall]}" "${value[pahole.wall]}")" \
+		"$(ratio "${value[btfenc.cpu]}" "${value[pahole.cpu]}")" \
+		"$(ratio "${value[btfenc.rss]}" "${value[pahole.rss]}")"
+	echo
+	bench_c_header
+}
+
+for kernel in $kernels; do
+	case $kernel in
+		6.1) bench_kernel 6.1 "$VMLINUX" ;;
+		7.3) bench_kernel 7.3 "$VMLINUX_73" ;;
+		*) die "BENCH_KERNELS: unknown kernel $kernel (6.1, 7.3)" ;;
+	esac
 done
-cmp -s "$out/bpftool-c.h" "$out/btfenc-c.h" || die "btfenc dump --format c differs from bpftool's format c"
-echo
-printf '%-10s %10s %10s %14s\n' "vmlinux.h" "wall s" "cpu s" "peak RSS MiB"
-for tool in bpftool-c btfenc-c; do
-	value[$tool.wall]=$(column_median "$tool" 1)
-	value[$tool.cpu]=$(column_median "$tool" 2)
-	value[$tool.rss]=$(column_median "$tool" 3)
-	printf '%-10s %10.3f %10.3f %14.1f\n' "${tool%-c}" "${value[$tool.wall]}" "${value[$tool.cpu]}" \
-		"$(awk -v k="${value[$tool.rss]}" 'BEGIN { print k / 1024 }')"
-done
-printf '%-10s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc-c.wall]}" "${value[bpftool-c.wall]}")" \
-	"$(ratio "${value[btfenc-c.cpu]}" "${value[bpftool-c.cpu]}")" \
-	"$(ratio "${value[btfenc-c.rss]}" "${value[bpftool-c.rss]}")"
-echo "(medians of $runs runs each, identical headers; ratio = btfenc / bpftool)"
+echo "(medians of $runs runs each, alternating; flags ${flags[*]}; ratio = btfenc / pahole)"

@@ -18,6 +18,13 @@ BPFTOOL=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}
 # ones the reference was written with.
 modern_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs
 
+# Linux 7.3 (the second corpus): its reference, and the flags its
+# scripts/Makefile.btf gives a pahole >= 1.31 (the FEATURES73 list, then
+# `layout` in a second --btf_features, as kbuild passes them).
+reference_73=$reference_root/debian-7.3.4-cloud-amd64
+features_73=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func
+flags_73=(-J -j --btf_features="$features_73" --btf_features=layout --lang_exclude=rust)
+
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -31,14 +38,23 @@ btfenc_release() {
 	echo "${CARGO_TARGET_DIR:-$repo_root/target}/release/btfenc"
 }
 
-# Loads VMLINUX and MODULES_DIR written by corpus.sh; BTFENC_VMLINUX
-# overrides the vmlinux (e.g. a fixture, to try a script quickly).
+# Loads VMLINUX, MODULES_DIR (Debian 6.1) and VMLINUX_73, MODULES_DIR_73
+# (Debian 7.3.4) written by corpus.sh, running it first when either is
+# missing; BTFENC_VMLINUX overrides the 6.1 vmlinux (e.g. a fixture, to
+# try a script quickly).
 load_corpus() {
-	[[ -f $cache/corpus.env ]] || "$repo_root/scripts/corpus.sh" >&2 || die "make corpus failed"
-	# shellcheck source=/dev/null
-	source "$cache/corpus.env"
+	if [[ -f $cache/corpus.env ]]; then
+		# shellcheck source=/dev/null
+		source "$cache/corpus.env"
+	fi
+	if [[ ! -f ${VMLINUX:-} || ! -f ${VMLINUX_73:-} ]]; then
+		"$repo_root/scripts/corpus.sh" >&2 || die "make corpus failed"
+		# shellcheck source=/dev/null
+		source "$cache/corpus.env"
+	fi
 	VMLINUX=${BTFENC_VMLINUX:-$VMLINUX}
 	[[ -f $VMLINUX ]] || die "corpus vmlinux $VMLINUX is missing; rerun make corpus"
+	[[ -f $VMLINUX_73 ]] || die "corpus vmlinux $VMLINUX_73 is missing; rerun make corpus"
 }
 
 # Median of the numbers on stdin, one per line.
@@ -71,4 +87,40 @@ extract_section() {
 	read -r offset size <<< "$found"
 	dd if="$file" of="$output" bs=64K iflag=skip_bytes,count_bytes \
 		skip=$((16#$offset)) count=$((16#$size)) status=none
+}
+
+# Makes Debian trixie-backports (Linux 7.3's packages: the -dbg image of
+# the second corpus, linux-source-7.3 for check-kbuild) known to apt on a
+# bookworm machine without letting it upgrade anything: a deb822 entry
+# limited to amd64, and every trixie* suite pinned at priority 100 (below
+# bookworm's 500, so a package bookworm has keeps bookworm's version; one
+# only trixie-backports has can still be downloaded or installed by name;
+# never `apt-get install -t`). Idempotent: writes the two files and runs
+# apt-get update only when they are missing or differ. Root only.
+add_trixie_sources() {
+	local sources=/etc/apt/sources.list.d/btfenc-trixie.sources
+	local preferences=/etc/apt/preferences.d/btfenc-trixie
+	local want_sources want_preferences
+	want_sources='Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie-backports
+Components: main
+Architectures: amd64
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg'
+	want_preferences='Package: *
+Pin: release n=trixie*
+Pin-Priority: 100'
+	# Comment lines do not count: the same entry written with another
+	# comment (by another copy of this function) is left alone.
+	uncommented() { grep -v '^#' "$1" 2> /dev/null; }
+	if [[ $(uncommented "$sources") == "$want_sources" &&
+		$(uncommented "$preferences") == "$want_preferences" ]]; then
+		return 0
+	fi
+	((EUID == 0)) || die "apt does not know trixie-backports; as root, write $preferences and $sources (scripts/lib.sh add_trixie_sources) and apt-get update"
+	# The pin first: apt never sees trixie unpinned.
+	printf '%s\n' "$want_preferences" > "$preferences"
+	printf '%s\n' "$want_sources" > "$sources"
+	log "added $sources (amd64) and $preferences (trixie* at priority 100); apt-get update"
+	apt-get update -qq || die "apt-get update failed"
 }

@@ -21,9 +21,10 @@
 //! the old split's types in order, then the moved types in base id order.
 
 use crate::error::{Error, ErrorKind};
-use crate::raw::{Endian, Kind};
+use crate::raw::{Endian, HeaderFormat, Kind};
 use crate::refs;
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
+use crate::write::WriteOptions;
 
 /// A split BTF re-expressed on top of its distilled base.
 #[derive(Clone, Debug)]
@@ -213,10 +214,32 @@ fn shell<'a>(c: &Composite<'a>) -> Composite<'a> {
 /// Writes the distilled base, then the split on top of it (reusing the
 /// base's strings, as libbpf does), setting `distilled.split.base_str_len`.
 pub fn write(distilled: &mut Distilled<'_>, endian: Endian) -> Result<WrittenDistilled, Error> {
-    let base = crate::write::write(&distilled.base, endian)?;
-    let parsed = crate::read::parse(&base, None)?;
-    distilled.split.base_str_len = parsed.str_end();
-    let split = crate::write::write_split(&distilled.split, &parsed.string_index(), endian)?;
+    write_with_header(distilled, endian, HeaderFormat::Short)
+}
+
+/// [`write`], both blobs with the header `format` gives. libbpf writes a
+/// distilled base without a kind layout section even when the BTF it was
+/// distilled from has one, so `format` should not be
+/// [`HeaderFormat::WithLayout`]; pahole with `--btf_features=layout` gives
+/// both blobs the 32-byte header ([`HeaderFormat::Long`]).
+pub fn write_with_header(
+    distilled: &mut Distilled<'_>,
+    endian: Endian,
+    format: HeaderFormat,
+) -> Result<WrittenDistilled, Error> {
+    let options = |base_strings| WriteOptions {
+        endian,
+        base_strings,
+        strings: None,
+        header: format,
+    };
+    let base = crate::write::write_with(&distilled.base, options(None))?;
+    let split = {
+        let parsed = crate::read::parse(&base, None)?;
+        distilled.split.base_str_len = parsed.str_end();
+        let index = parsed.string_index();
+        crate::write::write_with(&distilled.split, options(Some(&index)))?
+    };
     Ok(WrittenDistilled { base, split })
 }
 

@@ -70,6 +70,33 @@ pub enum ErrorKind {
     SectionsOverlap,
     /// The type section does not start 4-byte aligned.
     MisalignedTypeSection(u32),
+    /// The kind layout section does not start 4-byte aligned.
+    MisalignedLayoutSection(u32),
+    /// The kind layout section's length is not a whole number of 4-byte
+    /// `struct btf_layout` entries.
+    BadLayoutSectionLength(u32),
+    /// The kind layout section does not lie between the end of the type
+    /// section and the start of the string section (libbpf's rule).
+    LayoutSectionMisplaced {
+        /// `layout_off`.
+        off: u32,
+        /// `layout_len`.
+        len: u32,
+        /// `type_off + type_len`.
+        types_end: u64,
+        /// `str_off`.
+        str_off: u32,
+    },
+    /// A kind layout entry for a kind this format defines does not say
+    /// what the format says about that kind's records.
+    KindLayoutMismatch {
+        /// The kind (index of the entry).
+        kind: Kind,
+        /// The entry read.
+        found: raw::KindLayout,
+        /// What the format defines ([`raw::KIND_LAYOUTS`]).
+        expected: raw::KindLayout,
+    },
     /// A standalone BTF's string section is empty or does not start with
     /// the empty string.
     StringSectionNoLeadingNul,
@@ -259,6 +286,23 @@ impl fmt::Display for ErrorKind {
             MisalignedTypeSection(off) => {
                 write!(f, "type section offset {off} is not 4-byte aligned")
             }
+            MisalignedLayoutSection(off) => {
+                write!(f, "kind layout section offset {off} is not 4-byte aligned")
+            }
+            BadLayoutSectionLength(len) => write!(
+                f,
+                "kind layout section length {len} is not a multiple of {} (struct btf_layout)",
+                raw::KIND_LAYOUT_LEN
+            ),
+            LayoutSectionMisplaced { off, len, types_end, str_off } => write!(
+                f,
+                "kind layout section at {off} + {len} is not between the end of the type section ({types_end}) and the string section ({str_off})"
+            ),
+            KindLayoutMismatch { kind, found, expected } => write!(
+                f,
+                "kind layout entry {} ({kind}) is info_sz {} elem_sz {} flags {:#x}, the format defines info_sz {} elem_sz {} flags {:#x}",
+                kind.0, found.info_sz, found.elem_sz, found.flags, expected.info_sz, expected.elem_sz, expected.flags
+            ),
             StringSectionNoLeadingNul => {
                 f.write_str("string section does not start with the empty string")
             }

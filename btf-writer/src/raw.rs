@@ -24,6 +24,123 @@ pub const HEADER_LEN: u32 = 24;
 /// layout section. Zero there means no such section.
 pub const HEADER_LEN_WITH_LAYOUT: u32 = 32;
 
+/// Which header a writer emits, and whether a kind layout section follows
+/// the type section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HeaderFormat {
+    /// The 24-byte version 1 header and no layout section: what pahole
+    /// writes with libbpf before 1.8, and every BTF reader understands.
+    #[default]
+    Short,
+    /// The 32-byte header with `layout_off` and `layout_len` zero: what
+    /// libbpf 1.8 writes for BTF without a layout section (pahole's split
+    /// BTF and distilled bases with `--btf_features=layout`).
+    Long,
+    /// The 32-byte header and the kind layout section ([`KIND_LAYOUTS`])
+    /// between the type and string sections: libbpf 1.8's `add_layout`,
+    /// which pahole asks for with `--btf_features=layout` on base BTF.
+    WithLayout,
+}
+
+impl HeaderFormat {
+    /// The `hdr_len` this format writes.
+    pub const fn hdr_len(self) -> u32 {
+        match self {
+            HeaderFormat::Short => HEADER_LEN,
+            HeaderFormat::Long | HeaderFormat::WithLayout => HEADER_LEN_WITH_LAYOUT,
+        }
+    }
+}
+
+/// `struct btf_layout` (the kernel's uapi `linux/btf.h`, since Linux 7.1):
+/// how a record of one kind is laid out after its 12-byte `btf_type`, so
+/// that a reader can skip kinds it does not know. The kind layout section
+/// holds one per kind, indexed by kind number, starting at kind 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KindLayout {
+    /// `info_sz`: bytes of the one fixed-size element after `btf_type`.
+    pub info_sz: u8,
+    /// `elem_sz`: bytes of each of the `vlen` elements after that.
+    pub elem_sz: u8,
+    /// `flags`: no flag is defined; libbpf writes 0.
+    pub flags: u16,
+}
+
+/// Size of a `struct btf_layout`.
+pub const KIND_LAYOUT_LEN: usize = 4;
+
+impl KindLayout {
+    const fn new(info_sz: usize, elem_sz: usize) -> KindLayout {
+        // Every size below fits a u8 (the largest is 12).
+        KindLayout {
+            info_sz: info_sz as u8,
+            elem_sz: elem_sz as u8,
+            flags: 0,
+        }
+    }
+
+    /// Bytes after `btf_type` for a record with `vlen` elements.
+    #[inline]
+    pub const fn trailing_len(self, vlen: usize) -> usize {
+        self.info_sz as usize + vlen * self.elem_sz as usize
+    }
+
+    /// Appends the 4-byte encoding: `info_sz`, `elem_sz`, then `flags` in
+    /// `endian` (the only field wider than a byte).
+    pub fn write_to(self, out: &mut Vec<u8>, endian: Endian) {
+        out.push(self.info_sz);
+        out.push(self.elem_sz);
+        out.extend_from_slice(&endian.u16_bytes(self.flags));
+    }
+
+    /// Decodes one entry.
+    pub fn from_bytes(bytes: [u8; KIND_LAYOUT_LEN], endian: Endian) -> KindLayout {
+        KindLayout {
+            info_sz: bytes[0],
+            elem_sz: bytes[1],
+            flags: endian.u16([bytes[2], bytes[3]]),
+        }
+    }
+}
+
+/// The layout of every kind this format defines, indexed by kind number
+/// (0, `BTF_KIND_UNKN`, through [`Kind::MAX`]): the single source of each
+/// kind's record size, for the reader, the writer and the kind layout
+/// section. Flags are all 0, as libbpf 1.8 writes them.
+pub const KIND_LAYOUTS: [KindLayout; Kind::MAX.0 as usize + 1] = [
+    KindLayout::new(0, 0),                // UNKN
+    KindLayout::new(INT_DATA_LEN, 0),     // INT
+    KindLayout::new(0, 0),                // PTR
+    KindLayout::new(ARRAY_LEN, 0),        // ARRAY
+    KindLayout::new(0, MEMBER_LEN),       // STRUCT
+    KindLayout::new(0, MEMBER_LEN),       // UNION
+    KindLayout::new(0, ENUM_VALUE_LEN),   // ENUM
+    KindLayout::new(0, 0),                // FWD
+    KindLayout::new(0, 0),                // TYPEDEF
+    KindLayout::new(0, 0),                // VOLATILE
+    KindLayout::new(0, 0),                // CONST
+    KindLayout::new(0, 0),                // RESTRICT
+    KindLayout::new(0, 0),                // FUNC
+    KindLayout::new(0, PARAM_LEN),        // FUNC_PROTO
+    KindLayout::new(VAR_LEN, 0),          // VAR
+    KindLayout::new(0, VAR_SECINFO_LEN),  // DATASEC
+    KindLayout::new(0, 0),                // FLOAT
+    KindLayout::new(DECL_TAG_LEN, 0),     // DECL_TAG
+    KindLayout::new(0, 0),                // TYPE_TAG
+    KindLayout::new(0, ENUM64_VALUE_LEN), // ENUM64
+];
+
+/// Length of the kind layout section a writer emits: one entry per kind
+/// of [`KIND_LAYOUTS`] (80 bytes).
+pub const LAYOUT_SECTION_LEN: u32 = (KIND_LAYOUTS.len() * KIND_LAYOUT_LEN) as u32;
+
+/// Appends the kind layout section: [`KIND_LAYOUTS`] in kind order.
+pub fn write_layout_section(out: &mut Vec<u8>, endian: Endian) {
+    for layout in KIND_LAYOUTS {
+        layout.write_to(out, endian);
+    }
+}
+
 /// Byte offsets of the `struct btf_header` fields (btf.rst 2.1), for a
 /// reader that checks them one by one and names the offending byte.
 pub mod header_field {
@@ -207,6 +324,35 @@ impl Header {
         }
     }
 
+    /// The header of a blob written in `format`: `type_len` bytes of types,
+    /// then (for [`HeaderFormat::WithLayout`]) the kind layout section at
+    /// the next 4-byte boundary, then `str_len` bytes of strings, as libbpf
+    /// lays them out.
+    pub fn for_sections(format: HeaderFormat, type_len: u32, str_len: u32) -> Header {
+        let mut header = Header {
+            hdr_len: format.hdr_len(),
+            ..Header::new(type_len, str_len)
+        };
+        if format == HeaderFormat::WithLayout {
+            // Type records are whole words, so this is type_len; a writer
+            // refuses sections near 4 GiB long before the saturation.
+            header.layout_off = type_len.saturating_add(3) & !3;
+            header.layout_len = LAYOUT_SECTION_LEN;
+            header.str_off = header.layout_off.saturating_add(LAYOUT_SECTION_LEN);
+        }
+        header
+    }
+
+    /// Offset of the string section from the start of the blob.
+    pub fn strings_at(&self) -> u64 {
+        u64::from(self.hdr_len) + u64::from(self.str_off)
+    }
+
+    /// Offset of the kind layout section from the start of the blob.
+    pub fn layout_at(&self) -> u64 {
+        u64::from(self.hdr_len) + u64::from(self.layout_off)
+    }
+
     /// Appends the encoding: `hdr_len` bytes, the layout fields only when
     /// `hdr_len` has room for them, zeros past the fields defined.
     pub fn write_to(&self, out: &mut Vec<u8>, endian: Endian) {
@@ -339,29 +485,19 @@ impl Kind {
 
     /// Bytes that follow the 12-byte `btf_type` for a record of this kind
     /// with `vlen` entries; `None` for an unknown kind.
+    #[inline]
     pub fn trailing_len(self, vlen: u32) -> Option<usize> {
-        let vlen = vlen as usize;
-        Some(match self {
-            Kind::INT => INT_DATA_LEN,
-            Kind::ARRAY => ARRAY_LEN,
-            Kind::STRUCT | Kind::UNION => vlen * MEMBER_LEN,
-            Kind::ENUM => vlen * ENUM_VALUE_LEN,
-            Kind::ENUM64 => vlen * ENUM64_VALUE_LEN,
-            Kind::FUNC_PROTO => vlen * PARAM_LEN,
-            Kind::VAR => VAR_LEN,
-            Kind::DATASEC => vlen * VAR_SECINFO_LEN,
-            Kind::DECL_TAG => DECL_TAG_LEN,
-            Kind::PTR
-            | Kind::FWD
-            | Kind::TYPEDEF
-            | Kind::VOLATILE
-            | Kind::CONST
-            | Kind::RESTRICT
-            | Kind::FUNC
-            | Kind::FLOAT
-            | Kind::TYPE_TAG => 0,
-            _ => return None,
-        })
+        if !self.is_known() {
+            return None;
+        }
+        self.layout()
+            .map(|layout| layout.trailing_len(vlen as usize))
+    }
+
+    /// This kind's entry of [`KIND_LAYOUTS`]; `None` past [`Kind::MAX`].
+    #[inline]
+    pub fn layout(self) -> Option<KindLayout> {
+        KIND_LAYOUTS.get(usize::from(self.0)).copied()
     }
 }
 
@@ -660,6 +796,88 @@ mod tests {
         assert_eq!(u32_at(header_field::LAYOUT_OFF), Some(0x0505_0505));
         assert_eq!(u32_at(header_field::LAYOUT_LEN), Some(0x0606_0606));
         assert_eq!(bytes.len(), HEADER_LEN_WITH_LAYOUT as usize);
+    }
+
+    /// The kind layout section pahole (dwarves 1436daf, libbpf 1.8.0) wrote
+    /// into `debian-7.3.4-cloud-amd64/vmlinux.btf` of the shared reference
+    /// with `--btf_features=layout` (its bytes 3049428..3049508), one
+    /// `{info_sz, elem_sz, flags}` per kind 0..=19.
+    const PAHOLE_LAYOUT_SECTION: &str = "00000000 04000000 00000000 0c000000 000c0000 \
+        000c0000 00080000 00000000 00000000 00000000 00000000 00000000 00000000 \
+        00080000 04000000 000c0000 00000000 04000000 00000000 000c0000";
+
+    fn hex(text: &str) -> Vec<u8> {
+        let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
+        digits
+            .chunks(2)
+            .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn layout_section_is_pahole_s_in_both_byte_orders() {
+        let expected = hex(PAHOLE_LAYOUT_SECTION);
+        assert_eq!(expected.len(), 80);
+        assert_eq!(LAYOUT_SECTION_LEN, 80);
+        for endian in [Endian::Little, Endian::Big] {
+            let mut section = Vec::new();
+            write_layout_section(&mut section, endian);
+            // Only `flags` is wider than a byte, and it is 0: the same
+            // bytes in both orders.
+            assert_eq!(section, expected, "{endian:?}");
+        }
+    }
+
+    #[test]
+    fn kind_layouts_give_each_kind_s_record_length() {
+        // btf.rst 2.2: what follows `struct btf_type` for each kind.
+        let with = |kind: Kind, vlen| kind.trailing_len(vlen);
+        assert_eq!(with(Kind::INT, 0), Some(4));
+        assert_eq!(with(Kind::ARRAY, 0), Some(12));
+        assert_eq!(with(Kind::UNION, 3), Some(36));
+        assert_eq!(with(Kind::ENUM, 3), Some(24));
+        assert_eq!(with(Kind::FUNC_PROTO, 2), Some(16));
+        assert_eq!(with(Kind::VAR, 0), Some(4));
+        assert_eq!(with(Kind::DATASEC, 2), Some(24));
+        assert_eq!(with(Kind::DECL_TAG, 0), Some(4));
+        assert_eq!(with(Kind::TYPE_TAG, 0), Some(0));
+        assert_eq!(with(Kind::UNKNOWN, 0), None);
+        assert_eq!(Kind::UNKNOWN.layout(), Some(KindLayout::new(0, 0)));
+        assert_eq!(Kind(20).layout(), None);
+    }
+
+    #[test]
+    fn header_formats_lay_sections_out_as_libbpf() {
+        let short = Header::for_sections(HeaderFormat::Short, 24, 5);
+        assert_eq!(short, Header::new(24, 5));
+        assert_eq!(short.strings_at(), 24 + 24);
+        let long = Header::for_sections(HeaderFormat::Long, 24, 5);
+        assert_eq!(
+            (long.hdr_len, long.str_off, long.layout_off, long.layout_len),
+            (32, 24, 0, 0)
+        );
+        let with = Header::for_sections(HeaderFormat::WithLayout, 24, 5);
+        assert_eq!(
+            (
+                with.hdr_len,
+                with.type_off,
+                with.layout_off,
+                with.layout_len,
+                with.str_off,
+                with.str_len
+            ),
+            (32, 0, 24, 80, 104, 5)
+        );
+        assert_eq!((with.layout_at(), with.strings_at()), (56, 136));
+        // The reference vmlinux.btf's header fields, from its type and
+        // string lengths.
+        let reference = Header::for_sections(HeaderFormat::WithLayout, 3_049_396, 2_201_907);
+        let mut bytes = Vec::new();
+        reference.write_to(&mut bytes, Endian::Little);
+        assert_eq!(
+            bytes,
+            hex("9feb0100 20000000 00000000 b4872e00 04882e00 33992100 b4872e00 50000000")
+        );
     }
 
     #[test]

@@ -27,21 +27,44 @@ pub(crate) const DEBIAN_VMLINUX: &str = "boot/vmlinux-6.1.0-56-cloud-amd64";
 /// [`debian_debug`]'s root.
 pub(crate) const DEBIAN_MODULES: &str = "lib/modules/6.1.0-56-cloud-amd64/kernel";
 
-/// The directory holding `vmlinux.btf` and `modules/`.
-pub(crate) fn dir() -> &'static str {
-    static DIR: OnceLock<String> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = std::env::var("BTFENC_REFERENCE").unwrap_or_else(|_| {
+/// The reference root, holding one directory per kernel.
+fn root() -> &'static str {
+    static ROOT: OnceLock<String> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        std::env::var("BTFENC_REFERENCE").unwrap_or_else(|_| {
             concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/reference").to_string()
-        });
-        format!("{root}/debian-6.1.0-56-cloud-amd64")
+        })
     })
 }
 
-/// The reference file at `relative` (`vmlinux.btf`, `modules/xfs.btf`,
-/// ...), or `None`, with a note on stderr, when it cannot be read.
+/// The directory holding Debian 6.1's `vmlinux.btf` and `modules/`.
+pub(crate) fn dir() -> &'static str {
+    static DIR: OnceLock<String> = OnceLock::new();
+    DIR.get_or_init(|| format!("{}/debian-6.1.0-56-cloud-amd64", root()))
+}
+
+/// The same for Debian's Linux 7.3.4, whose `vmlinux.btf` pahole wrote
+/// with `--btf_features=layout` (a 32-byte header and a kind layout
+/// section).
+pub(crate) fn dir_73() -> &'static str {
+    static DIR: OnceLock<String> = OnceLock::new();
+    DIR.get_or_init(|| format!("{}/debian-7.3.4-cloud-amd64", root()))
+}
+
+/// The Debian 6.1 reference file at `relative` (`vmlinux.btf`,
+/// `modules/xfs.btf`, ...), or `None`, with a note on stderr, when it
+/// cannot be read.
 pub(crate) fn read(relative: &str) -> Option<Vec<u8>> {
-    let path = Path::new(dir()).join(relative);
+    read_in(dir(), relative)
+}
+
+/// [`read`] for the Linux 7.3.4 reference.
+pub(crate) fn read_73(relative: &str) -> Option<Vec<u8>> {
+    read_in(dir_73(), relative)
+}
+
+fn read_in(dir: &str, relative: &str) -> Option<Vec<u8>> {
+    let path = Path::new(dir).join(relative);
     match std::fs::read(&path) {
         Ok(bytes) => Some(bytes),
         Err(err) => {

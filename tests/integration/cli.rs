@@ -255,13 +255,13 @@ fn kernel_command_lines_mean_what_pahole_makes_of_them() {
         (
             "7.3 (make -j2)",
             format!("-j2 --btf_features={kernel} --btf_features=layout -j2 --lang_exclude=rust"),
-            format!("--btf_features={kernel}"),
+            format!("--btf_features={kernel},layout"),
         ),
         (
             // `+` brings back the defaults, decl_tag_kfuncs included.
             "7.3 reproducible (make -j)",
             format!("-j --btf_features={kernel} --btf_features=layout -j --btf_features=+reproducible_build --lang_exclude=rust"),
-            format!("--btf_features={kernel},decl_tag_kfuncs"),
+            format!("--btf_features={kernel},decl_tag_kfuncs,layout"),
         ),
     ];
     for (what, line, meaning) in &cases {

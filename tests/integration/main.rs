@@ -66,6 +66,7 @@ mod fixtures;
 mod in_place;
 mod kernel_load;
 mod kfuncs;
+mod layout;
 mod lld_placeholder;
 mod modules;
 mod pahole_parity;

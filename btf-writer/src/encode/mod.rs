@@ -51,7 +51,7 @@ use self::error::ResultExt as _;
 use self::units::TableKind;
 use crate::dedup::PreparedBase;
 use crate::lower::{self, Features};
-use crate::raw::Endian;
+use crate::raw::{Endian, HeaderFormat};
 use crate::read::Parsed;
 use crate::strings::StringIndex;
 
@@ -254,21 +254,28 @@ pub fn encode(
             }
         },
         || -> Result<_, Error> {
+            let header = header_format(&config.features, base.is_some());
+            let options = |base_strings| crate::write::WriteOptions {
+                endian,
+                base_strings,
+                strings: None,
+                header,
+            };
             Ok(match base {
                 Some(base) if config.features.distilled_base => {
                     let mut distilled = crate::distill::distill_base(&deduped.btf, &base.parsed.btf)
                         .with_context(|| format!("{}: distilling the base", path.display()))?;
-                    let written = crate::distill::write(&mut distilled, endian)
+                    let written = crate::distill::write_with_header(&mut distilled, endian, header)
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))
                 }
                 Some(base) => (
-                    crate::write::write_split(&deduped.btf, &base.strings, endian)
+                    crate::write::write_with(&deduped.btf, options(Some(&base.strings)))
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
                     None,
                 ),
                 None => (
-                    crate::write::write(&deduped.btf, endian)
+                    crate::write::write_with(&deduped.btf, options(None))
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
                     None,
                 ),
@@ -292,4 +299,17 @@ pub fn encode(
         std::mem::forget(elf);
     }
     Ok(Encoded { btf: bytes, distilled_base, stats })
+}
+
+/// The header btfenc writes, as pahole does: without `layout`, the 24-byte
+/// header every reader knows (pahole 1.31 with the libbpf it ships);
+/// with it, libbpf 1.8's 32-byte header, and the kind layout section on
+/// base BTF only (pahole passes `add_layout` only without a base; split BTF
+/// and its distilled base get the 32-byte header with zero layout fields).
+pub fn header_format(features: &Features, split: bool) -> HeaderFormat {
+    match (features.layout, split) {
+        (false, _) => HeaderFormat::Short,
+        (true, true) => HeaderFormat::Long,
+        (true, false) => HeaderFormat::WithLayout,
+    }
 }

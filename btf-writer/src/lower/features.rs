@@ -65,6 +65,11 @@ pub struct Features {
     pub global_var: bool,
     /// `attributes`: type attributes for BPF arena kfunc arguments.
     pub attributes: bool,
+    /// `layout`: write the 32-byte header, and for base (not split) BTF
+    /// the kind layout section after the types (libbpf 1.8's
+    /// `add_layout`; Linux 7.2+ asks pahole >= 1.31 for it). See
+    /// [`crate::raw::HeaderFormat`].
+    pub layout: bool,
     /// Which pahole generation's FUNC/VAR selection rules apply.
     pub rules: Rules,
 }
@@ -144,13 +149,18 @@ const FEATURE_NAMES: &[FeatureName] = &[
         in_default: false,
         set: |f| f.attributes = true,
     },
+    FeatureName {
+        name: "layout",
+        in_default: false,
+        set: |f| f.layout = true,
+    },
 ];
 
 /// Feature names pahole 1.31 knows that btfenc does not encode yet
 /// (issue 14). They are not unknown: `--btf_features_strict` takes them as
 /// pahole does, and the encoder reports that it leaves them out. A name
 /// moved into [`FEATURE_NAMES`] is found there first.
-const NOT_IMPLEMENTED: &[&str] = &["true_signature", "layout"];
+const NOT_IMPLEMENTED: &[&str] = &["true_signature"];
 
 /// pahole copies a `--btf_features` argument into a buffer of this many
 /// bytes before splitting it (pahole.c `BTF_MAX_FEATURE_STR`); the rest is
@@ -260,6 +270,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            layout: false,
             rules: Rules::V1_31,
         }
     }
@@ -281,6 +292,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            layout: false,
             rules: Rules::V1_24,
         }
     }

@@ -23,6 +23,7 @@ mod header;
 mod names;
 
 pub use self::elf::{elf_section, parse_file};
+pub use self::header::{parse_header, Sections};
 pub use self::names::StringSection;
 
 use crate::error::{Error, ErrorKind};
@@ -96,7 +97,7 @@ impl<'a> Parsed<'a> {
 /// split BTF on top of it: its type ids continue after the base's, and
 /// string offsets below the base's string length name base strings.
 pub fn parse<'a>(data: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>, Error> {
-    let layout = header::parse_layout(data)?;
+    let layout = header::parse_header(data)?;
     let strings = layout.strings;
     match strings.first() {
         // libbpf allows an empty string section only for a split.

@@ -3,8 +3,10 @@
 
 use crate::test_types::test_name;
 use super::*;
-use crate::raw::{self, Kind};
-use crate::test_reference::{debian_debug, read as reference, DEBIAN_MODULES, DEBIAN_VMLINUX};
+use crate::raw::{self, HeaderFormat, Kind};
+use crate::test_reference::{
+    debian_debug, read as reference, read_73, DEBIAN_MODULES, DEBIAN_VMLINUX,
+};
 use crate::test_types;
 use crate::types::*;
 use crate::write::{write, write_split, write_with, WriteOptions};
@@ -902,12 +904,88 @@ fn reference_module_split_round_trip() {
         endian: Endian::Little,
         base_strings: Some(&index),
         strings: Some(split.string_table().unwrap()),
+        header: HeaderFormat::Short,
     };
     let written = write_with(&split.btf, options).unwrap();
     same_bytes(
         &written[raw::HEADER_LEN as usize..],
         &data[split.header.hdr_len as usize..],
     );
+    // With libbpf 1.8's 32-byte header (zero layout fields, as pahole
+    // wrote it), the whole file is pahole's.
+    let options = WriteOptions {
+        endian: Endian::Little,
+        base_strings: Some(&index),
+        strings: Some(split.string_table().unwrap()),
+        header: HeaderFormat::Long,
+    };
+    same_bytes(&write_with(&split.btf, options).unwrap(), &data);
+}
+
+/// pahole's Linux 7.3 vmlinux.btf (`--btf_features=layout`: a 32-byte
+/// header and a kind layout section) reads, and written back with its
+/// string section and the layout header it is byte for byte pahole's file,
+/// header and layout section included; the split modules (32-byte headers,
+/// no layout section) likewise with the long header.
+#[test]
+fn reference_73_round_trip_with_layout() {
+    let (Some(data), Some(module)) = (read_73("vmlinux.btf"), read_73("modules/nf_conntrack.btf"))
+    else {
+        return;
+    };
+    let parsed = parse(&data, None).unwrap();
+    assert_eq!(
+        (parsed.header.hdr_len, parsed.header.layout_len),
+        (32, raw::LAYOUT_SECTION_LEN)
+    );
+    let written = write_with(
+        &parsed.btf,
+        WriteOptions {
+            strings: Some(parsed.string_table().unwrap()),
+            header: HeaderFormat::WithLayout,
+            ..WriteOptions::default()
+        },
+    )
+    .unwrap();
+    same_bytes(&written, &data);
+    let split = parse(&module, Some(&parsed)).unwrap();
+    assert_eq!((split.header.hdr_len, split.header.layout_len), (32, 0));
+    let index = parsed.string_index();
+    let written = write_with(
+        &split.btf,
+        WriteOptions {
+            base_strings: Some(&index),
+            strings: Some(split.string_table().unwrap()),
+            header: HeaderFormat::Long,
+            ..WriteOptions::default()
+        },
+    )
+    .unwrap();
+    same_bytes(&written, &module);
+    // In the other byte order, the layout section's bytes are the same
+    // (only `flags` is wider than a byte, and it is 0) and the header's
+    // fields are byte-swapped.
+    let big = write_with(
+        &parsed.btf,
+        WriteOptions {
+            endian: Endian::Big,
+            header: HeaderFormat::WithLayout,
+            strings: Some(parsed.string_table().unwrap()),
+            ..WriteOptions::default()
+        },
+    )
+    .unwrap();
+    let layout_at = parsed.header.layout_at() as usize;
+    let layout = layout_at..layout_at + raw::LAYOUT_SECTION_LEN as usize;
+    same_bytes(&big[layout.clone()], &data[layout]);
+    for field in (4..32).step_by(4) {
+        let mut swapped = [0; 4];
+        swapped.copy_from_slice(&data[field..field + 4]);
+        swapped.reverse();
+        assert_eq!(big[field..field + 4], swapped, "header field at {field}");
+    }
+    let again = parse(&big, None).unwrap();
+    same(&parsed.btf, &again.btf);
 }
 
 /// Checks every type of `parsed` against bpftool's dump of the same file:

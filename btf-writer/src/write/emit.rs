@@ -6,7 +6,7 @@
 use super::intern;
 use super::reserve::Plan;
 use crate::error::{Error, ErrorKind};
-use crate::raw::{self, Endian, Header, Kind};
+use crate::raw::{self, Endian, Header, HeaderFormat, Kind};
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
 
 struct Out<'b, 'p> {
@@ -76,9 +76,23 @@ pub(super) fn emit(btf: &Btf<'_>, plan: Plan, endian: Endian) -> Result<Vec<u8>,
         type_len,
         str_len,
         cut,
+        format,
     } = plan;
-    let mut header = Vec::with_capacity(raw::HEADER_LEN as usize);
-    Header::new(type_len, str_len).write_to(&mut header, endian);
+    let fields = Header::for_sections(format, type_len, str_len);
+    // The header, and the kind layout section if any, go where `fields`
+    // says; reserve left room for both.
+    let mut header = Vec::with_capacity(fields.hdr_len as usize);
+    fields.write_to(&mut header, endian);
+    let mut layout = Vec::with_capacity(fields.layout_len as usize);
+    if format == HeaderFormat::WithLayout {
+        raw::write_layout_section(&mut layout, endian);
+    }
+    let layout_at = fields.layout_at() as usize;
+    let layout_out = out.get_mut(layout_at..layout_at + layout.len());
+    let Some(layout_out) = layout_out.filter(|o| o.len() == layout.len()) else {
+        return Err(ErrorKind::Internal("output buffer smaller than reserved").into());
+    };
+    layout_out.copy_from_slice(&layout);
     let header_len = header.len().min(out.len());
     let (header_out, rest) = out.split_at_mut(header_len);
     let types_out = rest.get_mut(..type_len as usize);

@@ -32,7 +32,7 @@ mod intern;
 mod reserve;
 
 use crate::error::{Error, ErrorKind};
-use crate::raw::Endian;
+use crate::raw::{Endian, HeaderFormat};
 use crate::strings::{StringIndex, StringTable};
 use crate::types::Btf;
 
@@ -49,6 +49,9 @@ pub struct WriteOptions<'i, 'b> {
     /// Must start at 0 for a standalone BTF and at `btf.base_str_len` for a
     /// split. Default: an empty table.
     pub strings: Option<StringTable>,
+    /// The header (24 or 32 bytes) and whether a kind layout section
+    /// follows the types. Default: the 24-byte header.
+    pub header: HeaderFormat,
 }
 
 /// Serializes `btf` (standalone, or split without base string reuse).
@@ -76,7 +79,7 @@ pub fn write_split(
         WriteOptions {
             endian,
             base_strings: Some(base),
-            strings: None,
+            ..WriteOptions::default()
         },
     )
 }
@@ -101,7 +104,7 @@ pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8
             .into());
         }
     }
-    let plan = reserve::reserve(btf, options.base_strings, options.strings)?;
+    let plan = reserve::reserve(btf, options.base_strings, options.strings, options.header)?;
     emit::emit(btf, plan, options.endian)
 }
 

@@ -8,7 +8,7 @@
 
 use super::intern;
 use crate::error::{Error, ErrorKind};
-use crate::raw::{self, Kind};
+use crate::raw::{self, Header, HeaderFormat, Kind};
 use crate::strings::{StringIndex, StringTable};
 use crate::types::{Btf, Composite, Type, TypeId};
 
@@ -21,8 +21,9 @@ pub(super) struct Plan {
     /// Every name offset, in the order [`super::emit`] writes them, filed
     /// by [`intern::parity`] of the name (see [`super::intern`]).
     pub name_offsets: [Vec<u32>; 2],
-    /// The output: room for the header and the type section (zeros), then
-    /// the split's (or standalone's) own string section.
+    /// The output: room for the header, the type section and the kind
+    /// layout section if any (zeros), then the split's (or standalone's)
+    /// own string section.
     pub out: Vec<u8>,
     /// Length of the type section in bytes.
     pub type_len: u32,
@@ -31,6 +32,9 @@ pub(super) struct Plan {
     /// Where the type section may be cut to emit its halves on two
     /// threads; `None` for a small BTF.
     pub cut: Option<Cut>,
+    /// The header to write (and whether a kind layout section follows the
+    /// types); `out` has room for it.
+    pub format: HeaderFormat,
 }
 
 /// A type boundary inside the type section.
@@ -88,8 +92,16 @@ pub(super) fn reserve(
     btf: &Btf<'_>,
     base: Option<&StringIndex<'_>>,
     strings: Option<StringTable>,
+    format: HeaderFormat,
 ) -> Result<Plan, Error> {
-    reserve_from(btf, base, strings, PARALLEL_MIN_TYPES)
+    reserve_from(btf, base, strings, format, PARALLEL_MIN_TYPES)
+}
+
+/// Where the string section starts in a blob of `format` with `type_len`
+/// bytes of types.
+fn strings_at(format: HeaderFormat, type_len: u32) -> usize {
+    // At most 4 GiB + 120 bytes: fits usize on the 64-bit hosts we build for.
+    Header::for_sections(format, type_len, 0).strings_at() as usize
 }
 
 /// [`reserve`], on two threads from `parallel_min_types` types on.
@@ -97,6 +109,7 @@ pub(super) fn reserve_from(
     btf: &Btf<'_>,
     base: Option<&StringIndex<'_>>,
     strings: Option<StringTable>,
+    format: HeaderFormat,
     parallel_min_types: usize,
 ) -> Result<Plan, Error> {
     let last_id = u64::from(btf.base_type_count) + btf.types.len() as u64;
@@ -112,11 +125,11 @@ pub(super) fn reserve_from(
         None => StringTable::new(),
     };
     if btf.types.len() >= parallel_min_types.max(2) {
-        if let Some(plan) = reserve_parallel(btf, last_id, base, &table) {
+        if let Some(plan) = reserve_parallel(btf, last_id, base, &table, format) {
             return plan;
         }
     }
-    reserve_sequential(btf, last_id, base, table)
+    reserve_sequential(btf, last_id, base, table, format)
 }
 
 fn reserve_sequential(
@@ -124,6 +137,7 @@ fn reserve_sequential(
     last_id: u32,
     base: Option<&StringIndex<'_>>,
     table: StringTable,
+    format: HeaderFormat,
 ) -> Result<Plan, Error> {
     let mut interner = Interner {
         table,
@@ -142,7 +156,7 @@ fn reserve_sequential(
     let start = strings.start();
     let strings = strings.into_bytes();
     let str_len = check_strings(start, strings.len())?;
-    let mut out = vec![0; raw::HEADER_LEN as usize + type_len as usize];
+    let mut out = vec![0; strings_at(format, type_len)];
     out.extend_from_slice(&strings);
     Ok(Plan {
         name_offsets: interner.offsets,
@@ -150,6 +164,7 @@ fn reserve_sequential(
         type_len,
         str_len,
         cut: None,
+        format,
     })
 }
 
@@ -160,6 +175,7 @@ fn reserve_parallel<'a>(
     last_id: u32,
     base: Option<&StringIndex<'_>>,
     table: &StringTable,
+    format: HeaderFormat,
 ) -> Option<Result<Plan, Error>> {
     let (first, second) = btf.types.split_at(btf.types.len() / 2);
     let collect = |types: &[Type<'a>]| {
@@ -186,7 +202,7 @@ fn reserve_parallel<'a>(
         first.per_parity[0] + second.per_parity[0],
         first.per_parity[1] + second.per_parity[1],
     ];
-    let strings_at = raw::HEADER_LEN as usize + type_len as usize;
+    let strings_at = strings_at(format, type_len);
     let names = [first.names.as_slice(), second.names.as_slice()];
     let interned = intern::intern(&names, per_parity, base, table, strings_at)?;
     let str_len = interned.out.len() - strings_at;
@@ -196,6 +212,7 @@ fn reserve_parallel<'a>(
         type_len,
         str_len,
         cut: Some(cut),
+        format,
     }))
 }
 

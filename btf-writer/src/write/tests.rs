@@ -127,7 +127,13 @@ fn both_ways(
     table: Option<&crate::strings::StringTable>,
 ) -> (Result<Vec<u8>, Error>, Result<Vec<u8>, Error>) {
     let with = |parallel_min_types| {
-        let plan = reserve::reserve_from(btf, base, table.cloned(), parallel_min_types)?;
+        let plan = reserve::reserve_from(
+            btf,
+            base,
+            table.cloned(),
+            HeaderFormat::Short,
+            parallel_min_types,
+        )?;
         emit::emit(btf, plan, Endian::Big)
     };
     (with(0), with(usize::MAX))
@@ -200,10 +206,12 @@ fn parallel_and_sequential_paths_write_the_same_bytes() {
     let pool = names_pool();
     let btf = many_named_types(&pool);
     // The parallel path did not fall back to the sequential one.
-    assert!(reserve::reserve_from(&btf, None, None, 0)
-        .unwrap()
-        .cut
-        .is_some());
+    assert!(
+        reserve::reserve_from(&btf, None, None, HeaderFormat::Short, 0)
+            .unwrap()
+            .cut
+            .is_some()
+    );
     let (parallel, sequential) = both_ways(&btf, None, None);
     let parallel = parallel.unwrap();
     assert_eq!(parallel, sequential.unwrap());
@@ -257,4 +265,105 @@ fn parallel_path_handles_types_without_names() {
     assert_eq!(parallel, sequential.unwrap());
     // A split with no string of its own still has a one-byte section.
     assert_eq!(parallel.last(), Some(&0));
+}
+
+/// Writes `btf` with `format`, through reserve's parallel path
+/// (`parallel_min_types` 0) or its sequential one.
+fn with_format(
+    btf: &Btf<'_>,
+    format: raw::HeaderFormat,
+    endian: Endian,
+    parallel: bool,
+) -> Vec<u8> {
+    let parallel_min_types = if parallel { 0 } else { usize::MAX };
+    let plan = reserve::reserve_from(btf, None, None, format, parallel_min_types).unwrap();
+    emit::emit(btf, plan, endian).unwrap()
+}
+
+#[test]
+fn header_formats_change_only_the_header_and_layout_section() {
+    use raw::HeaderFormat::*;
+    let pool = names_pool();
+    let btf = many_named_types(&pool);
+    for endian in [Endian::Little, Endian::Big] {
+        for parallel in [false, true] {
+            let short = with_format(&btf, Short, endian, parallel);
+            let type_len =
+                short.len() - 24 - crate::read::parse_header(&short).unwrap().strings.len();
+            let types = &short[24..24 + type_len];
+            let strings = &short[24 + type_len..];
+
+            let long = with_format(&btf, Long, endian, parallel);
+            assert_eq!(long.len(), short.len() + 8);
+            assert_eq!(
+                &long[32..],
+                &short[24..],
+                "Long: same sections after a longer header"
+            );
+            assert_eq!(
+                &long[24..32],
+                &[0; 8],
+                "Long: zero layout_off and layout_len"
+            );
+
+            let with = with_format(&btf, WithLayout, endian, parallel);
+            let mut layout = Vec::new();
+            raw::write_layout_section(&mut layout, endian);
+            let expected: Vec<u8> = [types, &layout, strings].concat();
+            assert_eq!(
+                &with[32..],
+                &expected[..],
+                "WithLayout: types, layout, strings"
+            );
+            let sections = crate::read::parse_header(&with).unwrap();
+            let header = sections.header;
+            assert_eq!(
+                (
+                    header.hdr_len,
+                    header.type_len,
+                    header.layout_off,
+                    header.layout_len,
+                    header.str_off
+                ),
+                (
+                    32,
+                    type_len as u32,
+                    type_len as u32,
+                    80,
+                    type_len as u32 + 80
+                )
+            );
+            // The whole reader takes each, with the same types.
+            let read = |blob: &[u8]| crate::read::parse(blob, None).unwrap().btf.types.len();
+            assert_eq!(read(&with), btf.types.len());
+            assert_eq!(read(&long), btf.types.len());
+        }
+    }
+}
+
+#[test]
+fn split_writes_take_the_long_header_too() {
+    let base_btf = one(Type::Ptr(TypeId(1)));
+    let base_blob = write(&base_btf, Endian::Little).unwrap();
+    let base = crate::read::parse(&base_blob, None).unwrap();
+    let mut split = Btf {
+        base_type_count: base.total_type_count(),
+        base_str_len: base.str_end(),
+        ..Btf::default()
+    };
+    split.add(Type::Const(TypeId(2)));
+    let index = base.string_index();
+    let blob = write_with(
+        &split,
+        WriteOptions {
+            endian: Endian::Little,
+            base_strings: Some(&index),
+            header: raw::HeaderFormat::Long,
+            ..WriteOptions::default()
+        },
+    )
+    .unwrap();
+    let parsed = crate::read::parse(&blob, Some(&base)).unwrap();
+    assert_eq!((parsed.header.hdr_len, parsed.header.layout_len), (32, 0));
+    assert_eq!(parsed.btf.types.len(), 1);
 }
