@@ -333,6 +333,9 @@ pub struct CuModel<'input, 'arena> {
     /// automatic variables' children) are not counted: on the Debian
     /// vmlinux this is 13.0 M of its 14.3 M DIEs.
     pub die_count: u64,
+    /// `.debug_info` offset of each node's DIE (by [`NodeId`]), for
+    /// diagnostics; may be shorter than `nodes` in hand-made models.
+    pub node_offsets: Vec<u64>,
 }
 
 impl<'input, 'arena> CuModel<'input, 'arena> {
@@ -343,5 +346,10 @@ impl<'input, 'arena> CuModel<'input, 'arena> {
     /// only hands out ids of nodes it pushed).
     pub fn node(&self, id: NodeId) -> &Node<'input, 'arena> {
         &self.nodes[id.0 as usize]
+    }
+
+    /// `.debug_info` offset of the DIE of node `id`, when known.
+    pub fn die_offset(&self, id: NodeId) -> Option<u64> {
+        self.node_offsets.get(id.0 as usize).copied()
     }
 }

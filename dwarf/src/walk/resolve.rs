@@ -372,8 +372,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.variable_by_offset.seal();
         self.finish_enums()?;
         self.finish_bitfields()?;
+        self.check_references()?;
         let functions = self.finish_functions();
         let variables = self.finish_variables();
+        let node_offsets = self.node_dies.iter().map(|&(die, _)| die).collect();
         Ok(CuModel {
             offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
             name: self.name,
@@ -382,6 +384,27 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             functions,
             variables,
             die_count: self.die_count,
+            node_offsets,
         })
+    }
+
+    /// Every node a reference made must have been filled by a type DIE
+    /// read at its offset. One that was not (an offset past the unit, in
+    /// the middle of a DIE, at a DIE that is no type, or in a subtree the
+    /// walk jumped over) would otherwise become `void`.
+    fn check_references(&self) -> Result<()> {
+        for (node, &(die, referrer)) in self.nodes.iter().zip(&self.node_dies) {
+            if matches!(node, Node::Unsupported { tag: 0 }) {
+                return Err(self.error(
+                    ErrorKind::InvalidDwarf(format!(
+                        "unit at {:#x}: DIE {referrer:#x} refers to {die:#x}, where no type DIE \
+                         was read",
+                        self.unit_offset
+                    )),
+                    referrer,
+                ));
+            }
+        }
+        Ok(())
     }
 }
