@@ -169,6 +169,10 @@ impl<'input> Table<'input> {
             self.counts.lower_cpu += costs.lower_cpu;
             self.counts.types += cu.type_count();
             let path = self.path;
+            // In unit order, as the CUs are added: the same lines for any -j.
+            for warning in cu.warnings() {
+                eprintln!("btfenc: warning: {}: {warning}", path.display());
+            }
             let spent = self.assembler.add(cu).with_context(|| path.display().to_string())?;
             Ok((costs.worker, spent))
         });

@@ -132,6 +132,9 @@ pub struct LoweredCu<'input> {
     pub functions: Vec<FunctionCandidate<'input>>,
     /// Variables proposed for VAR, in DIE order.
     pub variables: Vec<VariableCandidate<'input>>,
+    /// What `encode_force` left out of the CU's types, one line each
+    /// (empty without `encode_force`: it is an error then).
+    pub warnings: Vec<String>,
 }
 
 impl<'input> LoweredCu<'input> {
@@ -141,7 +144,13 @@ impl<'input> LoweredCu<'input> {
         let cu_offset = self.offset;
         let types = PreparedCu::new(self.types)
             .map_err(|_| Error::DanglingReference { cu_offset, node: 0 })?;
-        Ok(ReadyCu { offset: self.offset, types, functions: self.functions, variables: self.variables })
+        Ok(ReadyCu {
+            offset: self.offset,
+            types,
+            functions: self.functions,
+            variables: self.variables,
+            warnings: self.warnings,
+        })
     }
 }
 
@@ -152,12 +161,18 @@ pub struct ReadyCu<'input> {
     types: PreparedCu<'input>,
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
+    warnings: Vec<String>,
 }
 
 impl ReadyCu<'_> {
     /// Number of types the CU lowered to.
     pub fn type_count(&self) -> usize {
         self.types.len()
+    }
+
+    /// What `encode_force` left out of the CU, one line each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 }
 
@@ -183,7 +198,8 @@ pub fn lower_cu<'input>(
             ..LoweredCu::default()
         });
     }
-    let map = TypeMap::new(cu, ctx.pointer_size)?;
+    let mut map = TypeMap::new(cu, ctx.pointer_size)?;
+    map.force = ctx.features.encode_force;
     let types = types::lower_types(&map, &ctx.features)?;
     let functions = functions::function_candidates(
         cu,
@@ -206,6 +222,7 @@ pub fn lower_cu<'input>(
         types,
         functions,
         variables,
+        warnings: map.take_warnings(),
     })
 }
 
@@ -263,7 +280,13 @@ impl<'input> Assembler<'input> {
     /// Adds the next CU; returns what is left of it, to be dropped where
     /// the caller sees fit (see [`Leftovers`]).
     pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<SpentCu<'input>, Error> {
-        let ReadyCu { offset: cu_offset, types, functions: mut cu_functions, variables: mut cu_variables } = cu;
+        let ReadyCu {
+            offset: cu_offset,
+            types,
+            functions: mut cu_functions,
+            variables: mut cu_variables,
+            ..
+        } = cu;
         let (ids, leftovers) = self.table.add(types).map_err(|err| match err {
             crate::dedup::Error::TooManyTypes { count } => Error::TooManyTypes { count },
             _ => Error::DanglingReference { cu_offset, node: 0 },
@@ -333,6 +356,7 @@ pub(crate) mod test_support {
             functions: Vec::new(),
             variables: Vec::new(),
             die_count: 0,
+            node_offsets: Vec::new(),
         }
     }
 
