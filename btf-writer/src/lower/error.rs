@@ -87,12 +87,9 @@ impl fmt::Display for Error {
             Error::NameTooLong { cu_offset, len } => {
                 write!(f, "CU at .debug_info+{cu_offset:#x}: a name of {len} bytes is longer than BTF can hold")
             }
-            Error::Unencodable { cu_offset, die: Some(die), what } => {
-                write!(f, "CU at .debug_info+{cu_offset:#x}: DIE {die:#x}: {what}")
-            }
-            Error::Unencodable { cu_offset, die: None, what } => {
-                write!(f, "CU at .debug_info+{cu_offset:#x}: {what}")
-            }
+            // The CU is named by the caller's context (see encoder/src/units.rs).
+            Error::Unencodable { die: Some(die), what, .. } => write!(f, "DIE {die:#x}: {what}"),
+            Error::Unencodable { die: None, what, .. } => f.write_str(what),
             Error::UnknownLanguage { name } => write!(f, "unknown language '{name}' in --lang_exclude"),
             Error::TooManyTypes { count } => write!(f, "{count} types do not fit 32-bit BTF type ids"),
         }

@@ -76,6 +76,13 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         })
     }
 
+    /// The node whose type has CU-local index `index` (id `index + 1`),
+    /// if it is a node's.
+    pub(crate) fn node_of(&self, index: usize) -> Option<NodeId> {
+        let id = TypeId(index as u32 + 1);
+        self.ids.iter().position(|&node_id| node_id == id).map(|node| NodeId(node as u32))
+    }
+
     /// The warnings of what `encode_force` left out, in node order.
     pub(crate) fn take_warnings(&self) -> Vec<String> {
         self.warnings.take()
@@ -485,6 +492,7 @@ pub(crate) fn lower_types<'input>(
     }
 
     types.append(&mut extra);
+    check_resolvable(map, &types)?;
     // The table lives until every CU is lowered: slack from the capacity
     // guess above would add up to tens of MB on a vmlinux.
     types.shrink_to_fit();
@@ -641,6 +649,124 @@ fn lower_composite<'input>(
         CompositeKind::Union => Type::Union(composite),
         CompositeKind::Struct | CompositeKind::Class => Type::Struct(composite),
     })
+}
+
+/// The kernel's `MAX_RESOLVE_DEPTH`: how long a chain of types still to
+/// resolve (each one referring to a later one) `btf_resolve` follows.
+const MAX_RESOLVE_DEPTH: u32 = 32;
+
+/// The type a PTR, TYPEDEF, qualifier, TYPE_TAG or ARRAY refers to.
+fn reference_target(ty: &Type<'_>) -> Option<TypeId> {
+    match ty {
+        Type::Ptr(t) | Type::Const(t) | Type::Volatile(t) | Type::Restrict(t) => Some(*t),
+        Type::Typedef(named) | Type::TypeTag(named) => Some(named.ty),
+        Type::Array(array) => Some(array.elem),
+        _ => None,
+    }
+}
+
+/// What the kernel's `btf_resolve` refuses in a CU's types, found before
+/// they are written: a loop of references ("Loop detected": a typedef
+/// cycle, or a struct that holds itself by value), and a chain of more
+/// than [`MAX_RESOLVE_DEPTH`] references each to a later id ("Exceeded
+/// max resolving depth"; a 40-level pointer as gcc orders it). The depth
+/// is counted on the CU's ids, whose order the output keeps. Linear in
+/// the types; nothing is allocated per type but two small tables.
+fn check_resolvable(map: &TypeMap<'_, '_, '_>, types: &[Type<'_>]) -> Result<(), Error> {
+    let local = |id: TypeId| -> Option<usize> {
+        let index = (id.0 as usize).checked_sub(1)?;
+        (index < types.len()).then_some(index)
+    };
+    // Forward chains: from the last id down, each reference type's depth
+    // is one more than its target's when the target comes later.
+    let mut depth = vec![0u32; types.len()];
+    for index in (0..types.len()).rev() {
+        let Some(target) = types.get(index).and_then(reference_target) else {
+            continue;
+        };
+        depth[index] = match local(target) {
+            Some(next) if next > index => depth[next].saturating_add(1),
+            _ => 1,
+        };
+        if depth[index] > MAX_RESOLVE_DEPTH {
+            return Err(map.unencodable(
+                map.node_of(index),
+                format!(
+                    "a chain of more than {MAX_RESOLVE_DEPTH} references, each to a type written \
+                     after it: past the kernel's resolve depth (MAX_RESOLVE_DEPTH)"
+                ),
+            ));
+        }
+    }
+    // Loops: follow each reference type's chain (one way out each) and
+    // each struct's members held by value (through typedefs, qualifiers
+    // and arrays, not pointers), marking what is on the current path.
+    const NEW: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; types.len()];
+    // Where a member's type leads by value: its struct or union, if any.
+    let embedded = |mut id: TypeId| -> Option<usize> {
+        for _ in 0..=types.len() {
+            let index = local(id)?;
+            match &types[index] {
+                Type::Struct(_) | Type::Union(_) => return Some(index),
+                Type::Ptr(_) => return None,
+                other => id = reference_target(other)?,
+            }
+        }
+        None
+    };
+    // What `index` leads to, pushed onto `out`.
+    let successors = |index: usize, out: &mut Vec<usize>| match &types[index] {
+        Type::Struct(c) | Type::Union(c) => {
+            out.extend(c.members.iter().filter_map(|m| embedded(m.ty)));
+        }
+        other => {
+            if let Some(next) = reference_target(other).and_then(local) {
+                if reference_target(&types[next]).is_some() {
+                    out.push(next);
+                }
+            }
+        }
+    };
+    // Depth-first, without recursion: `path` holds each open type and
+    // where its successors start in `pending`.
+    let mut path: Vec<(usize, usize)> = Vec::new();
+    let mut pending: Vec<usize> = Vec::new();
+    for start in 0..types.len() {
+        if state[start] != NEW {
+            continue;
+        }
+        state[start] = ON_PATH;
+        path.push((start, 0));
+        successors(start, &mut pending);
+        while let Some(&(index, first)) = path.last() {
+            if pending.len() == first {
+                state[index] = DONE;
+                path.pop();
+                continue;
+            }
+            let Some(child) = pending.pop() else { break };
+            match state[child] {
+                ON_PATH => {
+                    return Err(map.unencodable(
+                        map.node_of(child),
+                        "the type refers back to itself (a typedef or qualifier loop, or a struct \
+                         or union holding itself by value): the kernel's \"Loop detected\""
+                            .to_string(),
+                    ))
+                }
+                DONE => {}
+                _ => {
+                    state[child] = ON_PATH;
+                    path.push((child, pending.len()));
+                    successors(child, &mut pending);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Most members, enumerators or parameters a BTF type holds (its 16-bit
@@ -1370,5 +1496,46 @@ mod tests {
         }]);
         assert!(try_lower(&cu, false).0.unwrap_err().contains("btf_decl_tag"));
         assert_eq!(try_lower(&cu, true).0.unwrap().len(), 1);
+    }
+
+    #[test]
+    fn loops_and_chains_the_kernel_cannot_resolve() {
+        let arena = bumpalo::Bump::new();
+        let ptr = |to: u32| Node::Pointer { target: node(to), type_tags: &[] };
+        let typedef = |name: &'static str, to: u32| Node::Typedef { name, target: node(to), decl_tags: &[] };
+        // A typedef loop, and a struct holding itself through a typedef
+        // and an array (a pointer to itself is fine).
+        let cu = cu_with(vec![typedef("a", 1), typedef("b", 0)]);
+        assert!(try_lower(&cu, true).0.unwrap_err().contains("Loop detected"));
+        let members = arena.alloc_slice_copy(&[member(Some("next"), 0, &[]), member(Some("self"), 0, &[])]);
+        let members: &[DwMember<'static, '_>] = arena.alloc_slice_copy(&[
+            DwMember { ty: node(1), ..members[0] },
+            DwMember { ty: node(3), ..members[1] },
+        ]);
+        let cu = cu_with(vec![
+            composite(CompositeKind::Struct, Some("s"), 16, false, members),
+            ptr(0),
+            typedef("t", 0),
+            Node::Array { elem: node(2), dims: arena.alloc_slice_copy(&[1]) },
+        ]);
+        assert!(try_lower(&cu, false).0.unwrap_err().contains("Loop detected"));
+        let cu = cu_with(vec![
+            composite(CompositeKind::Struct, Some("s"), 16, false, &members[..1]),
+            ptr(0),
+        ]);
+        assert!(try_lower(&cu, false).0.is_ok());
+
+        // 40 pointers, outermost first as gcc writes them: each refers to
+        // a later id, 40 deep (the kernel stops at 32); innermost first,
+        // each refers to an earlier one and the kernel takes it.
+        let mut nodes: Vec<Node<'static, '_>> = (1..=40).map(ptr).collect();
+        nodes.push(base("int", 4, BaseEncoding::Signed));
+        assert!(try_lower(&cu_with(nodes), false).0.unwrap_err().contains("MAX_RESOLVE_DEPTH"));
+        let mut nodes = vec![base("int", 4, BaseEncoding::Signed)];
+        nodes.extend((0..40).map(ptr));
+        assert!(try_lower(&cu_with(nodes), false).0.is_ok());
+        let mut nodes: Vec<Node<'static, '_>> = (1..=32).map(ptr).collect();
+        nodes.push(base("int", 4, BaseEncoding::Signed));
+        assert!(try_lower(&cu_with(nodes), false).0.is_ok());
     }
 }
