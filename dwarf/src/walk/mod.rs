@@ -383,6 +383,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             .map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
+        let mut root_offset = unit_offset;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
             let abbrev = entries
@@ -394,7 +395,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     self.close(scope);
                 }
                 if self.stack.is_empty() {
-                    self.check_unit_end(&entries, offset)?;
+                    self.check_unit_end(&entries, root_offset)?;
                     break;
                 }
                 continue;
@@ -404,12 +405,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let tag = abbrev.tag;
             if !root_seen {
                 root_seen = true;
+                root_offset = offset;
                 attrs
                     .read(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
                 self.visit_root(&attrs, offset)?;
                 if !abbrev.has_children {
-                    self.check_unit_end(&entries, offset)?;
+                    self.check_unit_end(&entries, root_offset)?;
                     break;
                 }
                 self.stack.push(Scope::Unit);
