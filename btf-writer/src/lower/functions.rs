@@ -227,7 +227,7 @@ pub(crate) fn function_candidates<'input>(
         // arg#N"); with encode_force the function is left out.
         let bad_name = std::iter::once(function.name)
             .chain(function.params.iter().filter_map(|param| param.name))
-            .find(|name| !super::vars::btf_name_valid(name));
+            .find(|name| !map.name_ok(name));
         if let Some(bad) = bad_name {
             map.leave_out(
                 map.force,

@@ -357,6 +357,8 @@ pub(crate) mod test_support {
             variables: Vec::new(),
             die_count: 0,
             node_offsets: Vec::new(),
+            // Hand-made models: lowering checks every name.
+            odd_names: true,
         }
     }
 

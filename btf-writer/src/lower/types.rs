@@ -11,7 +11,6 @@
 use dwarf::model::{BaseEncoding, CompositeKind, CuModel, Node, NodeId, Qualifier, TypeRef};
 
 use super::error::Error;
-use super::vars::btf_name_valid;
 use super::features::Features;
 use crate::types::{
     Array, Composite, DeclTag, Enum, EnumValue, Float, FuncProto, Fwd, Int, IntEncoding, Member,
@@ -81,6 +80,15 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     pub(crate) fn node_of(&self, index: usize) -> Option<NodeId> {
         let id = TypeId(index as u32 + 1);
         self.ids.iter().position(|&node_id| node_id == id).map(|node| NodeId(node as u32))
+    }
+
+    /// Whether a name of the CU's types, members, enumerators, parameters
+    /// or functions is one the kernel takes ([`dwarf::model::is_c_identifier`]).
+    /// The walker already looked at every such name while its bytes were
+    /// in the cache: only a CU it found an odd one in is looked at again.
+    #[inline(always)]
+    pub(crate) fn name_ok(&self, name: &str) -> bool {
+        !self.cu.odd_names || dwarf::model::is_c_identifier(name)
     }
 
     /// The warnings of what `encode_force` left out, in node order.
@@ -297,7 +305,7 @@ pub(crate) fn lower_types<'input>(
             }
             Node::Typedef { name, target, .. } => {
                 // btf_typedef_check_meta wants a C identifier.
-                if !btf_name_valid(name) {
+                if !map.name_ok(name) {
                     return Err(map.unencodable(
                         this,
                         format!("typedef {}: the kernel wants a C identifier", quoted(name)),
@@ -342,7 +350,7 @@ pub(crate) fn lower_types<'input>(
                 let name = name.unwrap_or("");
                 if *declaration {
                     // btf_fwd_check_meta wants a C identifier.
-                    if !btf_name_valid(name) {
+                    if !map.name_ok(name) {
                         return Err(map.unencodable(
                             this,
                             format!(
@@ -385,7 +393,7 @@ pub(crate) fn lower_types<'input>(
                     let mut name = map.name(param.name)?;
                     // btf_func_proto_check: a name, if any, is a C
                     // identifier ("Invalid arg#N").
-                    if !name.is_empty() && !btf_name_valid(&name) {
+                    if !name.is_empty() && !map.name_ok(&name) {
                         map.leave_out(
                             force,
                             this,
@@ -562,7 +570,7 @@ fn lower_composite<'input>(
     let is_union = kind == CompositeKind::Union;
     let describe = |name: &str| format!("{} {}", kind_name(kind), quoted(name));
     // btf_struct_check_meta: a name, if any, is a C identifier.
-    if !name.is_empty() && !btf_name_valid(name) {
+    if !name.is_empty() && !map.name_ok(name) {
         map.leave_out(force, this, format!("{}: the kernel wants a C identifier", describe(name)))?;
         name = "";
     }
@@ -609,7 +617,7 @@ fn lower_composite<'input>(
         }
         // A name that is no C identifier: with encode_force the member
         // stays, anonymous (the kernel takes anonymous members).
-        if !member_name.is_empty() && !btf_name_valid(&member_name) {
+        if !member_name.is_empty() && !map.name_ok(&member_name) {
             map.leave_out(force, this, format!("{}: its name is not a C identifier", what()))?;
             member_name = Name::EMPTY;
         }
@@ -816,17 +824,17 @@ fn lower_enum<'input>(
             format!("enum {} of {byte_size} bytes: BTF enums have 1, 2, 4 or 8", quoted(name)),
         ));
     }
-    if !name.is_empty() && !btf_name_valid(name) {
+    if !name.is_empty() && !map.name_ok(name) {
         map.leave_out(force, this, format!("enum {}: the kernel wants a C identifier", quoted(name)))?;
         name = "";
     }
     let mut valid = Vec::new();
     let enumerators: &[dwarf::model::Enumerator<'input>] =
-        if all_enumerators.iter().all(|e| btf_name_valid(e.name)) {
+        if all_enumerators.iter().all(|e| map.name_ok(e.name)) {
             all_enumerators
         } else {
             for e in all_enumerators {
-                if btf_name_valid(e.name) {
+                if map.name_ok(e.name) {
                     valid.push(*e);
                 } else {
                     map.leave_out(

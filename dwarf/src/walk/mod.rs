@@ -307,6 +307,8 @@ struct Walker<'a, 'input, 'arena> {
     die_count: u64,
     /// Offset of the DIE being read, the referrer of the nodes it makes.
     current_die: u64,
+    /// Whether a name that is no C identifier was read (see `note_name`).
+    odd_names: bool,
     /// For each node: the offset of its DIE, and of the DIE that first
     /// referred to it (the DIE itself when it was read first).
     node_dies: Vec<(u64, u64)>,
@@ -349,6 +351,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             nodes: Vec::with_capacity(expected_nodes),
             node_dies: Vec::with_capacity(expected_nodes),
             current_die: 0,
+            odd_names: false,
             ids,
             stack: Vec::new(),
             open_members: Vec::new(),

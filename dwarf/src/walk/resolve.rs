@@ -385,6 +385,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             variables,
             die_count: self.die_count,
             node_offsets,
+            odd_names: self.odd_names,
         })
     }
 
