@@ -309,9 +309,11 @@ struct Walker<'a, 'input, 'arena> {
     current_die: u64,
     /// Whether a name that is no C identifier was read (see `note_name`).
     odd_names: bool,
-    /// For each node: the offset of its DIE, and of the DIE that first
-    /// referred to it (the DIE itself when it was read first).
-    node_dies: Vec<(u64, u64)>,
+    /// For each node: the offset of its DIE (the model's `node_offsets`).
+    node_offsets: Vec<u64>,
+    /// Nodes a reference made before their DIE was read, with the DIE
+    /// that referred to them: who to name if no type DIE is read there.
+    first_refs: Vec<(u32, u64)>,
 }
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
@@ -349,7 +351,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             name: None,
             language: Language::Other(0),
             nodes: Vec::with_capacity(expected_nodes),
-            node_dies: Vec::with_capacity(expected_nodes),
+            node_offsets: Vec::with_capacity(expected_nodes),
+            first_refs: Vec::new(),
             current_die: 0,
             odd_names: false,
             ids,
@@ -569,14 +572,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// [`Walker::node_id`] for a DIE not in the table yet (or out of it).
     fn new_node_id(&mut self, target: u64) -> NodeId {
         let nodes = &mut self.nodes;
-        let dies = &mut self.node_dies;
+        let offsets = &mut self.node_offsets;
+        let first_refs = &mut self.first_refs;
         let referrer = self.current_die;
         self.ids.get_or_insert(target, || {
             let id = NodeId(nodes.len() as u32);
             // Stays a placeholder (tag 0, which no DIE has) if no type DIE
             // is read at `target`: `finish` refuses that.
             nodes.push(Node::Unsupported { tag: 0 });
-            dies.push((target, referrer));
+            offsets.push(target);
+            if target != referrer {
+                first_refs.push((id.0, referrer));
+            }
             id
         })
     }

@@ -375,7 +375,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.check_references()?;
         let functions = self.finish_functions();
         let variables = self.finish_variables();
-        let node_offsets = self.node_dies.iter().map(|&(die, _)| die).collect();
         Ok(CuModel {
             offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
             name: self.name,
@@ -384,7 +383,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             functions,
             variables,
             die_count: self.die_count,
-            node_offsets,
+            node_offsets: self.node_offsets,
             odd_names: self.odd_names,
         })
     }
@@ -394,8 +393,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// the middle of a DIE, at a DIE that is no type, or in a subtree the
     /// walk jumped over) would otherwise become `void`.
     fn check_references(&self) -> Result<()> {
-        for (node, &(die, referrer)) in self.nodes.iter().zip(&self.node_dies) {
+        for (index, (node, &die)) in self.nodes.iter().zip(&self.node_offsets).enumerate() {
             if matches!(node, Node::Unsupported { tag: 0 }) {
+                let referrer = self
+                    .first_refs
+                    .iter()
+                    .find(|&&(node, _)| node as usize == index)
+                    .map_or(die, |&(_, referrer)| referrer);
                 return Err(self.error(
                     ErrorKind::InvalidDwarf(format!(
                         "unit at {:#x}: DIE {referrer:#x} refers to {die:#x}, where no type DIE \
