@@ -336,8 +336,8 @@ pub struct CuModel<'input, 'arena> {
     /// `.debug_info` offset of each node's DIE (by [`NodeId`]), for
     /// diagnostics; may be shorter than `nodes` in hand-made models.
     pub node_offsets: Vec<u64>,
-    /// Whether some type, member, enumerator, parameter, function or
-    /// variable name (base type names aside) is not [`is_c_identifier`],
+    /// Whether some type, member, enumerator, parameter or function name
+    /// (base type names aside) is not [`is_c_identifier`],
     /// or an enumerator or typedef has none: the walker notes it while
     /// the name's bytes are in the cache, so that consumers that must
     /// check names (BTF's) look at them only when one is odd.

@@ -114,7 +114,10 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         if !force {
             return Err(err);
         }
-        self.warnings.borrow_mut().push(format!("{err}; left out (encode_force)"));
+        self.warnings.borrow_mut().push(format!(
+            "CU at .debug_info+{:#x}: {err}; left out (encode_force)",
+            self.cu.offset
+        ));
         Ok(())
     }
 

@@ -286,8 +286,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
-    /// Notes a name read for a type, member, enumerator, parameter,
-    /// function or variable (`None`: anonymous): one that is no C
+    /// Notes a name read for a type, member, enumerator, parameter or
+    /// function (`None`: anonymous): one that is no C
     /// identifier marks the model ([`crate::model::CuModel::odd_names`]),
     /// while its bytes are still in the cache.
     #[inline(always)]
@@ -989,8 +989,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if in_function && address.is_none() {
             return Ok(Scope::Skip);
         }
+        // (VAR names are checked on the ELF symbols' side.)
         let name = self.string(attrs, dw::DW_AT_name, offset)?;
-        self.note_name(name);
         let ty = self.optional_type_ref(attrs, offset)?;
         let origin = match self.reference(attrs, dw::DW_AT_specification, offset)? {
             Some(target) => Some(target),
