@@ -307,12 +307,12 @@ impl ElfFile {
         let Some(section) = file.section_by_name(name) else {
             return Ok(None);
         };
-        let data = section.uncompressed_data().map_err(|err| {
-            Error::new(
-                &self.path,
-                ErrorKind::Malformed(format!("section {name}: {err}")),
-            )
-        })?;
+        let malformed =
+            |err: String| Error::new(&self.path, ErrorKind::Malformed(format!("section {name}: {err}")));
+        let compressed = section
+            .compressed_data()
+            .map_err(|err| malformed(err.to_string()))?;
+        let data = crate::decompress::decompress(&compressed).map_err(malformed)?;
         Ok(Some(data))
     }
 
@@ -330,18 +330,16 @@ impl ElfFile {
             let Some(section) = file.section_by_name(name) else {
                 continue;
             };
-            let compressed = section
+            let packed = section
                 .compressed_data()
-                .map_err(|err| self.malformed(name, err))?
-                .format
-                != object::CompressionFormat::None;
+                .map_err(|err| self.malformed(name, err))?;
+            let compressed = packed.format != object::CompressionFormat::None;
             let relocated =
                 self.kind == ElfKind::Relocatable && section.relocations().next().is_some();
             if !compressed && !relocated {
                 continue;
             }
-            let mut data = section
-                .uncompressed_data()
+            let mut data = crate::decompress::decompress(&packed)
                 .map_err(|err| self.malformed(name, err))?
                 .into_owned()
                 .into_boxed_slice();

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 
+mod decompress;
 mod elf;
 mod error;
 pub mod model;

@@ -333,7 +333,56 @@ pub struct CuModel<'input, 'arena> {
     /// automatic variables' children) are not counted: on the Debian
     /// vmlinux this is 13.0 M of its 14.3 M DIEs.
     pub die_count: u64,
+    /// `.debug_info` offset of each node's DIE (by [`NodeId`]), for
+    /// diagnostics; may be shorter than `nodes` in hand-made models.
+    pub node_offsets: Vec<u64>,
+    /// Whether some type, member, enumerator, parameter or function name
+    /// (base type names aside) is not [`is_c_identifier`],
+    /// or an enumerator or typedef has none: the walker notes it while
+    /// the name's bytes are in the cache, so that consumers that must
+    /// check names (BTF's) look at them only when one is odd.
+    pub odd_names: bool,
 }
+
+/// `[A-Za-z_.][A-Za-z0-9_.]*`, at most 128 bytes: the names the kernel's
+/// BTF checks take for every kind (`btf_name_valid_identifier`, with
+/// pahole's KSYM_NAME_LEN), byte by byte (no byte of a multi-byte UTF-8
+/// character is in the set).
+#[inline]
+pub fn is_c_identifier(name: &str) -> bool {
+    const MAX_LEN: usize = 128;
+    let bytes = name.as_bytes();
+    match bytes.split_first() {
+        Some((&first, rest)) => {
+            NAME_BYTES[first as usize] & FIRST != 0
+                && bytes.len() <= MAX_LEN
+                && rest.iter().all(|&byte| NAME_BYTES[byte as usize] & LATER != 0)
+        }
+        None => false,
+    }
+}
+
+/// [`NAME_BYTES`] flag: the byte may start a name.
+const FIRST: u8 = 1;
+/// [`NAME_BYTES`] flag: the byte may follow the first.
+const LATER: u8 = 2;
+
+/// What each byte may be in a name: `[A-Za-z_.]` first, `[A-Za-z0-9_.]`
+/// after.
+static NAME_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let c = byte as u8;
+        if c == b'_' || c == b'.' || c.is_ascii_alphabetic() {
+            table[byte] = FIRST | LATER;
+        } else if c.is_ascii_digit() {
+            table[byte] = LATER;
+        }
+        byte += 1;
+    }
+    table
+};
 
 impl<'input, 'arena> CuModel<'input, 'arena> {
     /// The node a [`NodeId`] names.
@@ -343,5 +392,10 @@ impl<'input, 'arena> CuModel<'input, 'arena> {
     /// only hands out ids of nodes it pushed).
     pub fn node(&self, id: NodeId) -> &Node<'input, 'arena> {
         &self.nodes[id.0 as usize]
+    }
+
+    /// `.debug_info` offset of the DIE of node `id`, when known.
+    pub fn die_offset(&self, id: NodeId) -> Option<u64> {
+        self.node_offsets.get(id.0 as usize).copied()
     }
 }

@@ -514,6 +514,9 @@ fn encode_one(
             file.display()
         )
     })??;
+    for warning in &encoded.warnings {
+        eprintln!("btfenc: warning: {warning}");
+    }
     if verbose {
         stats::report(&encoded.stats, file);
     }

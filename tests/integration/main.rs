@@ -55,6 +55,7 @@ macro_rules! kernel_features {
 }
 
 mod bad_input;
+mod causes;
 mod bpftool_dump;
 mod c_dump;
 mod cli;

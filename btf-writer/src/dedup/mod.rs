@@ -1558,4 +1558,24 @@ mod tests {
         };
         assert!(matches!(dedup(&btf, None), Err(Error::BaseMismatch { .. })));
     }
+
+    #[test]
+    fn long_reference_chains_are_no_loop() {
+        // PTR 1 -> PTR 2 -> ... -> PTR 5000 -> INT 5001, each to a later
+        // id, twice: the deep walk is no "reference types loop" (it was
+        // past 1,000 levels) and does not run out of stack; the second
+        // chain folds into the first.
+        let n = 5000u32;
+        let mut types: Vec<Type<'static>> = (1..=n).map(|id| ptr(id + 1)).collect();
+        types.push(int("int"));
+        types.extend((1..=n).map(|id| ptr(n + 1 + id + 1)));
+        types.push(int("int"));
+        let btf = standalone(types);
+        let out = dedup(&btf, None).unwrap();
+        assert_eq!(out.btf.types.len(), n as usize + 1);
+        // A real loop is still one, however long.
+        let mut types: Vec<Type<'static>> = (1..n).map(|id| ptr(id + 1)).collect();
+        types.push(ptr(1));
+        assert!(matches!(dedup(&standalone(types), None), Err(Error::ReferenceLoop { .. })));
+    }
 }

@@ -49,11 +49,6 @@ impl Hasher for NameHasher {
     }
 }
 
-/// Reference chains (pointer to const to function prototype ...) end at a
-/// struct, union, typedef or primitive within a few steps in C; a chain
-/// this long means a malformed loop, and stops before the stack does.
-const REF_DEPTH_LIMIT: u32 = 1000;
-
 /// How many ids ahead of the one being deduplicated the reference pass
 /// starts loading what it will read first (a type's variable-length part,
 /// the map entries of its targets, which sit at random places): far enough
@@ -173,13 +168,14 @@ impl<'a> Deduper<'_, 'a> {
 
     /// The reference pass over the split ids below `end`.
     fn reference_pass(&mut self, end: u32, seeds: &Seeds) -> Result<(), Error> {
+        let mut stack = Vec::new();
         for id in self.start..end {
             let ahead = id.saturating_add(PREFETCH_DISTANCE);
             self.types.prefetch_tail(ahead);
             for &target in self.slots_of(ahead) {
                 view::prefetch(self.map.as_ptr().wrapping_add(target as usize));
             }
-            self.dedup_reference(id, 0, seeds)?;
+            self.dedup_reference(id, seeds, &mut stack)?;
         }
         Ok(())
     }
@@ -389,28 +385,72 @@ impl<'a> Deduper<'_, 'a> {
     /// first (rewriting the slots, as libbpf rewrites the record), after
     /// which plain equality finds the canonical representative. Returns
     /// the canonical id of `id`.
-    fn dedup_reference(&mut self, id: u32, depth: u32, seeds: &Seeds) -> Result<u32, Error> {
+    ///
+    /// libbpf recurses; this walks the chain with a stack of its own, so
+    /// that a long but legal chain (a 1,001-level pointer) is no "loop":
+    /// only a type met again while it is being resolved is.
+    /// `stack` is scratch space, empty on entry and on return.
+    fn dedup_reference(
+        &mut self,
+        id: u32,
+        seeds: &Seeds,
+        stack: &mut Vec<(u32, usize)>,
+    ) -> Result<u32, Error> {
+        if let Some(canonical) = self.enter_reference(id)? {
+            return Ok(canonical);
+        }
+        // (type, its next slot to resolve), innermost last.
+        stack.clear();
+        stack.push((id, self.slot_start[id as usize] as usize));
+        while let Some(&mut (current, ref mut slot)) = stack.last_mut() {
+            if *slot < self.slot_start[current as usize + 1] as usize {
+                let target = self.slots[*slot];
+                match self.enter_reference(target)? {
+                    Some(canonical) => {
+                        self.slots[*slot] = canonical;
+                        *slot += 1;
+                    }
+                    None => stack.push((target, self.slot_start[target as usize] as usize)),
+                }
+                continue;
+            }
+            stack.pop();
+            let canonical = self.settle_reference(current, seeds);
+            match stack.last_mut() {
+                Some((_, slot)) => {
+                    self.slots[*slot] = canonical;
+                    *slot += 1;
+                }
+                None => return Ok(canonical),
+            }
+        }
+        Err(Error::ReferenceLoop { type_id: TypeId(id) })
+    }
+
+    /// The first step of [`Self::dedup_reference`] on `id`: its canonical
+    /// id when it has one already; `None` when it is now being resolved.
+    fn enter_reference(&mut self, id: u32) -> Result<Option<u32>, Error> {
         let state = self.map[id as usize];
-        if state == IN_PROGRESS || depth > REF_DEPTH_LIMIT {
+        if state == IN_PROGRESS {
             return Err(Error::ReferenceLoop {
                 type_id: TypeId(id),
             });
         }
         if is_mapped(state) {
-            return Ok(self.resolve(id));
+            return Ok(Some(self.resolve(id)));
         }
-        let t = self.types.get(id);
         let kind = self.kind(id);
         if !kind::is_reference(kind) {
             return Err(Error::UnexpectedKind { type_id: TypeId(id), kind });
         }
         self.map[id as usize] = IN_PROGRESS;
-        let from = self.slot_start[id as usize] as usize;
-        let to = self.slot_start[id as usize + 1] as usize;
-        for slot in from..to {
-            let canonical = self.dedup_reference(self.slots[slot], depth + 1, seeds)?;
-            self.slots[slot] = canonical;
-        }
+        Ok(None)
+    }
+
+    /// The last step of [`Self::dedup_reference`] on `id`, whose slots
+    /// hold canonical ids: its canonical id, found by equality.
+    fn settle_reference(&mut self, id: u32, seeds: &Seeds) -> u32 {
+        let t = self.types.get(id);
         let seed = seeds.get(id).unwrap_or_else(|| keys::reference_seed(t));
         let key = keys::reference(seed, t, self.slots_of(id));
         let mut cands = std::mem::take(&mut self.cands);
@@ -422,7 +462,7 @@ impl<'a> Deduper<'_, 'a> {
             .unwrap_or(id);
         self.cands = cands;
         self.settle(id, new_id, key);
-        Ok(new_id)
+        new_id
     }
 
     /// Exact equality of two reference types whose slots hold canonical

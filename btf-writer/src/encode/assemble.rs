@@ -24,6 +24,7 @@ pub struct ReadyCu<'input> {
     types: PreparedCu<'input>,
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
+    warnings: Vec<String>,
 }
 
 impl<'input> ReadyCu<'input> {
@@ -31,12 +32,23 @@ impl<'input> ReadyCu<'input> {
     /// it can run in parallel with lowering.
     pub fn new(cu: LoweredCu<'input>) -> Result<ReadyCu<'input>, Error> {
         let types = PreparedCu::new(cu.types)?;
-        Ok(ReadyCu { offset: cu.offset, types, functions: cu.functions, variables: cu.variables })
+        Ok(ReadyCu {
+            offset: cu.offset,
+            types,
+            functions: cu.functions,
+            variables: cu.variables,
+            warnings: cu.warnings,
+        })
     }
 
     /// Number of types the CU lowered to.
     pub fn type_count(&self) -> usize {
         self.types.len()
+    }
+
+    /// What `encode_force` left out of the CU, one line each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 }
 
@@ -96,8 +108,9 @@ impl<'input> Assembler<'input> {
     /// Adds the next CU; returns what is left of it, to be dropped where
     /// the caller sees fit (see [`Leftovers`]).
     pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<SpentCu<'input>, Error> {
-        let ReadyCu { offset, types, functions: mut cu_functions, variables: mut cu_variables } =
-            cu;
+        let ReadyCu {
+            offset, types, functions: mut cu_functions, variables: mut cu_variables, ..
+        } = cu;
         let in_cu = || format!("CU at .debug_info+{offset:#x}");
         let (ids, leftovers) =
             self.table.add(types).map_err(|err| Error::from(err).context(in_cu()))?;

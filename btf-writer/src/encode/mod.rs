@@ -139,6 +139,10 @@ pub struct Encoded {
     /// `.BTF.base` contents: the distilled base the split in `btf` is on,
     /// with the `distilled_base` feature and a base.
     pub distilled_base: Option<Vec<u8>>,
+    /// What `encode_force` left out (a member that cannot be placed, a
+    /// name the kernel would refuse, ...), one line each naming the file,
+    /// in unit order: the same for any thread count.
+    pub warnings: Vec<String>,
     /// Figures for `-V`.
     pub stats: Stats,
 }
@@ -219,7 +223,8 @@ pub fn encode(
         Some(b) => TableKind::Split(SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() }),
         None => TableKind::Standalone(dedup_flavor(&config.features)),
     };
-    let (assembler, counts) = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
+    let units::Walked { assembler, counts, warnings } =
+        units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
     stats.walk = counts;
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
@@ -298,7 +303,7 @@ pub fn encode(
         std::mem::forget(inline_names);
         std::mem::forget(elf);
     }
-    Ok(Encoded { btf: bytes, distilled_base, stats })
+    Ok(Encoded { btf: bytes, distilled_base, warnings, stats })
 }
 
 /// The header btfenc writes, as pahole does: without `layout`, the 24-byte

@@ -77,6 +77,15 @@ pub(crate) enum TableKind {
     Standalone(Flavor),
 }
 
+/// What the walk built: the table, what it counted, and what
+/// `encode_force` left out.
+pub(crate) struct Walked<'input> {
+    pub assembler: Assembler<'input>,
+    pub counts: Counts,
+    /// One line each, in unit order, naming the file.
+    pub warnings: Vec<String>,
+}
+
 /// What one unit cost its worker, and which worker that was.
 #[derive(Debug, Default, Clone, Copy)]
 struct UnitCosts {
@@ -143,6 +152,8 @@ struct Table<'input> {
     /// CUs added so far.
     added: usize,
     counts: Counts,
+    /// What `encode_force` left out, one line each, in unit order.
+    warnings: Vec<String>,
     failed: Option<Error>,
 }
 
@@ -152,7 +163,7 @@ impl<'input> Table<'input> {
             TableKind::Split(base) => Assembler::new(Some(base)),
             TableKind::Standalone(flavor) => Assembler::deduplicating(flavor),
         };
-        Table { path, assembler, added: 0, counts: Counts::default(), failed: None }
+        Table { path, assembler, added: 0, counts: Counts::default(), warnings: Vec::new(), failed: None }
     }
 
     /// Adds the next CU in unit order, returning what is left of it with
@@ -169,6 +180,8 @@ impl<'input> Table<'input> {
             self.counts.lower_cpu += costs.lower_cpu;
             self.counts.types += cu.type_count();
             let path = self.path;
+            // In unit order, as the CUs are added: the same lines for any -j.
+            self.warnings.extend(cu.warnings().iter().map(|w| format!("{}: {w}", path.display())));
             let spent = self.assembler.add(cu).with_context(|| path.display().to_string())?;
             Ok((costs.worker, spent))
         });
@@ -188,10 +201,10 @@ impl<'input> Table<'input> {
         }
     }
 
-    fn finish(self) -> Result<(Assembler<'input>, Counts), Error> {
+    fn finish(self) -> Result<Walked<'input>, Error> {
         match self.failed {
             Some(err) => Err(err),
-            None => Ok((self.assembler, self.counts)),
+            None => Ok(Walked { assembler: self.assembler, counts: self.counts, warnings: self.warnings }),
         }
     }
 }
@@ -206,7 +219,7 @@ pub(crate) fn walk_and_assemble<'input>(
     inline_names: &'input mut [Bump],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
-) -> Result<(Assembler<'input>, Counts), Error> {
+) -> Result<Walked<'input>, Error> {
     match walk_each_unit(elf, dwarf, units, inline_names, ctx, kind) {
         // LTO output refers across units, so no unit can be read alone:
         // read them as one (sequentially; such DWARF is rare). Asking
@@ -224,7 +237,7 @@ fn walk_each_unit<'input>(
     inline_names: &'input mut [Bump],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
-) -> Result<(Assembler<'input>, Counts), Error> {
+) -> Result<Walked<'input>, Error> {
     let work = Mutex::new(units.iter().zip(inline_names.iter_mut()).enumerate());
     let stop = AtomicBool::new(false);
     let queue = Mutex::new(Queue { waiting: BTreeMap::new(), next: 0 });
@@ -339,7 +352,7 @@ fn walk_together<'input>(
     units: &[UnitHeader<'input>],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
-) -> Result<(Assembler<'input>, Counts), Error> {
+) -> Result<Walked<'input>, Error> {
     let start = cpu_clock::thread();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_units(dwarf, units, &arena)?;

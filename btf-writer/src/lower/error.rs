@@ -49,6 +49,18 @@ pub enum Error {
         /// The name's length in bytes.
         len: usize,
     },
+    /// A type, member or name that BTF cannot hold, or that the kernel's
+    /// BTF checks refuse (an offset past 32 bits, a name that is no C
+    /// identifier, an ENUM of 3 bytes, ...): an error rather than a
+    /// truncated value or a BTF the kernel rejects.
+    Unencodable {
+        /// CU offset in `.debug_info`.
+        cu_offset: u64,
+        /// `.debug_info` offset of the DIE of the type concerned.
+        die: Option<u64>,
+        /// The type and what is wrong with it.
+        what: String,
+    },
     /// More types than a BTF type id can number.
     TooManyTypes {
         /// The count that overflowed.
@@ -75,6 +87,9 @@ impl fmt::Display for Error {
             Error::NameTooLong { cu_offset, len } => {
                 write!(f, "CU at .debug_info+{cu_offset:#x}: a name of {len} bytes is longer than BTF can hold")
             }
+            // The CU is named by the caller's context (see encoder/src/units.rs).
+            Error::Unencodable { die: Some(die), what, .. } => write!(f, "DIE {die:#x}: {what}"),
+            Error::Unencodable { die: None, what, .. } => f.write_str(what),
             Error::UnknownLanguage { name } => write!(f, "unknown language '{name}' in --lang_exclude"),
             Error::TooManyTypes { count } => write!(f, "{count} types do not fit 32-bit BTF type ids"),
         }

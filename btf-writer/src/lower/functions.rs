@@ -222,6 +222,20 @@ pub(crate) fn function_candidates<'input>(
                 None => continue,
             }
         };
+        // btf_func_check_meta and btf_func_check: the FUNC's name and
+        // every parameter's are C identifiers ("Invalid name", "Invalid
+        // arg#N"); with encode_force the function is left out.
+        let bad_name = std::iter::once(function.name)
+            .chain(function.params.iter().filter_map(|param| param.name))
+            .find(|name| !map.name_ok(name));
+        if let Some(bad) = bad_name {
+            map.leave_out(
+                map.force,
+                None,
+                format!("function {:?}: the name {bad:?} is not a C identifier", function.name),
+            )?;
+            continue;
+        }
         let mut found = candidate(function, map, elf, register_params, pointer_size)?;
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
         found.signature_checked = !relocatable && !elf.has_cold_piece;

@@ -134,6 +134,9 @@ pub struct LoweredCu<'input> {
     pub functions: Vec<FunctionCandidate<'input>>,
     /// Variables proposed for VAR, in DIE order.
     pub variables: Vec<VariableCandidate<'input>>,
+    /// What `encode_force` left out of the CU's types, one line each
+    /// (empty without `encode_force`: it is an error then).
+    pub warnings: Vec<String>,
 }
 
 impl LoweredCu<'_> {
@@ -178,7 +181,8 @@ pub fn lower_cu<'input>(
             ..LoweredCu::default()
         });
     }
-    let map = TypeMap::new(cu, ctx.pointer_size)?;
+    let mut map = TypeMap::new(cu, ctx.pointer_size)?;
+    map.force = ctx.features.encode_force;
     let types = types::lower_types(&map, &ctx.features)?;
     let functions = functions::function_candidates(
         cu,
@@ -201,6 +205,7 @@ pub fn lower_cu<'input>(
         types,
         functions,
         variables,
+        warnings: map.take_warnings(),
     })
 }
 
@@ -220,6 +225,9 @@ pub(crate) mod test_support {
             functions: Vec::new(),
             variables: Vec::new(),
             die_count: 0,
+            node_offsets: Vec::new(),
+            // Hand-made models: lowering checks every name.
+            odd_names: true,
         }
     }
 

@@ -40,6 +40,14 @@ pub(crate) struct TypeMap<'m, 'input, 'arena> {
     ids: Vec<TypeId>,
     /// Address size in bytes, for pointer sizes.
     pointer_size: u32,
+    /// What `encode_force` left out, one line each, in node order.
+    warnings: std::cell::RefCell<Vec<String>>,
+    /// For aggregates that lost members to `encode_force`: the index of
+    /// the member each lowered one is, by node.
+    kept_members: std::cell::RefCell<std::collections::HashMap<u32, Vec<usize>>>,
+    /// `encode_force`: what cannot be encoded is left out with a warning
+    /// (see [`TypeMap::leave_out`]) instead of failing the CU.
+    pub(crate) force: bool,
 }
 
 impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
@@ -61,7 +69,56 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
             cu,
             ids,
             pointer_size,
+            warnings: std::cell::RefCell::default(),
+            kept_members: std::cell::RefCell::default(),
+            force: false,
         })
+    }
+
+    /// The node whose type has CU-local index `index` (id `index + 1`),
+    /// if it is a node's.
+    pub(crate) fn node_of(&self, index: usize) -> Option<NodeId> {
+        let id = TypeId(index as u32 + 1);
+        self.ids.iter().position(|&node_id| node_id == id).map(|node| NodeId(node as u32))
+    }
+
+    /// Whether a name of the CU's types, members, enumerators, parameters
+    /// or functions is one the kernel takes ([`dwarf::model::is_c_identifier`]).
+    /// The walker already looked at every such name while its bytes were
+    /// in the cache: only a CU it found an odd one in is looked at again.
+    #[inline(always)]
+    pub(crate) fn name_ok(&self, name: &str) -> bool {
+        !self.cu.odd_names || dwarf::model::is_c_identifier(name)
+    }
+
+    /// The warnings of what `encode_force` left out, in node order.
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
+        self.warnings.take()
+    }
+
+    /// The error for something of node `node` (described by `what`) that
+    /// BTF or the kernel cannot take.
+    pub(crate) fn unencodable(&self, node: Option<NodeId>, what: String) -> Error {
+        Error::Unencodable {
+            cu_offset: self.cu.offset,
+            die: node.and_then(|node| self.cu.die_offset(node)),
+            what,
+        }
+    }
+
+    /// Something of node `node` cannot be encoded. With `encode_force` it
+    /// is left out (`Ok`), with a warning naming it, as pahole leaves out
+    /// what it cannot encode; otherwise it is an error.
+    pub(crate) fn leave_out(&self, force: bool, node: Option<NodeId>, what: String) -> Result<(), Error> {
+        let err = self.unencodable(node, what);
+        if !force {
+            return Err(err);
+        }
+        self.warnings.borrow_mut().push(format!(
+            "CU at .debug_info+{:#x}: {err}; left out (encode_force)",
+            self.cu.offset
+        ));
+        Ok(())
     }
 
     /// Number of ids handed out to nodes.
@@ -193,17 +250,34 @@ pub(crate) fn lower_types<'input>(
         None => TypeId::VOID,
     };
 
-    for node in &cu.nodes {
+    let force = features.encode_force;
+    for (index, node) in cu.nodes.iter().enumerate() {
         if !is_expressible(node) {
             continue;
         }
+        let this = Some(NodeId(index as u32));
         let ty = match node {
             Node::Base {
                 name,
                 byte_size,
                 encoding,
                 ..
-            } => lower_base(name, *byte_size, *encoding, features, cu.offset)?,
+            } => {
+                let ty = lower_base(name, *byte_size, *encoding, features, cu.offset)?;
+                if let Type::Float(float) = &ty {
+                    // btf_float_check_meta: "Invalid type_size".
+                    if !matches!(float.size, 2 | 4 | 8 | 12 | 16) {
+                        return Err(map.unencodable(
+                            this,
+                            format!(
+                                "float '{name}' of {} bytes: BTF FLOAT sizes are 2, 4, 8, 12 and 16",
+                                float.size
+                            ),
+                        ));
+                    }
+                }
+                ty
+            }
             Node::Pointer { target, type_tags } => {
                 let mut pointee = map.id(*target)?;
                 if features.type_tag {
@@ -232,17 +306,41 @@ pub(crate) fn lower_types<'input>(
                     Qualifier::Atomic => continue,
                 }
             }
-            Node::Typedef { name, target, .. } => Type::Typedef(Named {
-                name,
-                ty: map.id(*target)?,
-            }),
+            Node::Typedef { name, target, .. } => {
+                // btf_typedef_check_meta wants a C identifier.
+                if !map.name_ok(name) {
+                    return Err(map.unencodable(
+                        this,
+                        format!("typedef {}: the kernel wants a C identifier", quoted(name)),
+                    ));
+                }
+                Type::Typedef(Named {
+                    name,
+                    ty: map.id(*target)?,
+                })
+            }
             Node::Array { elem, dims } => Type::Array(Array {
                 elem: map.id(*elem)?,
                 index: index_type,
-                // pahole multiplies the dimensions in 32 bits.
-                nelems: dims
-                    .iter()
-                    .fold(1u32, |acc, dim| acc.wrapping_mul(*dim as u32)),
+                // pahole multiplies the dimensions in 32 bits, which wraps
+                // past 2^32 - 1 elements: BTF cannot count that many.
+                nelems: {
+                    let product = dims.iter().try_fold(1u128, |acc, dim| {
+                        acc.checked_mul(u128::from(*dim)).map(|p| p.min(1 << 64))
+                    });
+                    match product.and_then(|p| u32::try_from(p).ok()) {
+                        Some(nelems) => nelems,
+                        None => {
+                            return Err(map.unencodable(
+                                this,
+                                format!(
+                                    "array of dimensions {dims:?}: more than 2^32 - 1 elements \
+                                     (BTF counts them in 32 bits)"
+                                ),
+                            ))
+                        }
+                    }
+                },
             }),
             Node::Composite {
                 kind,
@@ -254,12 +352,23 @@ pub(crate) fn lower_types<'input>(
             } => {
                 let name = name.unwrap_or("");
                 if *declaration {
+                    // btf_fwd_check_meta wants a C identifier.
+                    if !map.name_ok(name) {
+                        return Err(map.unencodable(
+                            this,
+                            format!(
+                                "declaration of {} {}: the kernel wants a C identifier",
+                                kind_name(*kind),
+                                quoted(name)
+                            ),
+                        ));
+                    }
                     Type::Fwd(Fwd {
                         name,
                         union: *kind == CompositeKind::Union,
                     })
                 } else {
-                    lower_composite(map, *kind, name, *byte_size, members)?
+                    lower_composite(map, this, force, *kind, name, *byte_size, members)?
                 }
             }
             Node::Enum {
@@ -269,23 +378,49 @@ pub(crate) fn lower_types<'input>(
                 enumerators,
                 ..
             } => lower_enum(
+                map,
+                this,
                 name.unwrap_or(""),
                 *byte_size,
                 *underlying_signed,
                 enumerators,
                 features,
-            ),
+            )?,
             Node::Subroutine {
                 ret,
                 params,
                 varargs,
             } => {
                 let mut lowered = Vec::with_capacity(params.len() + usize::from(*varargs));
-                for param in params.iter() {
+                for (number, param) in params.iter().enumerate() {
+                    let mut name = map.name(param.name)?;
+                    // btf_func_proto_check: a name, if any, is a C
+                    // identifier ("Invalid arg#N").
+                    if !name.is_empty() && !map.name_ok(&name) {
+                        map.leave_out(
+                            force,
+                            this,
+                            format!(
+                                "function type: parameter {} is named {}, not a C identifier",
+                                number + 1,
+                                quoted(&name)
+                            ),
+                        )?;
+                        name = Name::EMPTY;
+                    }
                     lowered.push(Param {
-                        name: map.name(param.name)?,
+                        name,
                         ty: map.id(param.ty)?,
                     });
+                }
+                if lowered.len() + usize::from(*varargs) > MAX_VLEN {
+                    return Err(map.unencodable(
+                        this,
+                        format!(
+                            "function type with {} parameters: BTF holds at most {MAX_VLEN}",
+                            lowered.len() + usize::from(*varargs)
+                        ),
+                    ));
                 }
                 if *varargs {
                     lowered.push(Param {
@@ -322,8 +457,30 @@ pub(crate) fn lower_types<'input>(
             }
             let tagged = map.id(TypeRef::Node(NodeId(index as u32)))?;
             // pahole emits member tags before the aggregate's own.
+            let this = Some(NodeId(index as u32));
+            let empty_tag = |component: &str| {
+                map.leave_out(
+                    force,
+                    this,
+                    format!("{component} has an empty btf_decl_tag (the kernel wants a value)"),
+                )
+            };
+            let kept = map.kept_members.borrow();
+            let kept = kept.get(&(index as u32));
             for (member_index, member) in members.iter().enumerate() {
+                // A member encode_force left out takes its tags along.
+                let member_index = match kept {
+                    None => member_index,
+                    Some(kept) => match kept.iter().position(|&i| i == member_index) {
+                        Some(position) => position,
+                        None => continue,
+                    },
+                };
                 for tag in member.decl_tags.iter() {
+                    if tag.is_empty() {
+                        empty_tag(&format!("member {}", member_index))?;
+                        continue;
+                    }
                     extra.push(Type::DeclTag(DeclTag {
                         name: tag,
                         ty: tagged,
@@ -332,6 +489,10 @@ pub(crate) fn lower_types<'input>(
                 }
             }
             for tag in own_tags.iter() {
+                if tag.is_empty() {
+                    empty_tag("the type")?;
+                    continue;
+                }
                 extra.push(Type::DeclTag(DeclTag {
                     name: tag,
                     ty: tagged,
@@ -342,6 +503,7 @@ pub(crate) fn lower_types<'input>(
     }
 
     types.append(&mut extra);
+    check_resolvable(map, &types)?;
     // The table lives until every CU is lowered: slack from the capacity
     // guess above would add up to tens of MB on a vmlinux.
     types.shrink_to_fit();
@@ -398,26 +560,95 @@ fn lower_base<'input>(
     }))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn lower_composite<'input>(
     map: &TypeMap<'_, 'input, '_>,
+    this: Option<NodeId>,
+    force: bool,
     kind: CompositeKind,
-    name: &'input str,
+    mut name: &'input str,
     byte_size: u32,
     members: &[dwarf::model::Member<'input, '_>],
 ) -> Result<Type<'input>, Error> {
+    let is_union = kind == CompositeKind::Union;
+    let describe = |name: &str| format!("{} {}", kind_name(kind), quoted(name));
+    // btf_struct_check_meta: a name, if any, is a C identifier.
+    if !name.is_empty() && !map.name_ok(name) {
+        map.leave_out(force, this, format!("{}: the kernel wants a C identifier", describe(name)))?;
+        name = "";
+    }
     let mut lowered = Vec::with_capacity(members.len());
     let mut kind_flag = false;
-    for member in members {
+    // Which member each lowered one is, once one was left out.
+    let mut kept: Option<Vec<usize>> = None;
+    let mut last_offset = 0u64;
+    for (index, member) in members.iter().enumerate() {
         let ty = map.id(member.ty)?;
-        // BTF offsets are 32 bits (24 with kind_flag); pahole truncates.
+        let mut member_name = map.name(member.name)?;
+        let what = || format!("{}: member {} ({})", describe(name), index, quoted(member.name.unwrap_or("")));
+        // What BTF cannot hold or the kernel's btf_struct_check_meta and
+        // member checks refuse; with encode_force the member is left out.
+        let bit_offset = member.bit_offset;
+        let problem = if bit_offset > u64::from(u32::MAX) {
+            Some(format!("bit offset {bit_offset} does not fit BTF's 32 bits"))
+        } else if is_union && bit_offset != 0 {
+            Some(format!("a union member at bit {bit_offset}, not 0"))
+        } else if bit_offset < last_offset {
+            Some(format!("bit offset {bit_offset} is before the previous member's ({last_offset})"))
+        } else if bit_offset.div_ceil(8) > u64::from(byte_size) {
+            Some(format!("bit offset {bit_offset} is past the end of the {byte_size} bytes"))
+        } else if member.bitfield_size == 0
+            && (bit_offset / 8).saturating_add(map.byte_size(member.ty)?) > u64::from(byte_size)
+        {
+            Some(format!(
+                "at byte {} with {} bytes, it ends past the {byte_size} bytes",
+                bit_offset / 8,
+                map.byte_size(member.ty)?
+            ))
+        } else if member.bitfield_size > 255 {
+            Some(format!("a bitfield of {} bits", member.bitfield_size))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            map.leave_out(force, this, format!("{}: {problem}", what()))?;
+            kept.get_or_insert_with(|| (0..index).collect());
+            continue;
+        }
+        if let Some(kept) = &mut kept {
+            kept.push(index);
+        }
+        // A name that is no C identifier: with encode_force the member
+        // stays, anonymous (the kernel takes anonymous members).
+        if !member_name.is_empty() && !map.name_ok(&member_name) {
+            map.leave_out(force, this, format!("{}: its name is not a C identifier", what()))?;
+            member_name = Name::EMPTY;
+        }
+        last_offset = bit_offset;
         let bitfield_size = member.bitfield_size as u8;
         kind_flag |= bitfield_size != 0;
         lowered.push(Member {
-            name: map.name(member.name)?,
+            name: member_name,
             ty,
-            bit_offset: member.bit_offset as u32,
+            bit_offset: bit_offset as u32,
             bitfield_size,
         });
+    }
+    if lowered.len() > MAX_VLEN {
+        map.leave_out(
+            force,
+            this,
+            format!(
+                "{} has {} members, BTF holds at most {MAX_VLEN}: the rest",
+                describe(name),
+                lowered.len()
+            ),
+        )?;
+        lowered.truncate(MAX_VLEN);
+        kept.get_or_insert_with(|| (0..MAX_VLEN).collect()).truncate(MAX_VLEN);
+    }
+    if let (Some(kept), Some(node)) = (kept, this) {
+        map.kept_members.borrow_mut().insert(node.0, kept);
     }
     let composite = Composite {
         name,
@@ -431,21 +662,206 @@ fn lower_composite<'input>(
     })
 }
 
+/// The kernel's `MAX_RESOLVE_DEPTH`: how long a chain of types still to
+/// resolve (each one referring to a later one) `btf_resolve` follows.
+const MAX_RESOLVE_DEPTH: u32 = 32;
+
+/// The type a PTR, TYPEDEF, qualifier, TYPE_TAG or ARRAY refers to.
+fn reference_target(ty: &Type<'_>) -> Option<TypeId> {
+    match ty {
+        Type::Ptr(t) | Type::Const(t) | Type::Volatile(t) | Type::Restrict(t) => Some(*t),
+        Type::Typedef(named) | Type::TypeTag(named) => Some(named.ty),
+        Type::Array(array) => Some(array.elem),
+        _ => None,
+    }
+}
+
+/// What the kernel's `btf_resolve` refuses in a CU's types, found before
+/// they are written: a loop of references ("Loop detected": a typedef
+/// cycle, or a struct that holds itself by value), and a chain of more
+/// than [`MAX_RESOLVE_DEPTH`] references each to a later id ("Exceeded
+/// max resolving depth"; a 40-level pointer as gcc orders it). The depth
+/// is counted on the CU's ids, whose order the output keeps. Linear in
+/// the types; nothing is allocated per type but two small tables.
+fn check_resolvable(map: &TypeMap<'_, '_, '_>, types: &[Type<'_>]) -> Result<(), Error> {
+    let local = |id: TypeId| -> Option<usize> {
+        let index = (id.0 as usize).checked_sub(1)?;
+        (index < types.len()).then_some(index)
+    };
+    // Forward chains: from the last id down, each reference type's depth
+    // is one more than its target's when the target comes later.
+    let mut depth = vec![0u32; types.len()];
+    for index in (0..types.len()).rev() {
+        let Some(target) = types.get(index).and_then(reference_target) else {
+            continue;
+        };
+        depth[index] = match local(target) {
+            Some(next) if next > index => depth[next].saturating_add(1),
+            _ => 1,
+        };
+        if depth[index] > MAX_RESOLVE_DEPTH {
+            return Err(map.unencodable(
+                map.node_of(index),
+                format!(
+                    "a chain of more than {MAX_RESOLVE_DEPTH} references, each to a type written \
+                     after it: past the kernel's resolve depth (MAX_RESOLVE_DEPTH)"
+                ),
+            ));
+        }
+    }
+    // Loops: follow each reference type's chain (one way out each) and
+    // each struct's members held by value (through typedefs, qualifiers
+    // and arrays, not pointers), marking what is on the current path.
+    const NEW: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; types.len()];
+    // Where a member's type leads by value: its struct or union, if any.
+    let embedded = |mut id: TypeId| -> Option<usize> {
+        for _ in 0..=types.len() {
+            let index = local(id)?;
+            match &types[index] {
+                Type::Struct(_) | Type::Union(_) => return Some(index),
+                Type::Ptr(_) => return None,
+                other => id = reference_target(other)?,
+            }
+        }
+        None
+    };
+    // What `index` leads to, pushed onto `out`.
+    let successors = |index: usize, out: &mut Vec<usize>| match &types[index] {
+        Type::Struct(c) | Type::Union(c) => {
+            out.extend(c.members.iter().filter_map(|m| embedded(m.ty)));
+        }
+        other => {
+            if let Some(next) = reference_target(other).and_then(local) {
+                if reference_target(&types[next]).is_some() {
+                    out.push(next);
+                }
+            }
+        }
+    };
+    // Depth-first, without recursion: `path` holds each open type and
+    // where its successors start in `pending`.
+    let mut path: Vec<(usize, usize)> = Vec::new();
+    let mut pending: Vec<usize> = Vec::new();
+    for start in 0..types.len() {
+        if state[start] != NEW {
+            continue;
+        }
+        state[start] = ON_PATH;
+        path.push((start, 0));
+        successors(start, &mut pending);
+        while let Some(&(index, first)) = path.last() {
+            if pending.len() == first {
+                state[index] = DONE;
+                path.pop();
+                continue;
+            }
+            let Some(child) = pending.pop() else { break };
+            match state[child] {
+                ON_PATH => {
+                    return Err(map.unencodable(
+                        map.node_of(child),
+                        "the type refers back to itself (a typedef or qualifier loop, or a struct \
+                         or union holding itself by value): the kernel's \"Loop detected\""
+                            .to_string(),
+                    ))
+                }
+                DONE => {}
+                _ => {
+                    state[child] = ON_PATH;
+                    path.push((child, pending.len()));
+                    successors(child, &mut pending);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Most members, enumerators or parameters a BTF type holds (its 16-bit
+/// `vlen`).
+const MAX_VLEN: usize = 0xffff;
+
+/// `struct`, `union` or `class`, for messages.
+fn kind_name(kind: CompositeKind) -> &'static str {
+    match kind {
+        CompositeKind::Struct => "struct",
+        CompositeKind::Union => "union",
+        CompositeKind::Class => "class",
+    }
+}
+
+/// A name for messages: quoted, escaped, `(anon)` when empty.
+fn quoted(name: &str) -> String {
+    if name.is_empty() {
+        "(anon)".to_string()
+    } else {
+        format!("{name:?}")
+    }
+}
+
 /// ENUM or ENUM64. pahole: 4 bytes or less, or `enum64` off → ENUM, whose
 /// kind_flag (signed) libbpf sets when a value is negative; wider → ENUM64,
 /// signed as the enum's type is. Without `enum64` the values are cut to
 /// their low 32 bits and read as unsigned.
 fn lower_enum<'input>(
-    name: &'input str,
+    map: &TypeMap<'_, 'input, '_>,
+    this: Option<NodeId>,
+    mut name: &'input str,
     byte_size: u32,
     underlying_signed: Option<bool>,
-    enumerators: &[dwarf::model::Enumerator<'input>],
+    all_enumerators: &[dwarf::model::Enumerator<'input>],
     features: &Features,
-) -> Type<'input> {
-    let any_negative = enumerators.iter().any(|e| e.negative);
+) -> Result<Type<'input>, Error> {
+    let force = features.encode_force;
     // A forward-declared enum has no DW_AT_byte_size; pahole gives it the
     // size of an int (pahole 1.24 writes `ENUM 'e' size=4 vlen=0`).
     let byte_size = if byte_size == 0 { 4 } else { byte_size };
+    // btf_enum_check_meta: "Unexpected size", and "Invalid name" for the
+    // enum's name (optional) and each enumerator's (required).
+    if !matches!(byte_size, 1 | 2 | 4 | 8) {
+        return Err(map.unencodable(
+            this,
+            format!("enum {} of {byte_size} bytes: BTF enums have 1, 2, 4 or 8", quoted(name)),
+        ));
+    }
+    if !name.is_empty() && !map.name_ok(name) {
+        map.leave_out(force, this, format!("enum {}: the kernel wants a C identifier", quoted(name)))?;
+        name = "";
+    }
+    let mut valid = Vec::new();
+    let enumerators: &[dwarf::model::Enumerator<'input>] =
+        if all_enumerators.iter().all(|e| map.name_ok(e.name)) {
+            all_enumerators
+        } else {
+            for e in all_enumerators {
+                if map.name_ok(e.name) {
+                    valid.push(*e);
+                } else {
+                    map.leave_out(
+                        force,
+                        this,
+                        format!("enum {}: enumerator {} is no C identifier", quoted(name), quoted(e.name)),
+                    )?;
+                }
+            }
+            &valid
+        };
+    if enumerators.len() > MAX_VLEN {
+        map.leave_out(
+            force,
+            this,
+            format!(
+                "enum {} has {} enumerators, BTF holds at most {MAX_VLEN}: the rest",
+                quoted(name),
+                enumerators.len()
+            ),
+        )?;
+    }
+    let enumerators = &enumerators[..enumerators.len().min(MAX_VLEN)];
+    let any_negative = enumerators.iter().any(|e| e.negative);
     if byte_size <= 4 || !features.enum64 {
         let signed = features.enum64 && any_negative;
         // The model keeps ENUM values as the i64 libbpf was given: the low
@@ -461,12 +877,12 @@ fn lower_enum<'input>(
                 value: widen(e.value),
             })
             .collect();
-        Type::Enum(Enum {
+        Ok(Type::Enum(Enum {
             name,
             size: byte_size,
             signed,
             values,
-        })
+        }))
     } else {
         let values = enumerators
             .iter()
@@ -476,12 +892,12 @@ fn lower_enum<'input>(
             })
             .collect();
         let signed = underlying_signed.unwrap_or(any_negative);
-        Type::Enum64(Enum {
+        Ok(Type::Enum64(Enum {
             name,
             size: byte_size,
             signed,
             values,
-        })
+        }))
     }
 }
 
@@ -631,7 +1047,14 @@ mod tests {
             base("unsigned int", 4, BaseEncoding::Unsigned),
             composite(CompositeKind::Struct, Some("s"), 8, false, members),
             composite(CompositeKind::Union, Some("u"), 0, true, &[]),
-            composite(CompositeKind::Union, Some("v"), 4, false, &members[1..]),
+            // A union's members are all at bit 0 (btf_struct_check_meta).
+            composite(
+                CompositeKind::Union,
+                Some("v"),
+                4,
+                false,
+                arena.alloc_slice_copy(&[DwMember { bit_offset: 0, ..members[1] }]),
+            ),
         ]);
         let types = lower(&cu, &Features::default());
         let Type::Struct(s) = &types[1] else {
@@ -950,5 +1373,180 @@ mod tests {
         assert_eq!(map.byte_size(node(3)).unwrap(), 8);
         assert_eq!(map.byte_size(node(4)).unwrap(), 0);
         assert!(map.id(node(99)).is_err());
+    }
+
+    /// Lowers `cu`, returning the types or the error's text, and the
+    /// warnings.
+    fn try_lower(cu: &CuModel<'static, '_>, force: bool) -> (Result<Vec<Type<'static>>, String>, Vec<String>) {
+        let features = Features { encode_force: force, float: true, ..Features::default() };
+        let mut map = TypeMap::new(cu, 8).unwrap();
+        map.force = force;
+        let types = lower_types(&map, &features).map_err(|err| err.to_string());
+        (types, map.take_warnings())
+    }
+
+    fn member(name: Option<&'static str>, bit_offset: u64, tags: &'static [&'static str]) -> DwMember<'static, 'static> {
+        DwMember { name, ty: node(0), bit_offset, bitfield_size: 0, decl_tags: tags }
+    }
+
+    #[test]
+    fn what_btf_cannot_hold_is_an_error_or_left_out_with_force() {
+        let arena = bumpalo::Bump::new();
+        // struct bigs { char pad[0x20000000]; int after; }: `after` at bit
+        // 2^32, which BTF's 32-bit offset would cut to 0.
+        let members = arena.alloc_slice_copy(&[member(Some("pad"), 0, &[]), member(Some("after"), 1 << 32, &["t"])]);
+        let mut cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            composite(CompositeKind::Struct, Some("bigs"), 0x2000_0004, false, members),
+        ]);
+        cu.node_offsets = vec![0x10, 0x2a];
+        let (types, warnings) = try_lower(&cu, false);
+        let err = types.unwrap_err();
+        assert!(err.contains("DIE 0x2a") && err.contains("\"bigs\"") && err.contains("\"after\""), "{err}");
+        assert!(warnings.is_empty());
+        let (types, warnings) = try_lower(&cu, true);
+        let types = types.unwrap();
+        let Type::Struct(s) = &types[1] else { panic!() };
+        assert_eq!(s.members.len(), 1);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("left out"));
+        // The left-out member's decl tag goes with it.
+        assert!(!types.iter().any(|t| matches!(t, Type::DeclTag(_))));
+
+        // int a[65536][65536][16]: the element count wraps in 32 bits.
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Array { elem: node(0), dims: arena.alloc_slice_copy(&[65536, 65536, 16]) },
+        ]);
+        assert!(try_lower(&cu, true).0.unwrap_err().contains("2^32 - 1 elements"));
+        // Wide dimensions with a zero among them are no elements.
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            Node::Array { elem: node(0), dims: arena.alloc_slice_copy(&[u64::MAX, u64::MAX, 0]) },
+        ]);
+        assert!(try_lower(&cu, false).0.is_ok());
+    }
+
+    #[test]
+    fn kernel_layout_and_size_rules() {
+        let arena = bumpalo::Bump::new();
+        let out_of_order = arena.alloc_slice_copy(&[member(Some("a"), 32, &[]), member(Some("b"), 0, &[])]);
+        let past_end = arena.alloc_slice_copy(&[member(Some("a"), 64, &[])]);
+        let union_at_32 = arena.alloc_slice_copy(&[member(Some("a"), 32, &[])]);
+        for (kind, size, members, what) in [
+            (CompositeKind::Struct, 8, &out_of_order[..], "before the previous"),
+            (CompositeKind::Struct, 8, &past_end[..], "past"),
+            (CompositeKind::Struct, 2, &out_of_order[..1], "past the end"),
+            (CompositeKind::Union, 8, &union_at_32[..], "not 0"),
+        ] {
+            let cu = cu_with(vec![base("int", 4, BaseEncoding::Signed), composite(kind, Some("s"), size, false, members)]);
+            let err = try_lower(&cu, false).0.unwrap_err();
+            assert!(err.contains(what), "{err}");
+        }
+        let enumerators = arena.alloc_slice_copy(&[Enumerator { name: "A", value: 1, negative: false }]);
+        let cu = cu_with(vec![Node::Enum {
+            name: Some("e"),
+            byte_size: 3,
+            declaration: false,
+            underlying_signed: None,
+            enumerators,
+        }]);
+        assert!(try_lower(&cu, true).0.unwrap_err().contains("1, 2, 4 or 8"));
+        let cu = cu_with(vec![base("long double", 6, BaseEncoding::Float)]);
+        assert!(try_lower(&cu, true).0.unwrap_err().contains("FLOAT sizes"));
+        let cu = cu_with(vec![base("long double", 12, BaseEncoding::Float)]);
+        assert!(try_lower(&cu, false).0.is_ok());
+    }
+
+    #[test]
+    fn names_the_kernel_refuses() {
+        let arena = bumpalo::Bump::new();
+        let members = arena.alloc_slice_copy(&[member(Some("a-b"), 0, &[])]);
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Signed),
+            composite(CompositeKind::Struct, Some("s t"), 4, false, members),
+        ]);
+        let err = try_lower(&cu, false).0.unwrap_err();
+        assert!(err.contains("\"s t\""), "{err}");
+        let (types, warnings) = try_lower(&cu, true);
+        let Type::Struct(s) = &types.unwrap()[1] else { panic!() };
+        assert_eq!((s.name, s.members[0].name.is_empty()), ("", true));
+        assert_eq!(warnings.len(), 2);
+
+        let enumerators = arena.alloc_slice_copy(&[
+            Enumerator { name: "", value: 1, negative: false },
+            Enumerator { name: "B", value: 2, negative: false },
+        ]);
+        let cu = cu_with(vec![Node::Enum {
+            name: Some("e"),
+            byte_size: 4,
+            declaration: false,
+            underlying_signed: None,
+            enumerators,
+        }]);
+        assert!(try_lower(&cu, false).0.unwrap_err().contains("enumerator"));
+        let Type::Enum(e) = &try_lower(&cu, true).0.unwrap()[0] else { panic!() };
+        assert_eq!(e.values.len(), 1);
+
+        let long = "x".repeat(129);
+        let long: &'static str = Box::leak(long.into_boxed_str());
+        for node in [
+            Node::Typedef { name: long, target: TypeRef::Void, decl_tags: &[] },
+            Node::Typedef { name: "", target: TypeRef::Void, decl_tags: &[] },
+            composite(CompositeKind::Union, Some("1u"), 0, true, &[]),
+        ] {
+            assert!(try_lower(&cu_with(vec![node]), true).0.is_err());
+        }
+        assert!(try_lower(&cu_with(vec![Node::Typedef { name: &long[..128], target: TypeRef::Void, decl_tags: &[] }]), false).0.is_ok());
+
+        // An empty btf_decl_tag value: "Invalid value" in the kernel.
+        let cu = cu_with(vec![Node::Typedef {
+            name: "t",
+            target: TypeRef::Void,
+            decl_tags: arena.alloc_slice_copy(&[""]),
+        }]);
+        assert!(try_lower(&cu, false).0.unwrap_err().contains("btf_decl_tag"));
+        assert_eq!(try_lower(&cu, true).0.unwrap().len(), 1);
+    }
+
+    #[test]
+    fn loops_and_chains_the_kernel_cannot_resolve() {
+        let arena = bumpalo::Bump::new();
+        let ptr = |to: u32| Node::Pointer { target: node(to), type_tags: &[] };
+        let typedef = |name: &'static str, to: u32| Node::Typedef { name, target: node(to), decl_tags: &[] };
+        // A typedef loop, and a struct holding itself through a typedef
+        // and an array (a pointer to itself is fine).
+        let cu = cu_with(vec![typedef("a", 1), typedef("b", 0)]);
+        assert!(try_lower(&cu, true).0.unwrap_err().contains("Loop detected"));
+        let members = arena.alloc_slice_copy(&[member(Some("next"), 0, &[]), member(Some("self"), 0, &[])]);
+        let members: &[DwMember<'static, '_>] = arena.alloc_slice_copy(&[
+            DwMember { ty: node(1), ..members[0] },
+            DwMember { ty: node(3), ..members[1] },
+        ]);
+        let cu = cu_with(vec![
+            composite(CompositeKind::Struct, Some("s"), 16, false, members),
+            ptr(0),
+            typedef("t", 0),
+            Node::Array { elem: node(2), dims: arena.alloc_slice_copy(&[1]) },
+        ]);
+        assert!(try_lower(&cu, false).0.unwrap_err().contains("Loop detected"));
+        let cu = cu_with(vec![
+            composite(CompositeKind::Struct, Some("s"), 16, false, &members[..1]),
+            ptr(0),
+        ]);
+        assert!(try_lower(&cu, false).0.is_ok());
+
+        // 40 pointers, outermost first as gcc writes them: each refers to
+        // a later id, 40 deep (the kernel stops at 32); innermost first,
+        // each refers to an earlier one and the kernel takes it.
+        let mut nodes: Vec<Node<'static, '_>> = (1..=40).map(ptr).collect();
+        nodes.push(base("int", 4, BaseEncoding::Signed));
+        assert!(try_lower(&cu_with(nodes), false).0.unwrap_err().contains("MAX_RESOLVE_DEPTH"));
+        let mut nodes = vec![base("int", 4, BaseEncoding::Signed)];
+        nodes.extend((0..40).map(ptr));
+        assert!(try_lower(&cu_with(nodes), false).0.is_ok());
+        let mut nodes: Vec<Node<'static, '_>> = (1..=32).map(ptr).collect();
+        nodes.push(base("int", 4, BaseEncoding::Signed));
+        assert!(try_lower(&cu_with(nodes), false).0.is_ok());
     }
 }

@@ -25,9 +25,6 @@ use crate::types::{Btf, Datasec, DeclTag, Linkage, Object, Type, TypeId, VarSecI
 /// The section pahole 1.24 encodes variables of.
 pub const PERCPU_SECTION: &str = ".data..percpu";
 
-/// Longest name the kernel's kallsyms (and so BTF name checks) accept.
-const KSYM_NAME_LEN: usize = 128;
-
 /// Name prefixes of compiler/kernel-generated variables pahole 1.31 leaves
 /// out (`filter_variable_name`).
 const FILTERED_PREFIXES: [&str; 5] = [
@@ -337,14 +334,9 @@ fn names_agree(dwarf_name: &str, symbol_name: &str, allow_suffix: bool) -> bool 
 
 /// pahole's `btf_name_valid`: `[A-Za-z_.][A-Za-z0-9_.]*`, at most
 /// KSYM_NAME_LEN characters.
+#[inline]
 pub(crate) fn btf_name_valid(name: &str) -> bool {
-    let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c == '_' || c == '.' || c.is_ascii_alphabetic());
-    first_ok
-        && name.len() <= KSYM_NAME_LEN
-        && chars.all(|c| c == '_' || c == '.' || c.is_ascii_alphanumeric())
+    dwarf::model::is_c_identifier(name)
 }
 
 /// Adds VARs (+ DECL_TAGs) and one DATASEC per section, sorted by offset.

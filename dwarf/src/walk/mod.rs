@@ -305,6 +305,15 @@ struct Walker<'a, 'input, 'arena> {
     enums: Vec<resolve::PendingEnum<'input, 'arena>>,
     bitfields: Vec<resolve::PendingBitfield>,
     die_count: u64,
+    /// Offset of the DIE being read, the referrer of the nodes it makes.
+    current_die: u64,
+    /// Whether a name that is no C identifier was read (see `note_name`).
+    odd_names: bool,
+    /// For each node: the offset of its DIE (the model's `node_offsets`).
+    node_offsets: Vec<u64>,
+    /// Nodes a reference made before their DIE was read, with the DIE
+    /// that referred to them: who to name if no type DIE is read there.
+    first_refs: Vec<(u32, u64)>,
 }
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
@@ -342,6 +351,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             name: None,
             language: Language::Other(0),
             nodes: Vec::with_capacity(expected_nodes),
+            node_offsets: Vec::with_capacity(expected_nodes),
+            first_refs: Vec::new(),
+            current_die: 0,
+            odd_names: false,
             ids,
             stack: Vec::new(),
             open_members: Vec::new(),
@@ -376,6 +389,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             .map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
+        let mut root_offset = unit_offset;
         while !entries.is_empty() {
             let offset = unit_offset + entries.next_offset() as u64;
             let abbrev = entries
@@ -387,19 +401,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     self.close(scope);
                 }
                 if self.stack.is_empty() {
+                    self.check_unit_end(&entries, root_offset)?;
                     break;
                 }
                 continue;
             };
             self.die_count += 1;
+            self.current_die = offset;
             let tag = abbrev.tag;
             if !root_seen {
                 root_seen = true;
+                root_offset = offset;
                 attrs
                     .read(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
                 self.visit_root(&attrs, offset)?;
                 if !abbrev.has_children {
+                    self.check_unit_end(&entries, root_offset)?;
                     break;
                 }
                 self.stack.push(Scope::Unit);
@@ -456,6 +474,30 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             self.close(scope);
         }
         Ok(())
+    }
+
+    /// The unit DIE's children ended (or it has none): DWARF (5, 7.5.1.1;
+    /// 2-4 likewise) has the unit header followed by one DIE, the unit DIE,
+    /// and its children, so whatever follows can only be padding. gimli
+    /// reads zero bytes there as null entries; a DIE there is not part of
+    /// the unit's tree and would be lost, so it is an error.
+    fn check_unit_end(&self, entries: &Entries<'_, 'input>, unit_die: u64) -> Result<()> {
+        let rest = entries.position();
+        match rest.iter().position(|&byte| byte != 0) {
+            None => Ok(()),
+            Some(skip) => {
+                let at = self.unit_offset + (entries.next_offset() + skip) as u64;
+                Err(self.error(
+                    ErrorKind::InvalidDwarf(format!(
+                        "unit at {:#x}: bytes after the unit DIE ({unit_die:#x}) and its \
+                         children ended, {} before the unit's end",
+                        self.unit_offset,
+                        rest.len() - skip
+                    )),
+                    at,
+                ))
+            }
+        }
     }
 
     fn visit_root(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<()> {
@@ -530,10 +572,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// [`Walker::node_id`] for a DIE not in the table yet (or out of it).
     fn new_node_id(&mut self, target: u64) -> NodeId {
         let nodes = &mut self.nodes;
+        let offsets = &mut self.node_offsets;
+        let first_refs = &mut self.first_refs;
+        let referrer = self.current_die;
         self.ids.get_or_insert(target, || {
             let id = NodeId(nodes.len() as u32);
-            // Stays a placeholder if the DIE turns out not to be a type.
+            // Stays a placeholder (tag 0, which no DIE has) if no type DIE
+            // is read at `target`: `finish` refuses that.
             nodes.push(Node::Unsupported { tag: 0 });
+            offsets.push(target);
+            if target != referrer {
+                first_refs.push((id.0, referrer));
+            }
             id
         })
     }

@@ -372,6 +372,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.variable_by_offset.seal();
         self.finish_enums()?;
         self.finish_bitfields()?;
+        self.check_references()?;
         let functions = self.finish_functions();
         let variables = self.finish_variables();
         Ok(CuModel {
@@ -382,6 +383,33 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             functions,
             variables,
             die_count: self.die_count,
+            node_offsets: self.node_offsets,
+            odd_names: self.odd_names,
         })
+    }
+
+    /// Every node a reference made must have been filled by a type DIE
+    /// read at its offset. One that was not (an offset past the unit, in
+    /// the middle of a DIE, at a DIE that is no type, or in a subtree the
+    /// walk jumped over) would otherwise become `void`.
+    fn check_references(&self) -> Result<()> {
+        for (index, (node, &die)) in self.nodes.iter().zip(&self.node_offsets).enumerate() {
+            if matches!(node, Node::Unsupported { tag: 0 }) {
+                let referrer = self
+                    .first_refs
+                    .iter()
+                    .find(|&&(node, _)| node as usize == index)
+                    .map_or(die, |&(_, referrer)| referrer);
+                return Err(self.error(
+                    ErrorKind::InvalidDwarf(format!(
+                        "unit at {:#x}: DIE {referrer:#x} refers to {die:#x}, where no type DIE \
+                         was read",
+                        self.unit_offset
+                    )),
+                    referrer,
+                ));
+            }
+        }
+        Ok(())
     }
 }

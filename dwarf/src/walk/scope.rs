@@ -250,6 +250,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             dw::DW_TAG_member => self.visit_member(attrs, offset),
             dw::DW_TAG_enumerator => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
+                self.note_required_name(name);
                 let value = attrs.get(dw::DW_AT_const_value).ok_or_else(|| {
                     self.error(
                         ErrorKind::InvalidDwarf("enumerator without a value".into()),
@@ -282,6 +283,26 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 Ok(Scope::Leaf)
             }
             _ => Ok(Scope::Skip),
+        }
+    }
+
+    /// Notes a name read for a type, member, enumerator, parameter or
+    /// function (`None`: anonymous): one that is no C
+    /// identifier marks the model ([`crate::model::CuModel::odd_names`]),
+    /// while its bytes are still in the cache.
+    #[inline(always)]
+    fn note_name(&mut self, name: Option<&str>) {
+        if let Some(name) = name {
+            self.note_required_name(name);
+        }
+    }
+
+    /// [`Walker::note_name`] for a name that must be there (empty counts
+    /// as odd).
+    #[inline(always)]
+    fn note_required_name(&mut self, name: &str) {
+        if !crate::model::is_c_identifier(name) {
+            self.odd_names = true;
         }
     }
 
@@ -350,6 +371,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_typedef => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
+                self.note_required_name(name);
                 let target = self.type_ref(attrs, offset)?;
                 self.set_node(
                     id,
@@ -377,6 +399,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     _ => CompositeKind::Class,
                 };
                 let name = self.string(attrs, dw::DW_AT_name, offset)?;
+                self.note_name(name);
                 let byte_size = self
                     .size_u32(attrs, dw::DW_AT_byte_size, offset)?
                     .unwrap_or(0);
@@ -385,6 +408,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             dw::DW_TAG_enumeration_type => {
                 let name = self.string(attrs, dw::DW_AT_name, offset)?;
+                self.note_name(name);
                 let byte_size = self
                     .size_u32(attrs, dw::DW_AT_byte_size, offset)?
                     .unwrap_or(0);
@@ -489,6 +513,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             return Ok(Scope::Skip);
         }
         let name = self.string(attrs, dw::DW_AT_name, offset)?;
+        self.note_name(name);
         let ty = self.type_ref(attrs, offset)?;
         let location_bits = self
             .member_location(attrs, offset)?
@@ -586,6 +611,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Kind::Composite(kind) => {
                 let id = self.node_id(offset);
                 let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
                 let byte_size = layout.byte_size(&die).unwrap_or(0);
                 self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
             }
@@ -617,6 +643,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         match layout.kind {
             Kind::Member => {
                 let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets of at most four bytes: in bits they cannot overflow.
                 let bit_offset = layout.location(&die) << 3;
@@ -632,6 +659,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Bitfield => {
                 let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets and bitfield positions of at most four bytes: in
                 // bits their sum cannot overflow.
@@ -666,6 +694,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Kind::Typedef => {
                 let id = self.node_id(offset);
                 let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
+                self.note_required_name(name);
                 let target = self.fixed_type(layout.ty(&die));
                 self.set_node(
                     id,
@@ -678,6 +707,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Enumerator => {
                 let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
+                self.note_required_name(name);
                 if let (Some(Scope::Enum(pending)), Some(value)) =
                     (self.stack.last_mut(), layout.constant(&die))
                 {
@@ -695,6 +725,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     return Ok(false);
                 }
                 let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
                 if let Some(Scope::Subroutine { .. }) = self.stack.last() {
                     self.open_params.push(Param {
@@ -794,6 +825,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     fn visit_param(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<Scope<'input, 'arena>> {
         let name = self.string(attrs, dw::DW_AT_name, offset)?;
+        self.note_name(name);
         let in_function = matches!(self.stack.last(), Some(Scope::Function { .. }));
         if !in_function {
             let ty = self.type_ref(attrs, offset)?;
@@ -883,6 +915,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         offset: u64,
     ) -> Result<Scope<'input, 'arena>> {
         let name = self.string(attrs, dw::DW_AT_name, offset)?;
+        self.note_name(name);
         let linkage_name = match self.string(attrs, dw::DW_AT_linkage_name, offset)? {
             Some(name) => Some(name),
             None => self.string(attrs, dw::DW_AT_MIPS_linkage_name, offset)?,
@@ -956,6 +989,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if in_function && address.is_none() {
             return Ok(Scope::Skip);
         }
+        // (VAR names are checked on the ELF symbols' side.)
         let name = self.string(attrs, dw::DW_AT_name, offset)?;
         let ty = self.optional_type_ref(attrs, offset)?;
         let origin = match self.reference(attrs, dw::DW_AT_specification, offset)? {
