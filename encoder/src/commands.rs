@@ -48,6 +48,7 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             output,
             dedup,
         }) => relocate(&split, distilled_base.as_deref(), &base, &output, dedup),
+        Some(Command::Verify { files, base }) => crate::verify::run(&files, base.as_deref()),
         Some(Command::Version) => {
             println!(
                 "btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})",
@@ -79,7 +80,7 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
 /// whole vmlinux, DWARF included (hundreds of MB in a distribution
 /// config), as `--btf_base` of every single module, and only its headers
 /// and `.BTF` are ever touched. Files that cannot be mapped (pipes) are read.
-enum InputBytes {
+pub(crate) enum InputBytes {
     Mapped(memmap2::Mmap),
     Read(Vec<u8>),
 }
@@ -95,7 +96,7 @@ impl std::ops::Deref for InputBytes {
     }
 }
 
-fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
+pub(crate) fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
     let file = fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
     // SAFETY: a read-only map of a file this process only reads; a
     // concurrent truncation by someone else would fault, as for any mmap

@@ -15,6 +15,7 @@ mod inputs;
 mod output;
 mod pipeline;
 mod units;
+mod verify;
 
 use std::process::ExitCode;
 

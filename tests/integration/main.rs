@@ -67,3 +67,4 @@ mod kfuncs;
 mod modules;
 mod pahole_parity;
 mod split;
+mod verify_kernel;
