@@ -165,9 +165,30 @@ fn read_on_base<'p, 'a>(
     }
 }
 
+/// `dump` and `diff` show BTF as it is, valid or not: what the kernel
+/// would reject gets a one-line warning on stderr (see `verify`).
+fn warn_invalid(file: &Path, bytes: &[u8], base: Option<(&Path, &[u8])>) {
+    let Ok(raw) = crate::verify::raw_btf(file, bytes) else {
+        return; // the reader reports it
+    };
+    let base_raw = base.and_then(|(path, b)| crate::verify::raw_btf(path, b).ok());
+    if let (Some((path, _)), Some(b)) = (base, base_raw) {
+        crate::verify::warn_input(path, b, None);
+    }
+    let distilled = bytes
+        .starts_with(b"\x7fELF")
+        .then(|| btf::read::elf_section(bytes, ".BTF.base").ok().flatten())
+        .flatten();
+    match distilled {
+        Some(small) => crate::verify::warn_input(file, raw, Some(small)),
+        None => crate::verify::warn_input(file, raw, base_raw),
+    }
+}
+
 fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
+    warn_invalid(file, &bytes, base.zip(base_bytes.as_deref()));
     let base_parsed = parse_optional(base, &base_bytes)?;
     let distilled = distilled_base_of(file, &bytes)?;
     let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
@@ -193,6 +214,8 @@ fn diff(
     let bytes_b = read_btf_bytes(b)?;
     let base_a_bytes = base_a.map(read_btf_bytes).transpose()?;
     let base_b_bytes = base_b.map(read_btf_bytes).transpose()?;
+    warn_invalid(a, &bytes_a, base_a.zip(base_a_bytes.as_deref()));
+    warn_invalid(b, &bytes_b, base_b.zip(base_b_bytes.as_deref()));
     let parsed_base_a = parse_optional(base_a, &base_a_bytes)?;
     let parsed_base_b = parse_optional(base_b, &base_b_bytes)?;
     let (distilled_a, distilled_b) = (
@@ -265,6 +288,16 @@ fn relocate(
     let given = distilled.zip(distilled_file.as_deref());
     let distilled_raw = distilled_base_bytes(split, &split_bytes, given)?;
     let distilled_path = distilled.unwrap_or(split);
+    let distilled_checked =
+        crate::verify::check_input(distilled_path, "distilled base BTF", distilled_raw, None)?;
+    crate::verify::check_input(
+        split,
+        "split BTF",
+        crate::verify::raw_btf(split, &split_bytes)?,
+        Some(&distilled_checked),
+    )?;
+    let base_raw = crate::verify::raw_btf(base, &base_bytes)?;
+    let base_checked = crate::verify::check_input(base, "base BTF", base_raw, None)?;
     let distilled_parsed = btf::read::parse(distilled_raw, None)
         .map_err(|e| anyhow::anyhow!("{}: distilled base: {e}", distilled_path.display()))?;
     let split_parsed = parse_btf(split, &split_bytes, Some(&distilled_parsed))?;
@@ -287,6 +320,7 @@ fn relocate(
     let bytes =
         btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
             .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
+    crate::verify::check_output(output, "relocated BTF", &bytes, Some(&base_checked))?;
     output::replace_atomically(output, &bytes)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -318,10 +352,22 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     let base_bytes = args.btf_base.as_deref().map(read_btf_bytes).transpose()?;
     let base = parse_optional(args.btf_base.as_deref(), &base_bytes)?;
 
-    let base = match (&base, args.btf_base.as_deref()) {
-        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
-        _ => None,
+    // The base is checked as the kernel would (a base it rejects makes
+    // every split on it useless) while it is indexed.
+    let (base, base_checked) = match (&base, args.btf_base.as_deref(), base_bytes.as_deref()) {
+        (Some(parsed), Some(path), Some(bytes)) => {
+            let raw = crate::verify::raw_btf(path, bytes)?;
+            let (split_on, checked) = pool.install(|| {
+                rayon::join(
+                    || pipeline::SplitOn::new(path, parsed, &config.features),
+                    || crate::verify::check_input(path, "base BTF", raw, None),
+                )
+            });
+            (Some(split_on?), Some(checked?))
+        }
+        _ => (None, None),
     };
+    let base_checked = base_checked.as_ref();
 
     let detached = args.btf_encode_detached.as_deref();
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
@@ -344,7 +390,9 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
                 d.to_path_buf()
             }
         });
-        pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
+        pool.install(|| {
+            encode_one(file, out.as_deref(), &config, base.as_ref(), base_checked, args.verbose)
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -372,7 +420,8 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
             .par_iter()
             .filter_map(|file| {
                 let out = detached.map(|dir| dir.join(detached_name(file)));
-                let result = encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose);
+                let result =
+                    encode_one(file, out.as_deref(), &config, base.as_ref(), base_checked, args.verbose);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
                     eprint!("\rbtfenc: {n}/{total}");
@@ -441,6 +490,7 @@ fn encode_one(
     detached: Option<&Path>,
     config: &pipeline::Config,
     base: Option<&pipeline::SplitOn<'_, '_>>,
+    base_checked: Option<&btf::validate::Checked<'_>>,
     verbose: bool,
 ) -> Result<()> {
     if detached.is_none() {
@@ -459,6 +509,25 @@ fn encode_one(
     })??;
     if verbose {
         encoded.stats.report(file);
+    }
+    // Nothing the kernel would reject is written.
+    let out = detached.unwrap_or(file);
+    let started = std::time::Instant::now();
+    match encoded.distilled_base.as_deref() {
+        Some(small) => {
+            let small = crate::verify::check_output(out, "distilled base BTF", small, None)?;
+            crate::verify::check_output(out, "BTF", &encoded.btf, Some(&small))?;
+        }
+        None => {
+            crate::verify::check_output(out, "BTF", &encoded.btf, base_checked)?;
+        }
+    }
+    if verbose {
+        eprintln!(
+            "{}: kernel checks of the output: {:.1} ms",
+            file.display(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
     }
     let sections = Sections {
         btf: &encoded.btf,

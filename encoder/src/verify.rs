@@ -119,3 +119,75 @@ pub fn run(files: &[PathBuf], base: Option<&Path>) -> Result<ExitCode> {
         0
     }))
 }
+
+/// The checks on BTF btfenc reads or writes: in the byte order the blob
+/// announces (btfenc writes big-endian BTF for big-endian targets), and
+/// without `BPF_BTF_LOAD`'s size limit (the kernel's own BTF has none).
+pub(crate) const AS_WRITTEN: Options = Options {
+    byte_order: btf::validate::ByteOrder::FromMagic,
+    size_limit: false,
+};
+
+/// The raw `.BTF` of an input file (raw BTF or ELF).
+pub(crate) fn raw_btf<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
+    btf_of(path, bytes)
+}
+
+/// Checks BTF btfenc is about to write to `out`; an error names the file
+/// and the first rule broken, and nothing must then be written.
+pub(crate) fn check_output<'a>(
+    out: &Path,
+    what: &str,
+    raw: &'a [u8],
+    base: Option<&'a Checked<'a>>,
+) -> Result<Checked<'a>> {
+    validate(raw, base, AS_WRITTEN).map_err(|v| {
+        anyhow!(
+            "{}: refusing to write {what} the kernel would reject: {} ({} violation{})",
+            out.display(),
+            v[0],
+            v.len(),
+            if v.len() == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// Checks an input BTF; an error names the file and the first rule broken.
+pub(crate) fn check_input<'a>(
+    path: &Path,
+    what: &str,
+    raw: &'a [u8],
+    base: Option<&'a Checked<'a>>,
+) -> Result<Checked<'a>> {
+    validate(raw, base, AS_WRITTEN).map_err(|v| {
+        anyhow!(
+            "{}: {what} the kernel would reject: {} ({} violation{})",
+            path.display(),
+            v[0],
+            v.len(),
+            if v.len() == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// For `dump` and `diff`, which show BTF as it is: a one-line warning on
+/// stderr when the kernel would reject the input, and on they go.
+pub(crate) fn warn_input(path: &Path, raw: &[u8], base_raw: Option<&[u8]>) {
+    let base = match base_raw.map(|b| validate(b, None, AS_WRITTEN)) {
+        Some(Err(_)) => {
+            // The base gets its own warning where it is read.
+            return;
+        }
+        Some(Ok(checked)) => Some(checked),
+        None => None,
+    };
+    if let Err(v) = validate(raw, base.as_ref(), AS_WRITTEN) {
+        eprintln!(
+            "btfenc: warning: {}: the kernel would reject this BTF: {} ({} violation{})",
+            path.display(),
+            v[0],
+            v.len(),
+            if v.len() == 1 { "" } else { "s" }
+        );
+    }
+}

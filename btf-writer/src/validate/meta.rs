@@ -333,12 +333,9 @@ impl Meta<'_, '_> {
             return Err(self.fail(R, "Invalid value"));
         }
         self.no_vlen(R)?;
+        // 6.18 (since 6.14) allows kind_flag (an attribute rather than a
+        // tag), for any component.
         let component_idx = self.t.word(0) as i32;
-        // 6.18 (since 6.14) allows kind_flag: an attribute, which applies to
-        // the whole declaration.
-        if self.t.kflag() && component_idx != -1 {
-            return Err(self.fail(R, "Invalid component_idx"));
-        }
         if component_idx < -1 {
             return Err(self.fail(R, "Invalid component_idx"));
         }
