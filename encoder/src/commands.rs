@@ -188,10 +188,11 @@ fn warn_invalid(file: &Path, bytes: &[u8], base: Option<(&Path, &[u8])>) {
 fn dump(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
-    warn_invalid(file, &bytes, base.zip(base_bytes.as_deref()));
     let base_parsed = parse_optional(base, &base_bytes)?;
     let distilled = distilled_base_of(file, &bytes)?;
     let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
+    // Only what could be read: a read error is the one line then.
+    warn_invalid(file, &bytes, base.zip(base_bytes.as_deref()));
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let result = btf::dump::dump_raw(&mut out, &types, on).and_then(|()| out.flush());
@@ -214,8 +215,6 @@ fn diff(
     let bytes_b = read_btf_bytes(b)?;
     let base_a_bytes = base_a.map(read_btf_bytes).transpose()?;
     let base_b_bytes = base_b.map(read_btf_bytes).transpose()?;
-    warn_invalid(a, &bytes_a, base_a.zip(base_a_bytes.as_deref()));
-    warn_invalid(b, &bytes_b, base_b.zip(base_b_bytes.as_deref()));
     let parsed_base_a = parse_optional(base_a, &base_a_bytes)?;
     let parsed_base_b = parse_optional(base_b, &base_b_bytes)?;
     let (distilled_a, distilled_b) = (
@@ -224,6 +223,8 @@ fn diff(
     );
     let (types_a, on_a) = read_on_base(a, &bytes_a, distilled_a.as_ref(), parsed_base_a.as_ref())?;
     let (types_b, on_b) = read_on_base(b, &bytes_b, distilled_b.as_ref(), parsed_base_b.as_ref())?;
+    warn_invalid(a, &bytes_a, base_a.zip(base_a_bytes.as_deref()));
+    warn_invalid(b, &bytes_b, base_b.zip(base_b_bytes.as_deref()));
     let report = btf::diff::diff_with(&types_a, on_a, &types_b, on_b, options);
     // Like diff(1): silence and status 0 mean "same"; the per-kind lines
     // (all kinds, so that scripts can also judge totals) only when not.
