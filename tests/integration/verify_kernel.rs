@@ -70,11 +70,10 @@ fn layout(b: &[u8]) -> Layout {
     }
 }
 
-/// A type record: where it starts, its kind and the number of 4-byte words
-/// after the 12-byte head (btf.rst section 2.2).
+/// A type record: where it starts and the number of 4-byte words after
+/// the 12-byte head (btf.rst section 2.2).
 struct Record {
     at: usize,
-    kind: u32,
     words: usize,
 }
 
@@ -92,7 +91,7 @@ fn records(b: &[u8]) -> Vec<Record> {
             6 | 13 => 2 * vlen,
             _ => 0,
         };
-        out.push(Record { at, kind, words });
+        out.push(Record { at, words });
         at += 12 + 4 * words;
     }
     out
@@ -219,7 +218,7 @@ fn mutate(blob: &mut Vec<u8>, rng: &mut Rng, recs: &[Record], nr_types: u32) -> 
                 blob.truncate(blob.len().saturating_sub(cut));
             } else {
                 let extra = 1 + rng.below(8);
-                blob.extend(std::iter::repeat(0).take(extra));
+                blob.resize(blob.len() + extra, 0);
             }
             "length"
         }
@@ -534,4 +533,38 @@ fn verify_agrees_with_the_kernel_on_hand_made_edge_cases() {
         }
     }
     assert!(wrong.is_empty(), "verify disagrees with the kernel:\n{}", wrong.join("\n"));
+}
+
+/// A base the kernel would refuse (here: a FUNC with extern linkage, which
+/// btfenc's reader takes but `btf_func_check_meta` does not) is refused as
+/// `--btf_base` and as `relocate`'s base: one line naming it, no output.
+#[test]
+fn a_base_the_kernel_rejects_is_refused() {
+    let dir = scratch();
+    let good = dir.path().join("base.btf");
+    let features = concat!("--btf_features=", kernel_features!());
+    let object = fixture("obj/multi-cu/gcc-dwarf5.o");
+    encode_detached(Encoder::Btfenc, &object, &good, &[features]).assert_success();
+    let mut blob = read(&good);
+    let func = records(&blob)
+        .into_iter()
+        .find(|r| (u32_at(&blob, r.at + 4) >> 24) & 0x1f == 12)
+        .expect("the fixture has a FUNC");
+    let info = u32_at(&blob, func.at + 4);
+    put(&mut blob, func.at + 4, (info & !0xffff) | 2);
+    let bad = dir.path().join("bad-base.btf");
+    std::fs::write(&bad, &blob).expect("writing the bad base");
+    let bad_name = bad.display().to_string();
+
+    let out = dir.path().join("split.btf");
+    let base_arg = format!("--btf_base={bad_name}");
+    let run = encode_detached(Encoder::Btfenc, &object, &out, &[features, &base_arg]);
+    btfenc_tests::assert_clean_failure(&run, &bad_name);
+    assert!(run.stderr.contains("Invalid func linkage"), "{}", run.describe());
+    assert!(!out.exists(), "an output was written on a bad base");
+
+    // verify says the same, on the raw file
+    let run = btfenc(&["verify", &bad_name]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert!(run.stdout_text().contains("FUNC"), "{}", run.describe());
 }
