@@ -82,7 +82,7 @@ impl fmt::Display for Violation {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteOrder {
     /// As the running kernel does: in this machine's order, so that a blob
-    /// in the other order fails with "Invalid magic".
+    /// in the other order is refused as the kernel refuses it.
     Native,
     /// In the order the magic announces, as a kernel of that byte order
     /// would (for BTF btfenc writes for a big-endian target).

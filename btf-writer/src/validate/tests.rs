@@ -85,3 +85,63 @@ fn enum_size_three_is_rejected() {
     t.extend([5, info(kind::ENUM, 1, false), 3, 7, 0]);
     assert_eq!(check(&t), Err("Unexpected size".into()));
 }
+
+/// A split whose header says `type_len` bytes of `types` and `strings`.
+fn split_blob(types: &[u32], strings: &[u8]) -> Vec<u8> {
+    blob(types, strings)
+}
+
+#[test]
+fn split_is_checked_on_its_base_as_btf_parse_module_does() {
+    let base_data = blob(&INT, STRS);
+    let base = validate(&base_data, None, Options::default()).unwrap();
+    assert_eq!(base.total_types(), 2);
+    // [2] PTR -> [1] int (a base type); [3] STRUCT "s2" (split string at
+    // base str_len + 1) { int a; } with "a" in the base strings.
+    let base_len = STRS.len() as u32;
+    let split_types = [
+        0,
+        info(kind::PTR, 0, false),
+        1,
+        base_len + 1,
+        info(kind::STRUCT, 1, false),
+        4,
+        7,
+        1,
+        0,
+    ];
+    let split = split_blob(&split_types, b"\0s2\0");
+    assert!(validate(&split, Some(&base), Options::default()).is_ok());
+    // A split may have an empty string section and need not start with NUL.
+    let no_strings = split_blob(&[0, info(kind::PTR, 0, false), 1], b"");
+    assert!(validate(&no_strings, Some(&base), Options::default()).is_ok());
+    // A reference past the last type is caught in resolution.
+    let dangling = split_blob(&[0, info(kind::PTR, 0, false), 9], b"");
+    let v = validate(&dangling, Some(&base), Options::default()).unwrap_err();
+    assert_eq!((v[0].type_id, v[0].message.as_str()), (2, "Invalid type_id"));
+    // Standalone, an empty string section is refused, and the split's
+    // names point past its own strings.
+    let v = validate(&no_strings, None, Options::default()).unwrap_err();
+    assert_eq!(v[0].message, "Invalid string section");
+    let v = validate(&split, None, Options::default()).unwrap_err();
+    assert_eq!(v[0].message, "[2] Invalid name_offset:12");
+}
+
+#[test]
+fn big_endian_blob_is_read_in_its_order_only_when_asked() {
+    let mut data = Vec::new();
+    crate::raw::Header::new(16, STRS.len() as u32).write_to(&mut data, Endian::Big);
+    for w in INT {
+        data.extend_from_slice(&w.to_be_bytes());
+    }
+    data.extend_from_slice(STRS);
+    let as_written = Options {
+        byte_order: ByteOrder::FromMagic,
+        size_limit: false,
+    };
+    assert!(validate(&data, None, as_written).is_ok());
+    // The kernel reads hdr_len before the magic: 24 big-endian is 0x18000000
+    // little-endian, past the end of the blob.
+    let v = validate(&data, None, Options::default()).unwrap_err();
+    assert_eq!(v[0].message, "btf_header not found");
+}
