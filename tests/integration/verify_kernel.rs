@@ -133,7 +133,11 @@ fn mutate(blob: &mut Vec<u8>, rng: &mut Rng, recs: &[Record], nr_types: u32) -> 
         1 => {
             // the kind bits of info
             let info = u32_at(blob, rec.at + 4);
-            put(blob, rec.at + 4, (info & !(0x1f << 24)) | ((rng.below(32) as u32) << 24));
+            put(
+                blob,
+                rec.at + 4,
+                (info & !(0x1f << 24)) | ((rng.below(32) as u32) << 24),
+            );
             "info.kind"
         }
         2 => {
@@ -147,14 +151,22 @@ fn mutate(blob: &mut Vec<u8>, rng: &mut Rng, recs: &[Record], nr_types: u32) -> 
             // vlen
             let info = u32_at(blob, rec.at + 4);
             let vlen = info & 0xffff;
-            let new = if rng.below(2) == 0 { vlen.wrapping_add(1) } else { vlen.wrapping_sub(1) } & 0xffff;
+            let new = if rng.below(2) == 0 {
+                vlen.wrapping_add(1)
+            } else {
+                vlen.wrapping_sub(1)
+            } & 0xffff;
             put(blob, rec.at + 4, (info & !0xffff) | new);
             "info.vlen"
         }
         4 => {
             // size, or the referenced type id
             let v = u32_at(blob, rec.at + 8);
-            let new = if rng.below(2) == 0 { random_id(rng) } else { small_change(rng, v) };
+            let new = if rng.below(2) == 0 {
+                random_id(rng)
+            } else {
+                small_change(rng, v)
+            };
             put(blob, rec.at + 8, new);
             "size_or_type"
         }
@@ -256,7 +268,8 @@ fn sources(dir: &Path) -> Vec<Source> {
     ] {
         let file = dir.join(format!("{}.btf", out.len()));
         let features = concat!("--btf_features=", kernel_features!());
-        encode_detached(Encoder::Btfenc, &fixture(fixture_path), &file, &[features]).assert_success();
+        encode_detached(Encoder::Btfenc, &fixture(fixture_path), &file, &[features])
+            .assert_success();
         out.push(Source {
             name: name.to_string(),
             blob: read(&file),
@@ -307,7 +320,9 @@ fn verify_batch(files: &[PathBuf]) -> BTreeMap<String, String> {
     let mut rejected = BTreeMap::new();
     for line in run.stdout_text().lines() {
         if let Some((file, rest)) = line.split_once(": ") {
-            rejected.entry(file.to_string()).or_insert_with(|| rest.to_string());
+            rejected
+                .entry(file.to_string())
+                .or_insert_with(|| rest.to_string());
         }
     }
     rejected
@@ -332,7 +347,9 @@ fn verify_agrees_with_the_kernel_on_mutated_btf() {
                 report_skip("verify_agrees_with_the_kernel_on_mutated_btf", &reason);
                 return;
             }
-            LoadResult::Rejected { log, .. } => panic!("the kernel rejects the unmutated {}: {log}", s.name),
+            LoadResult::Rejected { log, .. } => {
+                panic!("the kernel rejects the unmutated {}: {log}", s.name)
+            }
         }
     }
     let mut rng = Rng(SEED);
@@ -375,7 +392,9 @@ fn verify_agrees_with_the_kernel_on_mutated_btf() {
                 t.kernel_ok += usize::from(kernel_ok);
                 t.verify_ok += usize::from(ours.is_none());
                 if let Some(line) = ours {
-                    let rule = line.rsplit_once('(').map_or("?", |(_, r)| r.trim_end_matches(')'));
+                    let rule = line
+                        .rsplit_once('(')
+                        .map_or("?", |(_, r)| r.trim_end_matches(')'));
                     *rules.entry(rule.to_string()).or_default() += 1;
                 }
                 if kernel_ok != ours.is_none() {
@@ -463,8 +482,14 @@ fn verify_agrees_with_the_kernel_on_hand_made_edge_cases() {
     }
     let long = vec![b'a'; 512];
     let longer = vec![b'a'; 513];
-    cases.push(("typedef 512 bytes", blob(&with_int(&[5, info(8, 0, 0), 1]), &named(&long))));
-    cases.push(("typedef 513 bytes", blob(&with_int(&[5, info(8, 0, 0), 1]), &named(&longer))));
+    cases.push((
+        "typedef 512 bytes",
+        blob(&with_int(&[5, info(8, 0, 0), 1]), &named(&long)),
+    ));
+    cases.push((
+        "typedef 513 bytes",
+        blob(&with_int(&[5, info(8, 0, 0), 1]), &named(&longer)),
+    ));
     for (label, sec) in [
         ("datasec .data", b".data".as_slice()),
         ("datasec .data-x", b".data-x"),
@@ -493,13 +518,36 @@ fn verify_agrees_with_the_kernel_on_hand_made_edge_cases() {
     }
     for linkage in 0..4 {
         let words = with_int(&[0, info(13, 0, 0), 1, 5, info(12, linkage, 0), 2]);
-        cases.push((["func static", "func global", "func extern", "func linkage 3"][linkage as usize], blob(&words, b"\0int\0f\0")));
+        cases.push((
+            [
+                "func static",
+                "func global",
+                "func extern",
+                "func linkage 3",
+            ][linkage as usize],
+            blob(&words, b"\0int\0f\0"),
+        ));
     }
-    cases.push(("enum kflag", blob(&with_int(&[5, info(6, 1, 1), 4, 1, u32::MAX]), &named(b"e"))));
-    cases.push(("enum size 0", blob(&with_int(&[5, info(6, 0, 0), 0]), &named(b"e"))));
-    cases.push(("float named a-b", blob(&with_int(&[5, info(16, 0, 0), 8]), &named(b"a-b"))));
-    cases.push(("int named a-b", blob(&[5, info(1, 0, 0), 4, (1 << 24) | 32], &named(b"a-b"))));
-    cases.push(("ptr named", blob(&with_int(&[5, info(2, 0, 0), 1]), &named(b"p"))));
+    cases.push((
+        "enum kflag",
+        blob(&with_int(&[5, info(6, 1, 1), 4, 1, u32::MAX]), &named(b"e")),
+    ));
+    cases.push((
+        "enum size 0",
+        blob(&with_int(&[5, info(6, 0, 0), 0]), &named(b"e")),
+    ));
+    cases.push((
+        "float named a-b",
+        blob(&with_int(&[5, info(16, 0, 0), 8]), &named(b"a-b")),
+    ));
+    cases.push((
+        "int named a-b",
+        blob(&[5, info(1, 0, 0), 4, (1 << 24) | 32], &named(b"a-b")),
+    ));
+    cases.push((
+        "ptr named",
+        blob(&with_int(&[5, info(2, 0, 0), 1]), &named(b"p")),
+    ));
     let mut header32 = blob(&int, &named(b"x"));
     header32[4] = 32;
     header32.splice(24..24, [0u8; 8]);
@@ -523,16 +571,25 @@ fn verify_agrees_with_the_kernel_on_hand_made_edge_cases() {
         let kernel_ok = match kernel_accepts_btf(b) {
             Ok(v) => v,
             Err(reason) => {
-                report_skip("verify_agrees_with_the_kernel_on_hand_made_edge_cases", &reason);
+                report_skip(
+                    "verify_agrees_with_the_kernel_on_hand_made_edge_cases",
+                    &reason,
+                );
                 return;
             }
         };
         let ours = rejected.get(&path.display().to_string());
         if kernel_ok != ours.is_none() {
-            wrong.push(format!("{label}: kernel accepts: {kernel_ok}; verify: {ours:?}"));
+            wrong.push(format!(
+                "{label}: kernel accepts: {kernel_ok}; verify: {ours:?}"
+            ));
         }
     }
-    assert!(wrong.is_empty(), "verify disagrees with the kernel:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "verify disagrees with the kernel:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// A base the kernel would refuse (here: a FUNC with extern linkage, which
@@ -560,7 +617,11 @@ fn a_base_the_kernel_rejects_is_refused() {
     let base_arg = format!("--btf_base={bad_name}");
     let run = encode_detached(Encoder::Btfenc, &object, &out, &[features, &base_arg]);
     btfenc_tests::assert_clean_failure(&run, &bad_name);
-    assert!(run.stderr.contains("Invalid func linkage"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("Invalid func linkage"),
+        "{}",
+        run.describe()
+    );
     assert!(!out.exists(), "an output was written on a bad base");
 
     // verify says the same, on the raw file

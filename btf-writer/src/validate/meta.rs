@@ -40,10 +40,7 @@ impl Meta<'_, '_> {
 
     fn need(&self, rule: &'static str, meta_left: u32, needed: u64) -> Result<u32, Violation> {
         if u64::from(meta_left) < needed {
-            return Err(self.fail(
-                rule,
-                format!("meta_left:{meta_left} meta_needed:{needed}"),
-            ));
+            return Err(self.fail(rule, format!("meta_left:{meta_left} meta_needed:{needed}")));
         }
         Ok(needed as u32)
     }
@@ -175,7 +172,11 @@ impl Meta<'_, '_> {
                 return Err(self.member(R, name_off, "Invalid type_id"));
             }
             // __btf_member_bit_offset
-            let offset = if self.t.kflag() { raw & 0x00ff_ffff } else { raw };
+            let offset = if self.t.kflag() {
+                raw & 0x00ff_ffff
+            } else {
+                raw
+            };
             if is_union && offset != 0 {
                 return Err(self.member(R, name_off, "Invalid member bits_offset"));
             }

@@ -222,7 +222,8 @@ impl<'a> Checked<'a> {
 
     /// `btf_name_valid_section`.
     fn name_valid_section(&self, offset: u32) -> bool {
-        self.str_by_offset(offset).is_some_and(ctype::name_valid_section)
+        self.str_by_offset(offset)
+            .is_some_and(ctype::name_valid_section)
     }
 }
 
@@ -619,7 +620,8 @@ pub fn join_split(base: &[u8], split: &[u8], endian: Endian) -> Option<Vec<u8>> 
     let type_len = bt.len() + st.len();
     let str_len = bs.len() + ss.len();
     let mut out = Vec::with_capacity(24 + type_len + str_len);
-    let mut header = crate::raw::Header::new(u32::try_from(type_len).ok()?, u32::try_from(str_len).ok()?);
+    let mut header =
+        crate::raw::Header::new(u32::try_from(type_len).ok()?, u32::try_from(str_len).ok()?);
     header.hdr_len = crate::raw::HEADER_LEN;
     header.write_to(&mut out, endian);
     out.extend_from_slice(&base[bt]);

@@ -738,12 +738,15 @@ pub(super) fn check_all_types(btf: &mut Checked<'_>) -> Result<(), Vec<Violation
     };
     for i in first..n {
         let id = env.btf.start_id + i as u32;
-        let Some(t) = env.btf.type_by_id(id) else { continue };
+        let Some(t) = env.btf.type_by_id(id) else {
+            continue;
+        };
         if t.needs_resolve() && !env.is_resolved(id) {
             env.resolve(t, id).map_err(|f| vec![unwrap_fail(f)])?;
         }
         if t.is(kind::FUNC_PROTO) {
-            env.func_proto_check(t, id).map_err(|f| vec![unwrap_fail(f)])?;
+            env.func_proto_check(t, id)
+                .map_err(|f| vec![unwrap_fail(f)])?;
         }
     }
     Ok(())

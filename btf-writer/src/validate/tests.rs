@@ -38,7 +38,10 @@ fn struct_member_past_its_size_is_rejected() {
     let mut t = INT.to_vec();
     // struct s { int a; } of size 2
     t.extend([5, info(kind::STRUCT, 1, false), 2, 7, 1, 0]);
-    assert_eq!(check(&t), Err("member a: Member exceeds struct_size".into()));
+    assert_eq!(
+        check(&t),
+        Err("member a: Member exceeds struct_size".into())
+    );
 }
 
 #[test]
@@ -118,7 +121,10 @@ fn split_is_checked_on_its_base_as_btf_parse_module_does() {
     // A reference past the last type is caught in resolution.
     let dangling = split_blob(&[0, info(kind::PTR, 0, false), 9], b"");
     let v = validate(&dangling, Some(&base), Options::default()).unwrap_err();
-    assert_eq!((v[0].type_id, v[0].message.as_str()), (2, "Invalid type_id"));
+    assert_eq!(
+        (v[0].type_id, v[0].message.as_str()),
+        (2, "Invalid type_id")
+    );
     // Standalone, an empty string section is refused, and the split's
     // names point past its own strings.
     let v = validate(&no_strings, None, Options::default()).unwrap_err();
