@@ -78,6 +78,22 @@ pub fn kernel_load_btf(bytes: &[u8]) -> LoadResult {
     }
 }
 
+/// The kernel's verdict alone: one `BPF_BTF_LOAD` without a log (cheaper
+/// than [`kernel_load_btf`], which retries with one on failure). `Err`
+/// carries the reason the check cannot run here.
+pub fn kernel_accepts_btf(bytes: &[u8]) -> Result<bool, String> {
+    let Ok(size) = u32::try_from(bytes.len()) else {
+        return Err(format!("BTF of {} bytes exceeds u32", bytes.len()));
+    };
+    match load_once(bytes, size, None) {
+        Ok(()) => Ok(true),
+        Err(errno) => match skip_reason(errno) {
+            Some(reason) => Err(reason),
+            None => Ok(false),
+        },
+    }
+}
+
 fn skip_reason(errno: i32) -> Option<String> {
     match errno {
         libc::EPERM | libc::EACCES => Some(format!(

@@ -16,6 +16,6 @@ pub mod paths;
 pub mod raw_dump;
 pub mod tools;
 
-pub use self::kernel::{kernel_load_btf, LoadResult};
+pub use self::kernel::{kernel_accepts_btf, kernel_load_btf, LoadResult};
 pub use self::paths::*;
 pub use self::tools::*;

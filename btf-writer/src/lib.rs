@@ -33,6 +33,7 @@ mod refs;
 pub mod relocate;
 pub mod strings;
 pub mod types;
+pub mod validate;
 pub mod write;
 
 pub use self::error::*;

@@ -145,6 +145,19 @@ pub enum Command {
         #[arg(short = 'o', long = "output", value_name = "OUT")]
         output: PathBuf,
     },
+    /// Check BTF as the running kernel's `BPF_BTF_LOAD` would: exit 0 when
+    /// it would be accepted, else one line per violation (type id, kind,
+    /// name, the kernel's rule) and exit 1. FILE is raw BTF or an ELF with
+    /// `.BTF` (a module with `.BTF.base` is checked on that distilled
+    /// base); several files are checked independently.
+    Verify {
+        /// Raw BTF blobs or ELF files with `.BTF`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Base for split files (raw BTF or an ELF with `.BTF`); checked too.
+        #[arg(long = "base", short = 'B')]
+        base: Option<PathBuf>,
+    },
     /// Print btfenc's own version and the pahole version it implements.
     Version,
 }

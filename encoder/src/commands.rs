@@ -54,6 +54,7 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             dedup(&input, base.as_deref(), &output, compat.as_deref())
         }
         Some(Command::Distill { split, base, output }) => distill(&split, &base, &output),
+        Some(Command::Verify { files, base }) => crate::verify::run(&files, base.as_deref()),
         Some(Command::Version) => {
             println!(
                 "btfenc {} (implements pahole {PAHOLE_COMPAT_VERSION})",
@@ -90,7 +91,7 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
 /// whole vmlinux, DWARF included (hundreds of MB in a distribution
 /// config), as `--btf_base` of every single module, and only its headers
 /// and `.BTF` are ever touched. Files that cannot be mapped (pipes) are read.
-enum InputBytes {
+pub(crate) enum InputBytes {
     Mapped(memmap2::Mmap),
     Read(Vec<u8>),
 }
@@ -106,7 +107,7 @@ impl std::ops::Deref for InputBytes {
     }
 }
 
-fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
+pub(crate) fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
     let file = fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
     // SAFETY: a read-only map of a file this process only reads; a
     // concurrent truncation by someone else would fault, as for any mmap
@@ -175,12 +176,34 @@ fn read_on_base<'p, 'a>(
     }
 }
 
+/// `dump` and `diff` show BTF as it is, valid or not: what the kernel
+/// would reject gets a one-line warning on stderr (see `verify`).
+fn warn_invalid(file: &Path, bytes: &[u8], base: Option<(&Path, &[u8])>) {
+    let Ok(raw) = crate::verify::raw_btf(file, bytes) else {
+        return; // the reader reports it
+    };
+    let base_raw = base.and_then(|(path, b)| crate::verify::raw_btf(path, b).ok());
+    if let (Some((path, _)), Some(b)) = (base, base_raw) {
+        crate::verify::warn_input(path, b, None);
+    }
+    let distilled = bytes
+        .starts_with(b"\x7fELF")
+        .then(|| btf::read::elf_section(bytes, ".BTF.base").ok().flatten())
+        .flatten();
+    match distilled {
+        Some(small) => crate::verify::warn_input(file, raw, Some(small)),
+        None => crate::verify::warn_input(file, raw, base_raw),
+    }
+}
+
 fn dump(file: &Path, base: Option<&Path>, format: DumpFormat) -> Result<ExitCode> {
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let bytes = read_btf_bytes(file)?;
     let base_parsed = parse_optional(base, &base_bytes)?;
     let distilled = distilled_base_of(file, &bytes)?;
     let (types, on) = read_on_base(file, &bytes, distilled.as_ref(), base_parsed.as_ref())?;
+    // Only what could be read: a read error is the one line then.
+    warn_invalid(file, &bytes, base.zip(base_bytes.as_deref()));
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let result = match format {
@@ -217,6 +240,8 @@ fn diff(
     );
     let (types_a, on_a) = read_on_base(a, &bytes_a, distilled_a.as_ref(), parsed_base_a.as_ref())?;
     let (types_b, on_b) = read_on_base(b, &bytes_b, distilled_b.as_ref(), parsed_base_b.as_ref())?;
+    warn_invalid(a, &bytes_a, base_a.zip(base_a_bytes.as_deref()));
+    warn_invalid(b, &bytes_b, base_b.zip(base_b_bytes.as_deref()));
     let report = btf::diff::diff_with(&types_a, on_a, &types_b, on_b, options);
     // Like diff(1): silence and status 0 mean "same"; the per-kind lines
     // (all kinds, so that scripts can also judge totals) only when not.
@@ -281,6 +306,16 @@ fn relocate(
     let given = distilled.zip(distilled_file.as_deref());
     let distilled_raw = distilled_base_bytes(split, &split_bytes, given)?;
     let distilled_path = distilled.unwrap_or(split);
+    let distilled_checked =
+        crate::verify::check_input(distilled_path, "distilled base BTF", distilled_raw, None)?;
+    crate::verify::check_input(
+        split,
+        "split BTF",
+        crate::verify::raw_btf(split, &split_bytes)?,
+        Some(&distilled_checked),
+    )?;
+    let base_raw = crate::verify::raw_btf(base, &base_bytes)?;
+    let base_checked = crate::verify::check_input(base, "base BTF", base_raw, None)?;
     let distilled_parsed = btf::read::parse(distilled_raw, None)
         .map_err(|e| anyhow::anyhow!("{}: distilled base: {e}", distilled_path.display()))?;
     let split_parsed = parse_btf(split, &split_bytes, Some(&distilled_parsed))?;
@@ -303,6 +338,7 @@ fn relocate(
     let bytes =
         btf::write::write_split(&relocated, &base_parsed.string_index(), split_parsed.endian)
             .with_context(|| format!("{}: writing relocated BTF", output.display()))?;
+    crate::verify::check_output(output, "relocated BTF", &bytes, Some(&base_checked))?;
     output::replace_atomically(output, &bytes)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -316,6 +352,15 @@ fn dedup(input: &Path, base: Option<&Path>, output: &Path, compat: Option<&str>)
     };
     let base_bytes = base.map(read_btf_bytes).transpose()?;
     let base_parsed = parse_optional(base, &base_bytes)?;
+    let base_checked = match (base, base_bytes.as_deref()) {
+        (Some(path), Some(bytes)) => Some(crate::verify::check_input(
+            path,
+            "base BTF",
+            crate::verify::raw_btf(path, bytes)?,
+            None,
+        )?),
+        _ => None,
+    };
     let bytes = read_btf_bytes(input)?;
     let parsed = parse_btf(input, &bytes, base_parsed.as_ref())?;
     let deduped = btf::dedup::dedup_as(&parsed.btf, base_parsed.as_ref().map(|b| &b.btf), flavor)
@@ -325,6 +370,7 @@ fn dedup(input: &Path, base: Option<&Path>, output: &Path, compat: Option<&str>)
         None => btf::write::write(&deduped.btf, parsed.endian),
     }
     .with_context(|| format!("{}: writing BTF", output.display()))?;
+    crate::verify::check_output(output, "deduplicated BTF", &written, base_checked.as_ref())?;
     output::replace_atomically(output, &written)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -332,6 +378,7 @@ fn dedup(input: &Path, base: Option<&Path>, output: &Path, compat: Option<&str>)
 /// `btfenc distill`: `btf__distill_base` on existing split BTF.
 fn distill(split: &Path, base: &Path, output: &Path) -> Result<ExitCode> {
     let base_bytes = read_btf_bytes(base)?;
+    crate::verify::check_input(base, "base BTF", crate::verify::raw_btf(base, &base_bytes)?, None)?;
     let base_parsed = parse_btf(base, &base_bytes, None)?;
     let split_bytes = read_btf_bytes(split)?;
     let split_parsed = parse_btf(split, &split_bytes, Some(&base_parsed))?;
@@ -341,6 +388,13 @@ fn distill(split: &Path, base: &Path, output: &Path) -> Result<ExitCode> {
         .with_context(|| format!("{}: writing BTF", output.display()))?;
     let mut base_out = output.as_os_str().to_owned();
     base_out.push(".base");
+    let small = crate::verify::check_output(
+        Path::new(&base_out),
+        "distilled base BTF",
+        &written.base,
+        None,
+    )?;
+    crate::verify::check_output(output, "BTF", &written.split, Some(&small))?;
     // The pair belongs together: the base first, so that a split never
     // sits next to a stale base it does not fit.
     output::replace_atomically(Path::new(&base_out), &written.base)?;
@@ -375,10 +429,22 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     let base_bytes = args.btf_base.as_deref().map(read_btf_bytes).transpose()?;
     let base = parse_optional(args.btf_base.as_deref(), &base_bytes)?;
 
-    let base = match (&base, args.btf_base.as_deref()) {
-        (Some(parsed), Some(path)) => Some(pipeline::SplitOn::new(path, parsed, &config.features)?),
-        _ => None,
+    // The base is checked as the kernel would (a base it rejects makes
+    // every split on it useless) while it is indexed.
+    let (base, base_checked) = match (&base, args.btf_base.as_deref(), base_bytes.as_deref()) {
+        (Some(parsed), Some(path), Some(bytes)) => {
+            let raw = crate::verify::raw_btf(path, bytes)?;
+            let (split_on, checked) = pool.install(|| {
+                rayon::join(
+                    || pipeline::SplitOn::new(path, parsed, &config.features),
+                    || crate::verify::check_input(path, "base BTF", raw, None),
+                )
+            });
+            (Some(split_on?), Some(checked?))
+        }
+        _ => (None, None),
     };
+    let base_checked = base_checked.as_ref();
 
     let detached = args.btf_encode_detached.as_deref();
     if files.len() > 1 && detached.is_some_and(|d| !d.is_dir()) {
@@ -401,7 +467,9 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
                 d.to_path_buf()
             }
         });
-        pool.install(|| encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose))?;
+        pool.install(|| {
+            encode_one(file, out.as_deref(), &config, base.as_ref(), base_checked, args.verbose)
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -429,7 +497,8 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
             .par_iter()
             .filter_map(|file| {
                 let out = detached.map(|dir| dir.join(detached_name(file)));
-                let result = encode_one(file, out.as_deref(), &config, base.as_ref(), args.verbose);
+                let result =
+                    encode_one(file, out.as_deref(), &config, base.as_ref(), base_checked, args.verbose);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
                     eprint!("\rbtfenc: {n}/{total}");
@@ -498,6 +567,7 @@ fn encode_one(
     detached: Option<&Path>,
     config: &Options,
     base: Option<&pipeline::SplitOn<'_, '_>>,
+    base_checked: Option<&btf::validate::Checked<'_>>,
     verbose: bool,
 ) -> Result<()> {
     if detached.is_none() {
@@ -519,6 +589,25 @@ fn encode_one(
     }
     if verbose {
         stats::report(&encoded.stats, file);
+    }
+    // Nothing the kernel would reject is written.
+    let out = detached.unwrap_or(file);
+    let started = std::time::Instant::now();
+    match encoded.distilled_base.as_deref() {
+        Some(small) => {
+            let small = crate::verify::check_output(out, "distilled base BTF", small, None)?;
+            crate::verify::check_output(out, "BTF", &encoded.btf, Some(&small))?;
+        }
+        None => {
+            crate::verify::check_output(out, "BTF", &encoded.btf, base_checked)?;
+        }
+    }
+    if verbose {
+        eprintln!(
+            "{}: kernel checks of the output: {:.1} ms",
+            file.display(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
     }
     let sections = Sections {
         btf: &encoded.btf,

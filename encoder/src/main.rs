@@ -13,6 +13,7 @@ mod elf_patch;
 mod inputs;
 mod output;
 mod stats;
+mod verify;
 
 use std::process::ExitCode;
 

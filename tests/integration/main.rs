@@ -72,3 +72,4 @@ mod lld_placeholder;
 mod modules;
 mod pahole_parity;
 mod split;
+mod verify_kernel;
