@@ -35,6 +35,7 @@ fn btf_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
 const KERNEL_BTF: Options = Options {
     byte_order: btf::validate::ByteOrder::Native,
     size_limit: false,
+    layout_section: false,
 };
 
 fn lines(prefix: &str, violations: Vec<Violation>) -> Vec<String> {
@@ -123,9 +124,14 @@ pub fn run(files: &[PathBuf], base: Option<&Path>) -> Result<ExitCode> {
 /// The checks on BTF btfenc reads or writes: in the byte order the blob
 /// announces (btfenc writes big-endian BTF for big-endian targets), and
 /// without `BPF_BTF_LOAD`'s size limit (the kernel's own BTF has none).
+///
+/// A kind layout section (`--btf_features=layout`, for Linux 7.2+) is
+/// taken as Linux 7.1 takes it: BTF written for such a kernel is checked by
+/// its rules, not refused for a header older kernels do not know.
 pub(crate) const AS_WRITTEN: Options = Options {
     byte_order: btf::validate::ByteOrder::FromMagic,
     size_limit: false,
+    layout_section: true,
 };
 
 /// The raw `.BTF` of an input file (raw BTF or ELF).

@@ -45,6 +45,8 @@ pub const KSYM_NAME_LEN: usize = 512;
 pub const MAX_RESOLVE_DEPTH: usize = 32;
 /// `sizeof(struct btf_header)` in 6.18: bytes past it must be zero.
 const KNOWN_HEADER_LEN: usize = 24;
+/// Linux 7.1's header: the 24 bytes above, then `layout_off` and `layout_len`.
+const LAYOUT_HEADER_LEN: usize = 32;
 /// `sizeof(void *)` on the 64-bit kernels BTF is loaded into.
 const PTR_SIZE: u32 = 8;
 
@@ -97,6 +99,11 @@ pub struct Options {
     /// Apply `BPF_BTF_LOAD`'s size limit ([`BTF_MAX_SIZE`]) to a standalone
     /// BTF (the kernel's own vmlinux and module BTF have none).
     pub size_limit: bool,
+    /// Take Linux 7.1's 32-byte header with a kind layout section
+    /// (`layout_off`, `layout_len`; what `--btf_features=layout` writes for
+    /// a 7.2+ kernel) as a third section, where older kernels refuse any
+    /// non-zero header byte past the 24th ("Unsupported btf_header").
+    pub layout_section: bool,
 }
 
 impl Default for Options {
@@ -104,6 +111,7 @@ impl Default for Options {
         Options {
             byte_order: ByteOrder::Native,
             size_limit: true,
+            layout_section: false,
         }
     }
 }
@@ -415,6 +423,9 @@ struct Header {
     type_len: u32,
     str_off: u32,
     str_len: u32,
+    /// Linux 7.1+: the kind layout section (zero without one).
+    layout_off: u32,
+    layout_len: u32,
 }
 
 fn header_violation(rule: &'static str, message: &str) -> Vec<Violation> {
@@ -441,7 +452,12 @@ fn byte_order(data: &[u8], order: ByteOrder) -> Endian {
 /// `btf_parse_hdr` and `btf_check_sec_info`: the header, and sections that
 /// tile the blob after it with no gap, overlap or excess. All knowledge of
 /// the header's layout is here.
-fn parse_header(data: &[u8], endian: Endian, split: bool) -> Result<Header, Vec<Violation>> {
+fn parse_header(
+    data: &[u8],
+    endian: Endian,
+    split: bool,
+    layout_section: bool,
+) -> Result<Header, Vec<Violation>> {
     const RULE: &str = "btf_parse_hdr";
     let size = data.len() as u32;
     if data.len() < 8 {
@@ -451,12 +467,18 @@ fn parse_header(data: &[u8], endian: Endian, split: bool) -> Result<Header, Vec<
     if size < hdr_len {
         return Err(header_violation(RULE, "btf_header not found"));
     }
+    // Linux 7.1 knows the layout fields: they may be set, and the section
+    // they describe must be well formed (the reader's header parser holds
+    // those rules, as libbpf 1.8 writes the section).
+    let layout_header = layout_section && hdr_len as usize >= LAYOUT_HEADER_LEN;
+    if layout_header {
+        if let Err(err) = crate::read::parse_header(data) {
+            return Err(header_violation(RULE, &format!("Invalid kind layout section: {err}")));
+        }
+    }
+    let known = if layout_header { LAYOUT_HEADER_LEN } else { KNOWN_HEADER_LEN };
     // Ensure the unsupported header fields are zero.
-    if hdr_len as usize > KNOWN_HEADER_LEN
-        && data[KNOWN_HEADER_LEN..hdr_len as usize]
-            .iter()
-            .any(|&b| b != 0)
-    {
+    if hdr_len as usize > known && data[known..hdr_len as usize].iter().any(|&b| b != 0) {
         return Err(header_violation(RULE, "Unsupported btf_header"));
     }
     let mut raw = [0u8; KNOWN_HEADER_LEN];
@@ -472,6 +494,8 @@ fn parse_header(data: &[u8], endian: Endian, split: bool) -> Result<Header, Vec<
         type_len: word(12),
         str_off: word(16),
         str_len: word(20),
+        layout_off: if layout_header { read_u32(data, endian, 24) } else { 0 },
+        layout_len: if layout_header { read_u32(data, endian, 28) } else { 0 },
     };
     if hdr.magic != crate::raw::MAGIC {
         return Err(header_violation(RULE, "Invalid magic"));
@@ -492,7 +516,10 @@ fn parse_header(data: &[u8], endian: Endian, split: bool) -> Result<Header, Vec<
 /// `btf_check_sec_info`.
 fn check_sec_info(hdr: &Header, size: u32) -> Result<(), Vec<Violation>> {
     const RULE: &str = "btf_check_sec_info";
-    let mut secs = [(hdr.type_off, hdr.type_len), (hdr.str_off, hdr.str_len)];
+    let mut secs = vec![(hdr.type_off, hdr.type_len), (hdr.str_off, hdr.str_len)];
+    if hdr.layout_len != 0 {
+        secs.push((hdr.layout_off, hdr.layout_len));
+    }
     // btf_sec_info_cmp compares the u32 differences as int.
     let cmp = |x: (u32, u32), y: (u32, u32)| {
         let by_off = x.0.wrapping_sub(y.0) as i32;
@@ -502,9 +529,7 @@ fn check_sec_info(hdr: &Header, size: u32) -> Result<(), Vec<Violation>> {
             x.1.wrapping_sub(y.1) as i32
         }
     };
-    if cmp(secs[0], secs[1]) > 0 {
-        secs.swap(0, 1);
-    }
+    secs.sort_by(|&x, &y| cmp(x, y).cmp(&0));
     let expected_total = size.wrapping_sub(hdr.hdr_len);
     let mut total: u32 = 0;
     for (off, len) in secs {
@@ -546,7 +571,7 @@ pub fn validate<'a>(
         ));
     }
     let endian = byte_order(data, options.byte_order);
-    let hdr = parse_header(data, endian, base.is_some())?;
+    let hdr = parse_header(data, endian, base.is_some(), options.layout_section)?;
     let nohdr = hdr.hdr_len as usize;
 
     // btf_parse_str_sec

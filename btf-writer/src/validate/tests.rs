@@ -144,10 +144,41 @@ fn big_endian_blob_is_read_in_its_order_only_when_asked() {
     let as_written = Options {
         byte_order: ByteOrder::FromMagic,
         size_limit: false,
+        layout_section: false,
     };
     assert!(validate(&data, None, as_written).is_ok());
     // The kernel reads hdr_len before the magic: 24 big-endian is 0x18000000
     // little-endian, past the end of the blob.
     let v = validate(&data, None, Options::default()).unwrap_err();
     assert_eq!(v[0].message, "btf_header not found");
+}
+
+/// `--btf_features=layout` output (libbpf 1.8's 32-byte header and kind
+/// layout section): refused as the running 6.x kernel refuses any header
+/// byte past the 24th, taken by Linux 7.1's rules when asked, and still
+/// refused there when the section is broken.
+#[test]
+fn layout_section_is_taken_only_by_7_1_rules() {
+    let data = blob(&INT, STRS);
+    let parsed = crate::read::parse(&data, None).expect("a hand-made blob parses");
+    let options = crate::write::WriteOptions {
+        endian: Endian::Little,
+        base_strings: None,
+        strings: None,
+        header: crate::raw::HeaderFormat::WithLayout,
+    };
+    let with_layout = crate::write::write_with(&parsed.btf, options).expect("write with layout");
+    assert!(with_layout.len() > data.len() + 8, "no layout section was written");
+    let as_6_18 = validate(&with_layout, None, Options::default());
+    assert_eq!(
+        as_6_18.map(|_| ()).map_err(|v| v[0].message.clone()),
+        Err("Unsupported btf_header".to_string())
+    );
+    let as_7_1 = Options { layout_section: true, ..Options::default() };
+    assert!(validate(&with_layout, None, as_7_1).is_ok());
+    // A layout section that overlaps the strings.
+    let mut broken = with_layout.clone();
+    let layout_len = u32::from_le_bytes([broken[28], broken[29], broken[30], broken[31]]);
+    broken[28..32].copy_from_slice(&(layout_len + 4).to_le_bytes());
+    assert!(validate(&broken, None, as_7_1).is_err());
 }
