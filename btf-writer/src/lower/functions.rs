@@ -193,6 +193,11 @@ pub struct FunctionCandidate<'input> {
     /// The function is a kfunc (listed in a `.BTF_ids` kfunc set), with
     /// its `KF_*` flags: with `decl_tag_kfuncs` its FUNC is tagged.
     pub kfunc_flags: Option<u32>,
+    /// pahole's `signature_changed` for a function of a clang unit
+    /// (`DW_CC_nocall`, see [`dwarf::model::Function::signature_changed`]):
+    /// with `optimized_params`, pahole leaves the name out when this
+    /// definition is the one that speaks for it.
+    pub signature_changed: bool,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -203,7 +208,9 @@ pub(crate) fn function_candidates<'input>(
     register_params: &[u16],
     pointer_size: u32,
     relocatable: bool,
+    machine: u16,
 ) -> Result<Vec<FunctionCandidate<'input>>, Error> {
+    let abi = Abi::of(machine, pointer_size);
     let mut candidates = Vec::new();
     for function in &cu.functions {
         // pahole skips declarations, and functions with an unnamed
@@ -223,6 +230,15 @@ pub(crate) fn function_candidates<'input>(
             }
         };
         let mut found = candidate(function, map, elf, register_params, pointer_size)?;
+        if cu.producer_clang {
+            // pahole 1436daf decides clang's functions by the rules below;
+            // gcc's keep the older model above, which matches pahole's
+            // output on the Debian kernel corpus.
+            let verdict = parameter_verdict(function, map, &abi, true)?;
+            found.optimized_params = verdict.optimized_params;
+            found.unexpected_register = verdict.unexpected_register;
+            found.signature_changed = function.signature_changed;
+        }
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
         found.signature_checked = !relocatable && !elf.has_cold_piece;
         candidates.push(found);
@@ -293,7 +309,177 @@ fn candidate<'input>(
         clone_only: elf.clone_only,
         signature_checked: false,
         kfunc_flags: elf.kfunc_flags,
+        signature_changed: false,
     })
+}
+
+/// The calling-convention facts pahole's parameter rules use
+/// (dwarves 1436daf, `dwarf_loader.c`).
+#[derive(Clone, Copy, Debug)]
+struct Abi {
+    /// `arch__set_register_params`: the register expected per argument
+    /// index; indices past it expect none.
+    registers: &'static [u8],
+    /// `arch__nr_register_params`: how many arguments travel in registers.
+    count: usize,
+    /// `arch__agg_use_two_regs`.
+    two_register_aggregates: bool,
+    /// `cu->addr_size`.
+    pointer_size: u32,
+}
+
+impl Abi {
+    fn of(machine: u16, pointer_size: u32) -> Abi {
+        Abi {
+            registers: dwarf::walk::entry_register_params(machine),
+            count: dwarf::walk::nr_register_params(machine),
+            two_register_aggregates: dwarf::walk::aggregates_use_two_registers(machine),
+            pointer_size,
+        }
+    }
+
+    /// `cu->register_params[index]` (`-1`, no register, past the list).
+    fn expected(&self, index: usize) -> Option<u8> {
+        self.registers.get(index).copied()
+    }
+}
+
+/// What pahole concludes about a function's parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Verdict {
+    /// `ftype->optimized_parms`: a parameter is optimized or has no
+    /// location.
+    optimized_params: bool,
+    /// `ftype->unexpected_reg`.
+    unexpected_register: bool,
+}
+
+/// One parameter as pahole's location rules see it.
+#[derive(Clone, Copy, Debug, Default)]
+struct ParamState {
+    has_location: bool,
+    has_const_value: bool,
+    /// `loc_reg`.
+    register: Option<u8>,
+    /// `passed_in_memory`: wider than the registers an argument may take.
+    in_memory: bool,
+    /// `parameter__abi_slots`: registers the argument takes.
+    slots: usize,
+    optimized: bool,
+    unexpected: bool,
+}
+
+/// pahole's verdict on a function definition's parameters (dwarves
+/// 1436daf, without `true_signature`): `parameter__new` sizes each
+/// parameter, `function__analyze_parameter_locations` marks parameters
+/// optimized or in an unexpected register, and
+/// `cu__resolve_func_ret_types_optimized` sums them up, excusing the
+/// unexpected registers of a function with a struct parameter.
+fn parameter_verdict(
+    function: &Function<'_, '_>,
+    map: &TypeMap<'_, '_, '_>,
+    abi: &Abi,
+    producer_clang: bool,
+) -> Result<Verdict, Error> {
+    let pointer_size = u64::from(abi.pointer_size);
+    let mut params = Vec::with_capacity(function.params.len());
+    let mut has_struct = false;
+    for param in function.params {
+        // parameter__new: type_byte_size, passed_in_memory.
+        let byte_size = map.byte_size(param.ty)?;
+        let widest = if abi.two_register_aggregates {
+            2 * pointer_size
+        } else {
+            pointer_size
+        };
+        // parameter__abi_slots.
+        let slots = if !abi.two_register_aggregates || byte_size <= pointer_size {
+            1
+        } else {
+            usize::try_from(byte_size.div_ceil(pointer_size.max(1)))
+                .unwrap_or(usize::MAX)
+                .max(1)
+        };
+        params.push(ParamState {
+            has_location: param.entry.has_location,
+            has_const_value: param.entry.has_const_value,
+            register: param.entry.register_for(
+                byte_size,
+                abi.pointer_size,
+                abi.two_register_aggregates,
+            ),
+            in_memory: byte_size > widest,
+            slots,
+            ..ParamState::default()
+        });
+        // param__is_struct, asked of every parameter.
+        has_struct |= map.is_struct(param.ty)?;
+    }
+    if producer_clang && !function.signature_changed {
+        match_clang_locations(&mut params, abi);
+    } else {
+        analyze_locations(&mut params, abi, producer_clang);
+    }
+    let optimized_params = params.iter().any(|p| p.optimized || !p.has_location);
+    let unexpected = params.iter().any(|p| p.unexpected);
+    Ok(Verdict {
+        optimized_params,
+        unexpected_register: unexpected && !has_struct,
+    })
+}
+
+/// pahole's `function__match_clang_parameter_locations`, for clang's
+/// functions whose signature did not change: each parameter passed in
+/// registers takes the next `slots` argument registers, and a known
+/// `loc_reg` outside them is unexpected. Parameters passed in memory take
+/// none; the check ends when the argument registers run out.
+fn match_clang_locations(params: &mut [ParamState], abi: &Abi) {
+    let mut index = 0usize;
+    for param in params {
+        if param.in_memory {
+            continue;
+        }
+        if index >= abi.count {
+            break;
+        }
+        if let Some(register) = param.register {
+            // parameter__reg_in_expected_window.
+            let end = index.saturating_add(param.slots).min(abi.count);
+            if !(index..end).any(|slot| abi.expected(slot) == Some(register)) {
+                param.unexpected = true;
+            }
+        }
+        index = index.saturating_add(param.slots);
+    }
+}
+
+/// pahole's `function__analyze_parameter_locations` for gcc's functions
+/// (and clang's whose signature changed), `true_signature` off: while
+/// argument registers remain, a located parameter without `loc_reg` is
+/// optimized and one in another register than expected is unexpected; a
+/// parameter with only `DW_AT_const_value` is optimized (not for clang).
+fn analyze_locations(params: &mut [ParamState], abi: &Abi, producer_clang: bool) {
+    let mut index = 0usize;
+    for param in params {
+        let available = index < abi.count;
+        let expected = if available { abi.expected(index) } else { None };
+        let taken = if param.in_memory { 1 } else { param.slots };
+        let mut consumes = true;
+        if param.has_location {
+            if !available {
+                consumes = false;
+            } else if param.register.is_none() {
+                param.optimized = true;
+            } else if expected.is_some() && expected != param.register {
+                param.unexpected = true;
+            }
+        } else if param.has_const_value && !producer_clang {
+            param.optimized = true;
+        }
+        if consumes {
+            index = index.saturating_add(taken);
+        }
+    }
 }
 
 /// Adds FUNC_PROTO + FUNC (+ DECL_TAGs) to `btf` for the chosen candidates.
@@ -399,7 +585,7 @@ fn emit_group_v1_31<'input>(
         && first.signature_checked
         && members().any(|c| c.has_code && c.optimized_params);
     let clone_allowed = !first.clone_only || features.optimized_func;
-    if signature_changed || !clone_allowed {
+    if signature_changed || !clone_allowed || canonical_skips(members()) {
         return;
     }
     let mut unexpected = first.unexpected_register;
@@ -429,6 +615,26 @@ fn emit_group_v1_31<'input>(
             add_function(btf, first, features);
         }
     }
+}
+
+/// pahole's `btf_encoder__select_canonical_state` and
+/// `btf_encoder_func_state__skip_optimized_parms`, for the part that a
+/// changed signature (clang's `DW_CC_nocall`) decides: the definition that
+/// speaks for the name is the first one at a symbol's address whose
+/// parameters do not rule it out, else the first one at a symbol's
+/// address, else the first one; the name is left out when that one has
+/// optimized parameters and a changed signature.
+fn canonical_skips<'a, 'input: 'a>(
+    mut members: impl Iterator<Item = &'a FunctionCandidate<'input>> + Clone,
+) -> bool {
+    let skips = |c: &FunctionCandidate<'_>| c.optimized_params && c.signature_changed;
+    let canonical = members
+        .clone()
+        .filter(|c| c.at_symbol)
+        .find(|c| !skips(c))
+        .or_else(|| members.clone().find(|c| c.at_symbol))
+        .or_else(|| members.next());
+    canonical.is_some_and(skips)
 }
 
 /// Adds the FUNC_PROTO, FUNC and DECL_TAGs of `candidate`, whose prototype
@@ -734,7 +940,7 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
                 .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
@@ -751,7 +957,7 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, &[], 8, false).unwrap();
+        let found = function_candidates(&cu, &map, &empty, &[], 8, false, 62).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
     }
 
@@ -776,7 +982,7 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
                 .unwrap();
         assert!(found[0].unexpected_register);
 
@@ -787,7 +993,7 @@ mod tests {
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
                 .unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
@@ -809,7 +1015,7 @@ mod tests {
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
         let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
+            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
                 .unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
         assert!(found[0].clone_only && found[0].has_code);
@@ -881,6 +1087,7 @@ mod tests {
             clone_only: false,
             signature_checked: true,
             kfunc_flags: None,
+            signature_changed: false,
         }
     }
 

@@ -4,7 +4,7 @@
 use gimli::{AttributeValue, Operation, Reader as _};
 
 use crate::elf::Reader;
-use crate::model::ParamLocation;
+use crate::model::{ParamEntry, ParamLocation};
 
 /// `DW_OP_reg0`..`DW_OP_reg31`: only these count as "in a register" for
 /// pahole (not `DW_OP_regx`).
@@ -28,6 +28,30 @@ pub fn register_params(machine: u16) -> &'static [u16] {
         m if m == elf::EM_RISCV.0 => &[10, 11, 12, 13, 14, 15, 16, 17],
         _ => &[],
     }
+}
+
+/// pahole's (dwarves 1436daf) `arch__set_register_params`: the
+/// `DW_OP_regN` number expected for each argument index, for the machines
+/// it lists (x86-64, s390, arm, aarch64). Indices past the list (up to
+/// [`nr_register_params`]) expect no register at all, which its rules
+/// then treat as matching nothing.
+pub fn entry_register_params(machine: u16) -> &'static [u8] {
+    use object::elf;
+    match machine {
+        // rdi, rsi, rdx, rcx, r8, r9
+        m if m == elf::EM_X86_64.0 => &[5, 4, 1, 2, 8, 9],
+        // r2-r6
+        m if m == elf::EM_S390.0 => &[2, 3, 4, 5, 6],
+        // r0-r7 / x0-x7
+        m if m == elf::EM_ARM.0 || m == elf::EM_AARCH64.0 => &[0, 1, 2, 3, 4, 5, 6, 7],
+        _ => &[],
+    }
+}
+
+/// pahole's `arch__agg_use_two_regs`: whether an aggregate wider than a
+/// register may travel in two (everywhere but s390).
+pub fn aggregates_use_two_registers(machine: u16) -> bool {
+    machine != object::elf::EM_S390.0
 }
 
 /// pahole's per-parameter location flags. They are shared from a concrete
@@ -244,6 +268,161 @@ pub(crate) fn param_location<'input>(
         Some(register) => ParamLocation::Register(register),
         None => ParamLocation::Other,
     }
+}
+
+/// `DW_OP_breg0`..`DW_OP_breg31`.
+const DW_OP_BREG0: u8 = 0x70;
+const DW_OP_BREG31: u8 = 0x8f;
+/// `DW_OP_lit0`..`DW_OP_lit31`, `DW_OP_constu`, `DW_OP_consts`.
+const DW_OP_LIT0: u8 = 0x30;
+const DW_OP_LIT31: u8 = 0x4f;
+const DW_OP_CONSTU: u8 = 0x10;
+const DW_OP_CONSTS: u8 = 0x11;
+const DW_OP_ENTRY_VALUE: u8 = 0xa3;
+const DW_OP_GNU_ENTRY_VALUE: u8 = 0xf3;
+
+fn is_reg(opcode: u8) -> bool {
+    (DW_OP_REG0..=DW_OP_REG31).contains(&opcode)
+}
+
+fn is_breg(opcode: u8) -> bool {
+    (DW_OP_BREG0..=DW_OP_BREG31).contains(&opcode)
+}
+
+fn is_constant(opcode: u8) -> bool {
+    (DW_OP_LIT0..=DW_OP_LIT31).contains(&opcode)
+        || opcode == DW_OP_CONSTU
+        || opcode == DW_OP_CONSTS
+}
+
+/// pahole's `parameter__set_loc_reg`: the first register seen stays.
+fn set_first(register: &mut Option<u8>, value: u8) {
+    if register.is_none() {
+        *register = Some(value);
+    }
+}
+
+/// The opcodes of an expression, all of them; `None` if it is malformed
+/// (libdw then fails the whole location list, and pahole stops reading
+/// it). `inner` receives the operand of the first entry-value operation.
+fn opcodes<'input>(
+    expr: Reader<'input>,
+    encoding: gimli::Encoding,
+    ops: &mut Vec<u8>,
+    inner: &mut Option<Reader<'input>>,
+) -> Option<()> {
+    ops.clear();
+    *inner = None;
+    let mut input = expr;
+    while !input.is_empty() {
+        let (opcode, op) = next_op(&mut input, encoding)?;
+        if let Operation::EntryValue { expression } = op {
+            inner.get_or_insert(expression);
+        }
+        ops.push(opcode);
+    }
+    Some(())
+}
+
+/// pahole's `parameter__decode_location` (with `parameter__multi_exprs`)
+/// over the location expressions of one parameter, in list order, into
+/// `entry`'s two readings of `loc_reg`. `DW_OP_fbreg` and constants only
+/// matter to pahole's `true_signature` rules, which are not implemented.
+fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut ParamEntry) {
+    let mut ops = Vec::new();
+    let mut inner = None;
+    for (loc_num, expr) in exprs.iter().enumerate() {
+        if opcodes(*expr, encoding, &mut ops, &mut inner).is_none() {
+            break;
+        }
+        let Some(&last) = ops.last() else { continue };
+        let first = ops[0];
+        let had_stack_value = last == DW_OP_STACK_VALUE;
+        let len = if ops.len() == 2 && had_stack_value {
+            1
+        } else {
+            ops.len()
+        };
+        if len != 1 {
+            // parameter__multi_exprs: a constant first says nothing.
+            if is_constant(first) {
+                continue;
+            }
+            // Read as a value of at most a register's size: only the
+            // first operation, in the first location.
+            if loc_num == 0 {
+                if is_reg(first) {
+                    set_first(&mut entry.register, first - DW_OP_REG0);
+                } else if is_breg(first) && ops[1..].contains(&DW_OP_STACK_VALUE) {
+                    set_first(&mut entry.register, first - DW_OP_BREG0);
+                }
+            }
+            // Read as an aggregate in two registers: any register piece,
+            // in any location.
+            if let Some(&reg) = ops.iter().find(|&&op| is_reg(op)) {
+                set_first(&mut entry.wide_register, reg - DW_OP_REG0);
+            }
+            continue;
+        }
+        let found = match first {
+            op if is_reg(op) && loc_num == 0 => Some(op - DW_OP_REG0),
+            op if is_breg(op) && loc_num == 0 && had_stack_value => Some(op - DW_OP_BREG0),
+            DW_OP_ENTRY_VALUE | DW_OP_GNU_ENTRY_VALUE => inner
+                .and_then(|inner| sole_op(inner, encoding, false))
+                .map(|(op, _)| op)
+                .filter(|&op| is_reg(op))
+                .map(|op| op - DW_OP_REG0),
+            _ => None,
+        };
+        if let Some(reg) = found {
+            set_first(&mut entry.register, reg);
+            set_first(&mut entry.wide_register, reg);
+        }
+    }
+}
+
+/// pahole's (dwarves 1436daf) facts about a subprogram's formal parameter:
+/// `parameter__new` and `parameter__decode_location`. `scratch` is a
+/// buffer for the expressions of a location list.
+pub(crate) fn param_entry<'input>(
+    dwarf: &gimli::Dwarf<Reader<'input>>,
+    unit: &gimli::Unit<Reader<'input>>,
+    location: Option<AttributeValue<Reader<'input>>>,
+    has_const_value: bool,
+    scratch: &mut Vec<Reader<'input>>,
+) -> ParamEntry {
+    let mut entry = ParamEntry {
+        has_location: location.is_some(),
+        has_const_value,
+        ..ParamEntry::default()
+    };
+    let Some(location) = location else {
+        return entry;
+    };
+    let single;
+    let exprs: &[Reader<'input>] = match location {
+        AttributeValue::Exprloc(expr) => {
+            single = expr.0;
+            std::slice::from_ref(&single)
+        }
+        AttributeValue::Block(block) => {
+            single = block;
+            std::slice::from_ref(&single)
+        }
+        other => {
+            // A list read up to where it stops being readable, as libdw
+            // hands pahole its entries one by one.
+            scratch.clear();
+            if let Ok(Some(mut iter)) = dwarf.attr_locations(unit, other) {
+                while let Ok(Some(location)) = iter.next() {
+                    scratch.push(location.data.0);
+                }
+            }
+            scratch
+        }
+    };
+    decode_locations(exprs, unit.encoding(), &mut entry);
+    entry
 }
 
 /// The address of a static-storage variable: the operand of a leading

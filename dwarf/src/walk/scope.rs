@@ -12,7 +12,7 @@ use super::resolve::{
 use super::{Walker, DW_TAG_LLVM_ANNOTATION};
 use crate::error::{ErrorKind, Result};
 use crate::model::{
-    BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamLocation, Qualifier, TypeRef,
+    BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamEntry, ParamLocation, Qualifier, TypeRef,
 };
 
 /// A growing list allocated in the CU's arena: it becomes the model's slice
@@ -701,6 +701,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         name,
                         ty,
                         location: ParamLocation::Unknown,
+                        entry: ParamEntry::default(),
                         decl_tags: &[],
                     });
                 }
@@ -802,6 +803,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     name,
                     ty,
                     location: ParamLocation::Unknown,
+                    entry: ParamEntry::default(),
                     decl_tags: &[],
                 });
             }
@@ -835,6 +837,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .or_default()
                 .merge(location::LocationFacts::of(location, expected));
         }
+        let entry = location::param_entry(
+            self.dwarf,
+            self.unit,
+            attrs.get(dw::DW_AT_location),
+            attrs.get(dw::DW_AT_const_value).is_some(),
+            &mut self.location_exprs,
+        );
+        // pahole's ftype__recode_dwarf_types: a concrete parameter's facts
+        // go to its abstract origin, later DIEs over earlier ones.
+        if let Some(origin) = origin {
+            self.shared_entries.entry(origin).or_default().merge(entry);
+        }
         if let Some(Scope::Function { .. }) = self.stack.last() {
             self.open_function_params.push(RawParam {
                 offset,
@@ -842,6 +856,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 ty,
                 origin,
                 location,
+                entry,
                 decl_tags: &[],
             });
         }
