@@ -56,6 +56,7 @@ macro_rules! kernel_features {
 
 mod bad_input;
 mod bpftool_dump;
+mod clang_params;
 mod cli;
 mod determinism;
 mod diff_cli;

@@ -923,6 +923,136 @@ mod tests {
         assert!(table.lookup("clone").unwrap().clone_only);
     }
 
+    /// pahole 1436daf's verdicts (dwarf_loader.c), worked out by hand for
+    /// x86-64 (rdi=5, rsi=4, rdx=1, rcx=2) on hand-made CUs.
+    #[test]
+    fn parameter_verdicts_follow_pahole_1436daf() {
+        use dwarf::model::{BaseEncoding, CompositeKind, Node, Qualifier};
+        let arena = bumpalo::Bump::new();
+        let nodes = vec![
+            base_int(),
+            composite(CompositeKind::Union, Some("big"), 64, false, &[]),
+            composite(CompositeKind::Struct, Some("small_s"), 8, false, &[]),
+            composite(CompositeKind::Union, Some("small_u"), 8, false, &[]),
+            base("__int128", 16, BaseEncoding::Signed),
+            Node::Typedef {
+                name: "small_t",
+                target: node(2),
+                decl_tags: &[],
+            },
+            Node::Qualified {
+                qualifier: Qualifier::Const,
+                target: node(5),
+            },
+            Node::Qualified {
+                qualifier: Qualifier::Volatile,
+                target: node(2),
+            },
+        ];
+        let cu = cu_with(nodes);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let abi = Abi::of(62, 8);
+        let verdict = |params: &[(u32, ParamLocation)], clang: bool, changed: bool| {
+            let params: Vec<_> = params
+                .iter()
+                .map(|&(ty, location)| param(Some("p"), node(ty), location))
+                .collect();
+            let mut f = function("f", arena.alloc_slice_copy(&params), false);
+            f.signature_changed = changed;
+            parameter_verdict(&f, &map, &abi, clang).unwrap()
+        };
+        use ParamLocation::{Constant, OptimizedOut, Other, Register};
+        let unexpected = |v: Verdict| v.unexpected_register;
+        // A 64-byte union travels in memory and takes no register; the
+        // dropped `dead` takes slot 0, so x in rdi is unexpected (slot 1
+        // is rsi), and a union excuses nothing.
+        let big = [(1, Other), (0, OptimizedOut), (0, Register(5))];
+        assert!(unexpected(verdict(&big, true, false)));
+        // Every struct parameter excuses it, through typedef and const;
+        // not through volatile (param__is_struct).
+        for excusing in [2, 5, 6] {
+            let v = verdict(
+                &[(excusing, Register(5)), (0, OptimizedOut), (0, Register(4))],
+                true,
+                false,
+            );
+            assert!(!unexpected(v), "type {excusing}");
+        }
+        for not_excusing in [3, 7] {
+            let v = verdict(
+                &[
+                    (not_excusing, Register(5)),
+                    (0, OptimizedOut),
+                    (0, Register(4)),
+                ],
+                true,
+                false,
+            );
+            assert!(unexpected(v), "type {not_excusing}");
+        }
+        // A 16-byte scalar takes two slots: x is expected in rdx, or in
+        // rcx after a dropped parameter.
+        assert!(!unexpected(verdict(
+            &[(4, Register(5)), (0, Register(1))],
+            true,
+            false
+        )));
+        assert!(unexpected(verdict(
+            &[(4, Register(5)), (0, OptimizedOut), (0, Register(1))],
+            true,
+            false
+        )));
+        // clang: a parameter without register says nothing; no location
+        // marks the function optimized (which alone does not skip it).
+        let v = verdict(&[(0, Other), (0, OptimizedOut)], true, false);
+        assert_eq!(
+            v,
+            Verdict {
+                optimized_params: true,
+                unexpected_register: false
+            }
+        );
+        // The seventh argument is past the registers: not checked.
+        let seven: Vec<_> = (0..6)
+            .map(|i| (0, Register(u16::from(abi.registers[i]))))
+            .chain([(0, Register(3))])
+            .collect();
+        assert!(!unexpected(verdict(&seven, true, false)));
+        // gcc (and clang with DW_CC_nocall): a located parameter without
+        // register is optimized, a constant one too (gcc only), a wrong
+        // register is unexpected.
+        assert!(verdict(&[(0, Register(5)), (0, Other)], false, false).optimized_params);
+        assert!(!verdict(&[(0, Register(5)), (0, Register(4))], false, false).optimized_params);
+        assert!(unexpected(verdict(&[(0, Register(4))], false, false)));
+        assert!(unexpected(verdict(&[(0, Register(4))], true, true)));
+        assert!(unexpected(verdict(&[(0, Register(4))], true, false)));
+        // A located parameter without register: optimized by the gcc
+        // rules (which clang's DW_CC_nocall functions follow), not by the
+        // clang matching.
+        assert!(verdict(&[(0, Other)], true, true).optimized_params);
+        assert!(!verdict(&[(0, Other)], true, false).optimized_params);
+        let constant = verdict(&[(0, Register(5)), (0, Constant)], false, false);
+        assert!(constant.optimized_params && !constant.unexpected_register);
+    }
+
+    /// pahole's canonical state: the first definition at a symbol that is
+    /// not ruled out speaks for the name.
+    #[test]
+    fn changed_signatures_skip_through_the_canonical_definition() {
+        let mut at = cand(1, &[]);
+        at.at_symbol = true;
+        let mut changed = at.clone();
+        changed.optimized_params = true;
+        changed.signature_changed = true;
+        let mut elsewhere = changed.clone();
+        elsewhere.at_symbol = false;
+        assert!(!canonical_skips([&elsewhere, &at].into_iter()));
+        assert!(!canonical_skips([&changed, &at].into_iter()));
+        assert!(canonical_skips([&changed].into_iter()));
+        assert!(canonical_skips([&elsewhere].into_iter()));
+        assert!(!canonical_skips([&at].into_iter()));
+    }
+
     #[test]
     fn candidates_skip_declarations_and_unnamed_params() {
         let arena = bumpalo::Bump::new();
@@ -939,9 +1069,16 @@ mod tests {
         let facts = symbols(&[("f", 1), ("g", 2), ("h", 3)]);
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -981,9 +1118,16 @@ mod tests {
         let facts = symbols(&[("f", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -992,9 +1136,16 @@ mod tests {
         ]);
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
 
@@ -1014,9 +1165,16 @@ mod tests {
         let facts = symbols(&[("f.isra.0", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false, 62)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
         assert!(found[0].clone_only && found[0].has_code);
     }

@@ -290,9 +290,7 @@ fn is_breg(opcode: u8) -> bool {
 }
 
 fn is_constant(opcode: u8) -> bool {
-    (DW_OP_LIT0..=DW_OP_LIT31).contains(&opcode)
-        || opcode == DW_OP_CONSTU
-        || opcode == DW_OP_CONSTS
+    (DW_OP_LIT0..=DW_OP_LIT31).contains(&opcode) || opcode == DW_OP_CONSTU || opcode == DW_OP_CONSTS
 }
 
 /// pahole's `parameter__set_loc_reg`: the first register seen stays.
@@ -538,6 +536,74 @@ mod tests {
         // Optimized anywhere wins over everything.
         facts.merge(LocationFacts::of(ParamLocation::Other, Some(5)));
         assert_eq!(facts.location(), ParamLocation::Other);
+    }
+
+    /// pahole 1436daf's `parameter__decode_location` on hand-made
+    /// location lists (opcodes from the DWARF 5 standard).
+    #[test]
+    fn entry_facts_follow_pahole_1436daf() {
+        let decode = |exprs: &[&[u8]]| {
+            let readers: Vec<Reader<'_>> = exprs.iter().map(|bytes| reader(bytes)).collect();
+            let mut entry = ParamEntry::default();
+            decode_locations(&readers, encoding(), &mut entry);
+            (entry.register, entry.wide_register)
+        };
+        // __device_attach's allow_async (clang 14): DW_OP_reg15 first,
+        // then DW_OP_entry_value(DW_OP_reg4), DW_OP_stack_value: the
+        // first register seen stays, even though rsi is the expected one.
+        let entry_rsi: &[u8] = &[0xa3, 0x01, 0x54, 0x9f];
+        assert_eq!(decode(&[&[0x5f], entry_rsi, &[0x5f]]), (Some(15), Some(15)));
+        // An entry value counts in any location; a plain register only in
+        // the first.
+        assert_eq!(
+            decode(&[&[0x91, 0x08], &[0x53], entry_rsi]),
+            (Some(4), Some(4))
+        );
+        // DW_OP_breg4 RSI+0, DW_OP_constu 0xffffffff, DW_OP_and,
+        // DW_OP_stack_value (clang's _Bool): rsi, first location only.
+        let breg: &[u8] = &[0x74, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x1a, 0x9f];
+        assert_eq!(decode(&[breg]), (Some(4), None));
+        assert_eq!(decode(&[&[0x91, 0x08], breg]), (None, None));
+        // DW_OP_bregN alone (an address, not a value): nothing; with
+        // only DW_OP_stack_value after it: the register.
+        assert_eq!(decode(&[&[0x75, 0x00]]), (None, None));
+        assert_eq!(decode(&[&[0x75, 0x00, 0x9f]]), (Some(5), Some(5)));
+        // Pieces (clang's __int128 in rdi:rsi): as a narrow value, the
+        // first operation of the first location; as a wide aggregate,
+        // the first register piece of any location.
+        let pieces: &[u8] = &[0x55, 0x93, 0x08, 0x54, 0x93, 0x08];
+        let later_half: &[u8] = &[0x93, 0x08, 0x54, 0x93, 0x08];
+        assert_eq!(decode(&[pieces]), (Some(5), Some(5)));
+        assert_eq!(decode(&[later_half, pieces]), (None, Some(4)));
+        // A constant first operation: no register in either reading.
+        assert_eq!(decode(&[&[0x30, 0x9f, 0x55]]), (None, None));
+        // DW_OP_regx is not a DW_OP_regN; an empty expression still
+        // counts as a location (DW_OP_reg5 after it is not the first).
+        assert_eq!(decode(&[&[0x90, 0x05]]), (None, None));
+        assert_eq!(decode(&[&[], &[0x55]]), (None, None));
+        // A malformed expression ends the list, as libdw's error does.
+        assert_eq!(decode(&[&[0x08], entry_rsi]), (None, None));
+    }
+
+    #[test]
+    fn entries_merge_as_recode_shares_them() {
+        let located = |register| ParamEntry {
+            has_location: true,
+            register: Some(register),
+            wide_register: Some(register),
+            ..ParamEntry::default()
+        };
+        let mut abstract_param = ParamEntry {
+            has_const_value: true,
+            ..ParamEntry::default()
+        };
+        abstract_param.merge(located(5));
+        abstract_param.merge(ParamEntry::default());
+        assert_eq!(abstract_param.register, Some(5));
+        // A later concrete copy's register replaces the earlier one.
+        abstract_param.merge(located(3));
+        assert_eq!(abstract_param.register, Some(3));
+        assert!(abstract_param.has_location && abstract_param.has_const_value);
     }
 
     #[test]

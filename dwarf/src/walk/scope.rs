@@ -12,7 +12,8 @@ use super::resolve::{
 use super::{Walker, DW_TAG_LLVM_ANNOTATION};
 use crate::error::{ErrorKind, Result};
 use crate::model::{
-    BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamEntry, ParamLocation, Qualifier, TypeRef,
+    BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamEntry, ParamLocation, Qualifier,
+    TypeRef,
 };
 
 /// A growing list allocated in the CU's arena: it becomes the model's slice
