@@ -56,7 +56,6 @@ macro_rules! kernel_features {
 
 mod bad_input;
 mod bpftool_dump;
-mod clang_params;
 mod cli;
 mod determinism;
 mod diff_cli;
@@ -66,5 +65,6 @@ mod in_place;
 mod kernel_load;
 mod kfuncs;
 mod modules;
+mod param_locations;
 mod pahole_parity;
 mod split;

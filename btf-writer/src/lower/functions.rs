@@ -230,15 +230,12 @@ pub(crate) fn function_candidates<'input>(
             }
         };
         let mut found = candidate(function, map, elf, register_params, pointer_size)?;
-        if cu.producer_clang {
-            // pahole 1436daf decides clang's functions by the rules below;
-            // gcc's keep the older model above, which matches pahole's
-            // output on the Debian kernel corpus.
-            let verdict = parameter_verdict(function, map, &abi, true)?;
-            found.optimized_params = verdict.optimized_params;
-            found.unexpected_register = verdict.unexpected_register;
-            found.signature_changed = function.signature_changed;
-        }
+        // pahole 1436daf's verdict on the parameters (its clang and gcc
+        // rules differ; see parameter_verdict).
+        let verdict = parameter_verdict(function, map, &abi, cu.producer_clang)?;
+        found.optimized_params = verdict.optimized_params;
+        found.unexpected_register = verdict.unexpected_register;
+        found.signature_changed = cu.producer_clang && function.signature_changed;
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
         found.signature_checked = !relocatable && !elf.has_cold_piece;
         candidates.push(found);

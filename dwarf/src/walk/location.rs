@@ -173,23 +173,6 @@ fn sole_op<'input>(
     (input.is_empty() && opcode == DW_OP_STACK_VALUE).then_some(first)
 }
 
-/// The location expressions of a `DW_AT_location` that is a location
-/// list, in list order, into `exprs` (cleared first): a buffer reused
-/// for every parameter. `None` when the list cannot be read.
-fn list_expressions<'input>(
-    dwarf: &gimli::Dwarf<Reader<'input>>,
-    unit: &gimli::Unit<Reader<'input>>,
-    value: AttributeValue<Reader<'input>>,
-    exprs: &mut Vec<Reader<'input>>,
-) -> Option<()> {
-    exprs.clear();
-    let mut iter = dwarf.attr_locations(unit, value).ok()??;
-    while let Some(entry) = iter.next().ok()? {
-        exprs.push(entry.data.0);
-    }
-    Some(())
-}
-
 /// pahole's `parameter__reg`: the register a parameter is in at entry.
 /// A `DW_OP_regN` counts only in the first location; an
 /// `DW_OP_entry_value(DW_OP_regN)` counts anywhere. The expected register
@@ -229,10 +212,12 @@ fn parameter_register(
     found
 }
 
-/// Classifies a formal parameter's location for the optimized-function
-/// rules; `index` is its position among the function's parameters.
-/// `scratch` is a buffer for the expressions of a location list.
-pub(crate) fn param_location<'input>(
+/// A formal parameter's location, read once: as the model's
+/// [`ParamLocation`] (`index` is its position among the function's
+/// parameters) and as pahole 1436daf's [`ParamEntry`] (`parameter__new`,
+/// `parameter__decode_location`). `scratch` is a buffer for the
+/// expressions of a location list.
+pub(crate) fn param_facts<'input>(
     dwarf: &gimli::Dwarf<Reader<'input>>,
     unit: &gimli::Unit<Reader<'input>>,
     location: Option<AttributeValue<Reader<'input>>>,
@@ -240,13 +225,19 @@ pub(crate) fn param_location<'input>(
     register_params: &[u16],
     index: usize,
     scratch: &mut Vec<Reader<'input>>,
-) -> ParamLocation {
+) -> (ParamLocation, ParamEntry) {
+    let mut entry = ParamEntry {
+        has_location: location.is_some(),
+        has_const_value,
+        ..ParamEntry::default()
+    };
     let Some(location) = location else {
-        return if has_const_value {
+        let location = if has_const_value {
             ParamLocation::Constant
         } else {
             ParamLocation::OptimizedOut
         };
+        return (location, entry);
     };
     let single;
     let exprs: &[Reader<'input>] = match location {
@@ -258,16 +249,18 @@ pub(crate) fn param_location<'input>(
             single = block;
             std::slice::from_ref(&single)
         }
-        other => match list_expressions(dwarf, unit, other, scratch) {
-            Some(()) => scratch,
-            None => return ParamLocation::Other,
-        },
+        other => {
+            raw_list_expressions(dwarf, unit, other, scratch);
+            scratch
+        }
     };
+    decode_locations(exprs, unit.encoding(), &mut entry);
     let expected = register_params.get(index).copied();
-    match parameter_register(exprs, unit.encoding(), expected) {
+    let location = match parameter_register(exprs, unit.encoding(), expected) {
         Some(register) => ParamLocation::Register(register),
         None => ParamLocation::Other,
-    }
+    };
+    (location, entry)
 }
 
 /// `DW_OP_breg0`..`DW_OP_breg31`.
@@ -300,26 +293,55 @@ fn set_first(register: &mut Option<u8>, value: u8) {
     }
 }
 
-/// The opcodes of an expression, all of them; `None` if it is malformed
-/// (libdw then fails the whole location list, and pahole stops reading
-/// it). `inner` receives the operand of the first entry-value operation.
-fn opcodes<'input>(
-    expr: Reader<'input>,
-    encoding: gimli::Encoding,
-    ops: &mut Vec<u8>,
-    inner: &mut Option<Reader<'input>>,
-) -> Option<()> {
-    ops.clear();
-    *inner = None;
+/// What pahole's location rules look at in one expression.
+#[derive(Clone, Copy)]
+struct ExprSummary<'input> {
+    /// Number of operations.
+    len: usize,
+    first: u8,
+    last: u8,
+    /// A `DW_OP_stack_value` after the first operation.
+    stack_value_after_first: bool,
+    /// The first `DW_OP_regN` operation.
+    first_reg: Option<u8>,
+    /// The operand of the first entry-value operation.
+    entry_value: Option<Reader<'input>>,
+}
+
+/// Reads every operation of an expression; `None` if it is empty or
+/// malformed (libdw then fails the whole location list, and pahole stops
+/// reading it: [`Err`]).
+fn summarize(expr: Reader<'_>, encoding: gimli::Encoding) -> Result<Option<ExprSummary<'_>>, ()> {
     let mut input = expr;
+    let mut summary: Option<ExprSummary<'_>> = None;
     while !input.is_empty() {
-        let (opcode, op) = next_op(&mut input, encoding)?;
-        if let Operation::EntryValue { expression } = op {
-            inner.get_or_insert(expression);
+        let (opcode, op) = next_op(&mut input, encoding).ok_or(())?;
+        let entry_value = match op {
+            Operation::EntryValue { expression } => Some(expression),
+            _ => None,
+        };
+        let reg = is_reg(opcode).then_some(opcode);
+        match summary.as_mut() {
+            None => {
+                summary = Some(ExprSummary {
+                    len: 1,
+                    first: opcode,
+                    last: opcode,
+                    stack_value_after_first: false,
+                    first_reg: reg,
+                    entry_value,
+                })
+            }
+            Some(summary) => {
+                summary.len += 1;
+                summary.last = opcode;
+                summary.stack_value_after_first |= opcode == DW_OP_STACK_VALUE;
+                summary.first_reg = summary.first_reg.or(reg);
+                summary.entry_value = summary.entry_value.or(entry_value);
+            }
         }
-        ops.push(opcode);
     }
-    Some(())
+    Ok(summary)
 }
 
 /// pahole's `parameter__decode_location` (with `parameter__multi_exprs`)
@@ -327,19 +349,18 @@ fn opcodes<'input>(
 /// `entry`'s two readings of `loc_reg`. `DW_OP_fbreg` and constants only
 /// matter to pahole's `true_signature` rules, which are not implemented.
 fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut ParamEntry) {
-    let mut ops = Vec::new();
-    let mut inner = None;
     for (loc_num, expr) in exprs.iter().enumerate() {
-        if opcodes(*expr, encoding, &mut ops, &mut inner).is_none() {
-            break;
-        }
-        let Some(&last) = ops.last() else { continue };
-        let first = ops[0];
-        let had_stack_value = last == DW_OP_STACK_VALUE;
-        let len = if ops.len() == 2 && had_stack_value {
+        let summary = match summarize(*expr, encoding) {
+            Ok(Some(summary)) => summary,
+            Ok(None) => continue,
+            Err(()) => break,
+        };
+        let first = summary.first;
+        let had_stack_value = summary.last == DW_OP_STACK_VALUE;
+        let len = if summary.len == 2 && had_stack_value {
             1
         } else {
-            ops.len()
+            summary.len
         };
         if len != 1 {
             // parameter__multi_exprs: a constant first says nothing.
@@ -351,13 +372,13 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             if loc_num == 0 {
                 if is_reg(first) {
                     set_first(&mut entry.register, first - DW_OP_REG0);
-                } else if is_breg(first) && ops[1..].contains(&DW_OP_STACK_VALUE) {
+                } else if is_breg(first) && summary.stack_value_after_first {
                     set_first(&mut entry.register, first - DW_OP_BREG0);
                 }
             }
             // Read as an aggregate in two registers: any register piece,
             // in any location.
-            if let Some(&reg) = ops.iter().find(|&&op| is_reg(op)) {
+            if let Some(reg) = summary.first_reg {
                 set_first(&mut entry.wide_register, reg - DW_OP_REG0);
             }
             continue;
@@ -365,7 +386,8 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
         let found = match first {
             op if is_reg(op) && loc_num == 0 => Some(op - DW_OP_REG0),
             op if is_breg(op) && loc_num == 0 && had_stack_value => Some(op - DW_OP_BREG0),
-            DW_OP_ENTRY_VALUE | DW_OP_GNU_ENTRY_VALUE => inner
+            DW_OP_ENTRY_VALUE | DW_OP_GNU_ENTRY_VALUE => summary
+                .entry_value
                 .and_then(|inner| sole_op(inner, encoding, false))
                 .map(|(op, _)| op)
                 .filter(|&op| is_reg(op))
@@ -379,48 +401,38 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
     }
 }
 
-/// pahole's (dwarves 1436daf) facts about a subprogram's formal parameter:
-/// `parameter__new` and `parameter__decode_location`. `scratch` is a
-/// buffer for the expressions of a location list.
-pub(crate) fn param_entry<'input>(
+/// The expressions of a location list as libdw's `dwarf_getlocations`
+/// hands them to pahole: every entry that has one, in order, including
+/// entries with an empty address range (gcc writes `[X, X)` entries for
+/// location views, and such an entry is then pahole's first location),
+/// read up to where the list stops being readable. Into `exprs`, cleared
+/// first.
+fn raw_list_expressions<'input>(
     dwarf: &gimli::Dwarf<Reader<'input>>,
     unit: &gimli::Unit<Reader<'input>>,
-    location: Option<AttributeValue<Reader<'input>>>,
-    has_const_value: bool,
-    scratch: &mut Vec<Reader<'input>>,
-) -> ParamEntry {
-    let mut entry = ParamEntry {
-        has_location: location.is_some(),
-        has_const_value,
-        ..ParamEntry::default()
+    value: AttributeValue<Reader<'input>>,
+    exprs: &mut Vec<Reader<'input>>,
+) {
+    use gimli::RawLocListEntry as Entry;
+    exprs.clear();
+    let Ok(Some(offset)) = dwarf.attr_locations_offset(unit, value) else {
+        return;
     };
-    let Some(location) = location else {
-        return entry;
+    let Ok(mut iter) = dwarf.raw_locations(unit, offset) else {
+        return;
     };
-    let single;
-    let exprs: &[Reader<'input>] = match location {
-        AttributeValue::Exprloc(expr) => {
-            single = expr.0;
-            std::slice::from_ref(&single)
+    while let Ok(Some(entry)) = iter.next() {
+        match entry {
+            Entry::BaseAddress { .. } | Entry::BaseAddressx { .. } => {}
+            Entry::AddressOrOffsetPair { data, .. }
+            | Entry::OffsetPair { data, .. }
+            | Entry::StartxEndx { data, .. }
+            | Entry::StartxLength { data, .. }
+            | Entry::DefaultLocation { data }
+            | Entry::StartEnd { data, .. }
+            | Entry::StartLength { data, .. } => exprs.push(data.0),
         }
-        AttributeValue::Block(block) => {
-            single = block;
-            std::slice::from_ref(&single)
-        }
-        other => {
-            // A list read up to where it stops being readable, as libdw
-            // hands pahole its entries one by one.
-            scratch.clear();
-            if let Ok(Some(mut iter)) = dwarf.attr_locations(unit, other) {
-                while let Ok(Some(location)) = iter.next() {
-                    scratch.push(location.data.0);
-                }
-            }
-            scratch
-        }
-    };
-    decode_locations(exprs, unit.encoding(), &mut entry);
-    entry
+    }
 }
 
 /// The address of a static-storage variable: the operand of a leading

@@ -820,7 +820,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             _ => 0,
         };
-        let location = location::param_location(
+        let (location, entry) = location::param_facts(
             self.dwarf,
             self.unit,
             attrs.get(dw::DW_AT_location),
@@ -838,13 +838,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .or_default()
                 .merge(location::LocationFacts::of(location, expected));
         }
-        let entry = location::param_entry(
-            self.dwarf,
-            self.unit,
-            attrs.get(dw::DW_AT_location),
-            attrs.get(dw::DW_AT_const_value).is_some(),
-            &mut self.location_exprs,
-        );
         // pahole's ftype__recode_dwarf_types: a concrete parameter's facts
         // go to its abstract origin, later DIEs over earlier ones.
         if let Some(origin) = origin {

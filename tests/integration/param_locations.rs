@@ -1,8 +1,8 @@
-//! Which functions of a clang-built object get a FUNC: pahole 1436daf's
-//! (v1.31 + 38 commits) parameter-location rules for clang units, in
-//! dwarf_loader.c (`parameter__decode_location`,
-//! `function__match_clang_parameter_locations`, `param__is_struct` in
-//! `cu__resolve_func_ret_types_optimized`). The expected sets below were
+//! Which functions get a FUNC by their parameters' locations: pahole
+//! 1436daf's (v1.31 + 38 commits) rules in dwarf_loader.c
+//! (`parameter__decode_location`, `function__match_clang_parameter_locations`
+//! for clang units, `function__analyze_parameter_locations` for gcc's,
+//! `param__is_struct` in `cu__resolve_func_ret_types_optimized`). The expected sets below were
 //! derived by hand from `llvm-dwarfdump` of the fixture and from pahole's
 //! source, not from btfenc's output; with the clang reference present,
 //! the whole clang14 tinyconfig kernel must also equal pahole's own BTF.
@@ -75,6 +75,44 @@ fn clang_parameter_rules_pick_paholes_funcs() {
     );
 }
 
+/// `fixtures/src/gccparams.c`, gcc 12 -O2, global functions (no clones).
+/// gcc's rules (`function__analyze_parameter_locations`): each parameter
+/// takes the next argument register, one for a parameter passed in memory;
+/// a located parameter without a register is optimized (which alone does
+/// not skip a function that is not an .isra/.constprop clone); a first
+/// register other than the expected one is unexpected:
+///
+/// - gp_union_then_reg(union gp_big u /*64 B*/, long x): u is
+///   `DW_OP_fbreg +0` (optimized, takes slot 0); x is `DW_OP_reg5` (rdi)
+///   where slot 1 (rsi) is expected; a union excuses nothing: skipped.
+/// - gp_struct_then_reg(struct gp_big_s s, long x): the same, but the
+///   struct excuses it: kept.
+/// - gp_wide_then_reg(__int128 v, long x): v is `DW_OP_reg4 RSI,
+///   DW_OP_piece 8, DW_OP_reg5 RDI, DW_OP_piece 8`; read as a two-register
+///   aggregate its first register is rsi where slot 0 (rdi) is expected:
+///   skipped.
+/// - gp_plain(long a, long b): rdi, rsi: kept.
+#[test]
+fn gcc_parameter_rules_pick_paholes_funcs() {
+    let dir = scratch();
+    let out = dir.path().join("gccparams.btf");
+    let input = fixture("obj/gcc-params/gccparams.o");
+    btfenc(&[
+        OsStr::new("-J"),
+        OsStr::new(FEATURES),
+        OsStr::new("--btf_encode_detached"),
+        out.as_os_str(),
+        input.as_os_str(),
+    ])
+    .assert_success();
+    assert_eq!(
+        func_names(&out, None),
+        ["gp_plain", "gp_struct_then_reg"],
+        "FUNCs of {}",
+        input.display()
+    );
+}
+
 /// The pahole 1.31 reference outputs (`BTFENC_REFERENCE`, else
 /// `../shared/reference` beside the workspace).
 fn reference_root() -> PathBuf {
@@ -106,7 +144,7 @@ fn unxz(source: &Path, target: &Path) -> Result<(), String> {
 /// kernel's flags, hold exactly pahole 1.31's types, FUNCs included.
 #[test]
 fn clang14_tinyconfig_equals_pahole() {
-    const TEST: &str = "clang_params::clang14_tinyconfig_equals_pahole";
+    const TEST: &str = "param_locations::clang14_tinyconfig_equals_pahole";
     let reference = reference_root().join("clang14-tinyconfig-6.1");
     let wanted = [
         "tmp_vmlinux.btf.xz",
