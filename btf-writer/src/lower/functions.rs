@@ -43,8 +43,18 @@ const KF_FASTCALL: u32 = 1 << 12;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct ElfFunction {
     /// Symbols of this name sit at more than one address, so a tracer
-    /// attaching by name cannot know which one is meant.
+    /// attaching by name cannot know which one is meant. Under 1.31's
+    /// rules, as pahole 1436daf decides it
+    /// (`elf_function__has_ambiguous_address` in `elf_functions__collect`):
+    /// walking the symbols in symbol-table order, an address differs from
+    /// the previous one *and that one is not 0* (0 reads as "none yet", so
+    /// a symbol at address 0, the first function of a relocatable file's
+    /// `.text`, never conflicts with the one after it); and never for the
+    /// last name in byte order, which its loop ends before checking.
     ambiguous_address: bool,
+    /// Symbols of this name sit at more than one address (whatever
+    /// pahole concludes): `other_addresses` holds the others.
+    several_addresses: bool,
     /// Every symbol of this name carries an optimization suffix
     /// (`.isra.0`, `.constprop.0`): only a compiler-made clone exists,
     /// whose signature may differ from the source's.
@@ -72,6 +82,9 @@ pub(crate) struct FunctionTable<'input> {
 /// One matched name of the [`FunctionTable`].
 #[derive(Clone, Copy, Debug, Default)]
 struct NameEntry {
+    /// pahole 1436daf's running address in
+    /// `elf_function__has_ambiguous_address` (0: none yet).
+    previous_address: u64,
     function: ElfFunction,
     /// The address of the first symbol of this name.
     first_address: u64,
@@ -114,8 +127,26 @@ impl<'input> FunctionTable<'input> {
             });
             entry.plain |= plain;
             if entry.first_address != symbol.address {
-                entry.function.ambiguous_address = true;
+                entry.function.several_addresses = true;
                 other_addresses.insert((name, symbol.address));
+            }
+            match rules {
+                Rules::V1_24 => entry.function.ambiguous_address = entry.function.several_addresses,
+                Rules::V1_31 => {
+                    if entry.previous_address != 0 && entry.previous_address != symbol.address {
+                        entry.function.ambiguous_address = true;
+                    }
+                    entry.previous_address = symbol.address;
+                }
+            }
+        }
+        if rules == Rules::V1_31 {
+            // pahole's loop checks a name when the next one starts: the
+            // last name in its byte-order sort is never checked.
+            if let Some(last) = names.keys().max().copied() {
+                if let Some(entry) = names.get_mut(last) {
+                    entry.function.ambiguous_address = false;
+                }
             }
         }
         // pahole marks the ELF function of the kfunc's name, so a kfunc
@@ -152,7 +183,7 @@ impl<'input> FunctionTable<'input> {
         let Some(address) = address else { return false };
         self.names.get(name).is_some_and(|entry| {
             entry.first_address == address
-                || (entry.function.ambiguous_address
+                || (entry.function.several_addresses
                     && self.other_addresses.contains(&(name, address)))
         })
     }
@@ -918,6 +949,35 @@ mod tests {
         assert!(one.has_cold_piece && !one.clone_only && !one.ambiguous_address);
         assert!(!table.has_symbol_at("one", Some(0x90)));
         assert!(table.lookup("clone").unwrap().clone_only);
+    }
+
+    /// pahole 1436daf's `elf_function__has_ambiguous_address`, as
+    /// `elf_functions__collect` calls it: address 0 reads as "none yet",
+    /// and the last name in byte order is never checked.
+    #[test]
+    fn ambiguous_addresses_as_pahole_1436daf_decides() {
+        let facts = symbols(&[
+            ("zero_first", 0),
+            ("zero_first", 0x10),
+            ("zero_later", 0x10),
+            ("zero_later", 0),
+            ("two", 0x10),
+            ("two", 0x20),
+            ("same", 0x30),
+            ("same", 0x30),
+            ("zz_last", 0x40),
+            ("zz_last", 0x50),
+        ]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let ambiguous = |name| table.lookup(name).unwrap().ambiguous_address;
+        assert!(!ambiguous("zero_first"));
+        assert!(ambiguous("zero_later"));
+        assert!(ambiguous("two"));
+        assert!(!ambiguous("same"));
+        assert!(!ambiguous("zz_last"));
+        // Every address still counts as the name's symbol.
+        assert!(table.has_symbol_at("zz_last", Some(0x50)));
+        assert!(table.has_symbol_at("zero_first", Some(0x10)));
     }
 
     /// pahole 1436daf's verdicts (dwarf_loader.c), worked out by hand for
