@@ -137,8 +137,65 @@ pub struct Param<'input, 'arena> {
     /// optimized anywhere wins, then an unexpected register, then a
     /// register.
     pub location: ParamLocation,
+    /// The same DIE's location as pahole at dwarves 1436daf records it
+    /// (`parameter__new`, `parameter__decode_location`), with what the
+    /// CU's concrete copies say merged into an abstract instance's
+    /// parameter as `ftype__recode_dwarf_types` merges it. Unused for
+    /// type-level prototypes.
+    pub entry: ParamEntry,
     /// `btf_decl_tag` annotation values on this parameter.
     pub decl_tags: &'arena [&'input str],
+}
+
+/// What pahole (dwarves 1436daf) records about a function parameter's
+/// `DW_AT_location` for its optimized-function rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ParamEntry {
+    /// `has_loc`: the DIE has `DW_AT_location` (whatever it says).
+    pub has_location: bool,
+    /// `has_const_value`: the DIE has `DW_AT_const_value`.
+    pub has_const_value: bool,
+    /// `loc_reg` for a parameter at most pointer-sized (or on a machine
+    /// that passes aggregates in one register): the first register seen,
+    /// `DW_OP_reg0..31` or `DW_OP_bregN ..., DW_OP_stack_value` in the
+    /// first location, or `DW_OP_entry_value(DW_OP_regN)` anywhere.
+    pub register: Option<u8>,
+    /// `loc_reg` for a wider parameter: as `register`, except that a
+    /// register piece of a multi-operation expression counts in any
+    /// location (`parameter__multi_exprs`).
+    pub wide_register: Option<u8>,
+}
+
+impl ParamEntry {
+    /// `loc_reg` for a parameter of `byte_size` bytes (pahole's
+    /// `type_byte_size`) on a machine with `pointer_size`-byte registers;
+    /// `two_register_aggregates` is pahole's `arch__agg_use_two_regs`.
+    pub fn register_for(
+        &self,
+        byte_size: u64,
+        pointer_size: u32,
+        two_register_aggregates: bool,
+    ) -> Option<u8> {
+        if byte_size <= u64::from(pointer_size) || !two_register_aggregates {
+            self.register
+        } else {
+            self.wide_register
+        }
+    }
+
+    /// Adds what a concrete copy of the parameter says, as
+    /// `ftype__recode_dwarf_types` shares it with the abstract origin:
+    /// flags accumulate, a known register replaces the one known before.
+    pub fn merge(&mut self, concrete: ParamEntry) {
+        self.has_location |= concrete.has_location;
+        self.has_const_value |= concrete.has_const_value;
+        if concrete.register.is_some() {
+            self.register = concrete.register;
+        }
+        if concrete.wide_register.is_some() {
+            self.wide_register = concrete.wide_register;
+        }
+    }
 }
 
 /// What DWARF says about a parameter's location at function entry; pahole's
@@ -287,6 +344,11 @@ pub struct Function<'input, 'arena> {
     /// `DW_AT_calling_convention` is `DW_CC_nocall`: callers cannot use
     /// the declared signature.
     pub nocall: bool,
+    /// pahole's `function__signature_changed` (which it only asks for
+    /// units clang produced): not an inlined abstract instance, and
+    /// `DW_CC_nocall` on the DIE itself or, when it has a
+    /// `DW_AT_abstract_origin`, on that origin.
+    pub signature_changed: bool,
     /// `btf_decl_tag` annotation values on the function.
     pub decl_tags: &'arena [&'input str],
 }
@@ -322,6 +384,9 @@ pub struct CuModel<'input, 'arena> {
     pub name: Option<&'input str>,
     /// `DW_AT_language`.
     pub language: Language,
+    /// `DW_AT_producer` contains "clang" (pahole's `attr_producer_clang`),
+    /// which switches pahole's parameter-location rules.
+    pub producer_clang: bool,
     /// Type nodes, addressed by [`NodeId`].
     pub nodes: Vec<Node<'input, 'arena>>,
     /// Function definitions and declarations, in DIE order.

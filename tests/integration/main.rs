@@ -70,6 +70,7 @@ mod kfuncs;
 mod layout;
 mod lld_placeholder;
 mod modules;
+mod param_locations;
 mod pahole_parity;
 mod split;
 mod verify_kernel;

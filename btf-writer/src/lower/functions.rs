@@ -43,8 +43,18 @@ const KF_FASTCALL: u32 = 1 << 12;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct ElfFunction {
     /// Symbols of this name sit at more than one address, so a tracer
-    /// attaching by name cannot know which one is meant.
+    /// attaching by name cannot know which one is meant. Under 1.31's
+    /// rules, as pahole 1436daf decides it
+    /// (`elf_function__has_ambiguous_address` in `elf_functions__collect`):
+    /// walking the symbols in symbol-table order, an address differs from
+    /// the previous one *and that one is not 0* (0 reads as "none yet", so
+    /// a symbol at address 0, the first function of a relocatable file's
+    /// `.text`, never conflicts with the one after it); and never for the
+    /// last name in byte order, which its loop ends before checking.
     ambiguous_address: bool,
+    /// Symbols of this name sit at more than one address (whatever
+    /// pahole concludes): `other_addresses` holds the others.
+    several_addresses: bool,
     /// Every symbol of this name carries an optimization suffix
     /// (`.isra.0`, `.constprop.0`): only a compiler-made clone exists,
     /// whose signature may differ from the source's.
@@ -72,6 +82,9 @@ pub(crate) struct FunctionTable<'input> {
 /// One matched name of the [`FunctionTable`].
 #[derive(Clone, Copy, Debug, Default)]
 struct NameEntry {
+    /// pahole 1436daf's running address in
+    /// `elf_function__has_ambiguous_address` (0: none yet).
+    previous_address: u64,
     function: ElfFunction,
     /// The address of the first symbol of this name.
     first_address: u64,
@@ -114,8 +127,26 @@ impl<'input> FunctionTable<'input> {
             });
             entry.plain |= plain;
             if entry.first_address != symbol.address {
-                entry.function.ambiguous_address = true;
+                entry.function.several_addresses = true;
                 other_addresses.insert((name, symbol.address));
+            }
+            match rules {
+                Rules::V1_24 => entry.function.ambiguous_address = entry.function.several_addresses,
+                Rules::V1_31 => {
+                    if entry.previous_address != 0 && entry.previous_address != symbol.address {
+                        entry.function.ambiguous_address = true;
+                    }
+                    entry.previous_address = symbol.address;
+                }
+            }
+        }
+        if rules == Rules::V1_31 {
+            // pahole's loop checks a name when the next one starts: the
+            // last name in its byte-order sort is never checked.
+            if let Some(last) = names.keys().max().copied() {
+                if let Some(entry) = names.get_mut(last) {
+                    entry.function.ambiguous_address = false;
+                }
             }
         }
         // pahole marks the ELF function of the kfunc's name, so a kfunc
@@ -152,7 +183,7 @@ impl<'input> FunctionTable<'input> {
         let Some(address) = address else { return false };
         self.names.get(name).is_some_and(|entry| {
             entry.first_address == address
-                || (entry.function.ambiguous_address
+                || (entry.function.several_addresses
                     && self.other_addresses.contains(&(name, address)))
         })
     }
@@ -193,6 +224,11 @@ pub struct FunctionCandidate<'input> {
     /// The function is a kfunc (listed in a `.BTF_ids` kfunc set), with
     /// its `KF_*` flags: with `decl_tag_kfuncs` its FUNC is tagged.
     pub kfunc_flags: Option<u32>,
+    /// pahole's `signature_changed` for a function of a clang unit
+    /// (`DW_CC_nocall`, see [`dwarf::model::Function::signature_changed`]):
+    /// with `optimized_params`, pahole leaves the name out when this
+    /// definition is the one that speaks for it.
+    pub signature_changed: bool,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -203,7 +239,9 @@ pub(crate) fn function_candidates<'input>(
     register_params: &[u16],
     pointer_size: u32,
     relocatable: bool,
+    machine: u16,
 ) -> Result<Vec<FunctionCandidate<'input>>, Error> {
+    let abi = Abi::of(machine, pointer_size);
     let mut candidates = Vec::new();
     for function in &cu.functions {
         // pahole skips declarations, and functions with an unnamed
@@ -237,6 +275,12 @@ pub(crate) fn function_candidates<'input>(
             continue;
         }
         let mut found = candidate(function, map, elf, register_params, pointer_size)?;
+        // pahole 1436daf's verdict on the parameters (its clang and gcc
+        // rules differ; see parameter_verdict).
+        let verdict = parameter_verdict(function, map, &abi, cu.producer_clang)?;
+        found.optimized_params = verdict.optimized_params;
+        found.unexpected_register = verdict.unexpected_register;
+        found.signature_changed = cu.producer_clang && function.signature_changed;
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
         found.signature_checked = !relocatable && !elf.has_cold_piece;
         candidates.push(found);
@@ -307,7 +351,177 @@ fn candidate<'input>(
         clone_only: elf.clone_only,
         signature_checked: false,
         kfunc_flags: elf.kfunc_flags,
+        signature_changed: false,
     })
+}
+
+/// The calling-convention facts pahole's parameter rules use
+/// (dwarves 1436daf, `dwarf_loader.c`).
+#[derive(Clone, Copy, Debug)]
+struct Abi {
+    /// `arch__set_register_params`: the register expected per argument
+    /// index; indices past it expect none.
+    registers: &'static [u8],
+    /// `arch__nr_register_params`: how many arguments travel in registers.
+    count: usize,
+    /// `arch__agg_use_two_regs`.
+    two_register_aggregates: bool,
+    /// `cu->addr_size`.
+    pointer_size: u32,
+}
+
+impl Abi {
+    fn of(machine: u16, pointer_size: u32) -> Abi {
+        Abi {
+            registers: dwarf::walk::entry_register_params(machine),
+            count: dwarf::walk::nr_register_params(machine),
+            two_register_aggregates: dwarf::walk::aggregates_use_two_registers(machine),
+            pointer_size,
+        }
+    }
+
+    /// `cu->register_params[index]` (`-1`, no register, past the list).
+    fn expected(&self, index: usize) -> Option<u8> {
+        self.registers.get(index).copied()
+    }
+}
+
+/// What pahole concludes about a function's parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Verdict {
+    /// `ftype->optimized_parms`: a parameter is optimized or has no
+    /// location.
+    optimized_params: bool,
+    /// `ftype->unexpected_reg`.
+    unexpected_register: bool,
+}
+
+/// One parameter as pahole's location rules see it.
+#[derive(Clone, Copy, Debug, Default)]
+struct ParamState {
+    has_location: bool,
+    has_const_value: bool,
+    /// `loc_reg`.
+    register: Option<u8>,
+    /// `passed_in_memory`: wider than the registers an argument may take.
+    in_memory: bool,
+    /// `parameter__abi_slots`: registers the argument takes.
+    slots: usize,
+    optimized: bool,
+    unexpected: bool,
+}
+
+/// pahole's verdict on a function definition's parameters (dwarves
+/// 1436daf, without `true_signature`): `parameter__new` sizes each
+/// parameter, `function__analyze_parameter_locations` marks parameters
+/// optimized or in an unexpected register, and
+/// `cu__resolve_func_ret_types_optimized` sums them up, excusing the
+/// unexpected registers of a function with a struct parameter.
+fn parameter_verdict(
+    function: &Function<'_, '_>,
+    map: &TypeMap<'_, '_, '_>,
+    abi: &Abi,
+    producer_clang: bool,
+) -> Result<Verdict, Error> {
+    let pointer_size = u64::from(abi.pointer_size);
+    let mut params = Vec::with_capacity(function.params.len());
+    let mut has_struct = false;
+    for param in function.params {
+        // parameter__new: type_byte_size, passed_in_memory.
+        let byte_size = map.byte_size(param.ty)?;
+        let widest = if abi.two_register_aggregates {
+            2 * pointer_size
+        } else {
+            pointer_size
+        };
+        // parameter__abi_slots.
+        let slots = if !abi.two_register_aggregates || byte_size <= pointer_size {
+            1
+        } else {
+            usize::try_from(byte_size.div_ceil(pointer_size.max(1)))
+                .unwrap_or(usize::MAX)
+                .max(1)
+        };
+        params.push(ParamState {
+            has_location: param.entry.has_location,
+            has_const_value: param.entry.has_const_value,
+            register: param.entry.register_for(
+                byte_size,
+                abi.pointer_size,
+                abi.two_register_aggregates,
+            ),
+            in_memory: byte_size > widest,
+            slots,
+            ..ParamState::default()
+        });
+        // param__is_struct, asked of every parameter.
+        has_struct |= map.is_struct(param.ty)?;
+    }
+    if producer_clang && !function.signature_changed {
+        match_clang_locations(&mut params, abi);
+    } else {
+        analyze_locations(&mut params, abi, producer_clang);
+    }
+    let optimized_params = params.iter().any(|p| p.optimized || !p.has_location);
+    let unexpected = params.iter().any(|p| p.unexpected);
+    Ok(Verdict {
+        optimized_params,
+        unexpected_register: unexpected && !has_struct,
+    })
+}
+
+/// pahole's `function__match_clang_parameter_locations`, for clang's
+/// functions whose signature did not change: each parameter passed in
+/// registers takes the next `slots` argument registers, and a known
+/// `loc_reg` outside them is unexpected. Parameters passed in memory take
+/// none; the check ends when the argument registers run out.
+fn match_clang_locations(params: &mut [ParamState], abi: &Abi) {
+    let mut index = 0usize;
+    for param in params {
+        if param.in_memory {
+            continue;
+        }
+        if index >= abi.count {
+            break;
+        }
+        if let Some(register) = param.register {
+            // parameter__reg_in_expected_window.
+            let end = index.saturating_add(param.slots).min(abi.count);
+            if !(index..end).any(|slot| abi.expected(slot) == Some(register)) {
+                param.unexpected = true;
+            }
+        }
+        index = index.saturating_add(param.slots);
+    }
+}
+
+/// pahole's `function__analyze_parameter_locations` for gcc's functions
+/// (and clang's whose signature changed), `true_signature` off: while
+/// argument registers remain, a located parameter without `loc_reg` is
+/// optimized and one in another register than expected is unexpected; a
+/// parameter with only `DW_AT_const_value` is optimized (not for clang).
+fn analyze_locations(params: &mut [ParamState], abi: &Abi, producer_clang: bool) {
+    let mut index = 0usize;
+    for param in params {
+        let available = index < abi.count;
+        let expected = if available { abi.expected(index) } else { None };
+        let taken = if param.in_memory { 1 } else { param.slots };
+        let mut consumes = true;
+        if param.has_location {
+            if !available {
+                consumes = false;
+            } else if param.register.is_none() {
+                param.optimized = true;
+            } else if expected.is_some() && expected != param.register {
+                param.unexpected = true;
+            }
+        } else if param.has_const_value && !producer_clang {
+            param.optimized = true;
+        }
+        if consumes {
+            index = index.saturating_add(taken);
+        }
+    }
 }
 
 /// Adds FUNC_PROTO + FUNC (+ DECL_TAGs) to `btf` for the chosen candidates.
@@ -413,7 +627,7 @@ fn emit_group_v1_31<'input>(
         && first.signature_checked
         && members().any(|c| c.has_code && c.optimized_params);
     let clone_allowed = !first.clone_only || features.optimized_func;
-    if signature_changed || !clone_allowed {
+    if signature_changed || !clone_allowed || canonical_skips(members()) {
         return;
     }
     let mut unexpected = first.unexpected_register;
@@ -443,6 +657,26 @@ fn emit_group_v1_31<'input>(
             add_function(btf, first, features);
         }
     }
+}
+
+/// pahole's `btf_encoder__select_canonical_state` and
+/// `btf_encoder_func_state__skip_optimized_parms`, for the part that a
+/// changed signature (clang's `DW_CC_nocall`) decides: the definition that
+/// speaks for the name is the first one at a symbol's address whose
+/// parameters do not rule it out, else the first one at a symbol's
+/// address, else the first one; the name is left out when that one has
+/// optimized parameters and a changed signature.
+fn canonical_skips<'a, 'input: 'a>(
+    mut members: impl Iterator<Item = &'a FunctionCandidate<'input>> + Clone,
+) -> bool {
+    let skips = |c: &FunctionCandidate<'_>| c.optimized_params && c.signature_changed;
+    let canonical = members
+        .clone()
+        .filter(|c| c.at_symbol)
+        .find(|c| !skips(c))
+        .or_else(|| members.clone().find(|c| c.at_symbol))
+        .or_else(|| members.next());
+    canonical.is_some_and(skips)
 }
 
 /// Adds the FUNC_PROTO, FUNC and DECL_TAGs of `candidate`, whose prototype
@@ -731,6 +965,165 @@ mod tests {
         assert!(table.lookup("clone").unwrap().clone_only);
     }
 
+    /// pahole 1436daf's `elf_function__has_ambiguous_address`, as
+    /// `elf_functions__collect` calls it: address 0 reads as "none yet",
+    /// and the last name in byte order is never checked.
+    #[test]
+    fn ambiguous_addresses_as_pahole_1436daf_decides() {
+        let facts = symbols(&[
+            ("zero_first", 0),
+            ("zero_first", 0x10),
+            ("zero_later", 0x10),
+            ("zero_later", 0),
+            ("two", 0x10),
+            ("two", 0x20),
+            ("same", 0x30),
+            ("same", 0x30),
+            ("zz_last", 0x40),
+            ("zz_last", 0x50),
+        ]);
+        let table = FunctionTable::new(&facts, Rules::V1_31);
+        let ambiguous = |name| table.lookup(name).unwrap().ambiguous_address;
+        assert!(!ambiguous("zero_first"));
+        assert!(ambiguous("zero_later"));
+        assert!(ambiguous("two"));
+        assert!(!ambiguous("same"));
+        assert!(!ambiguous("zz_last"));
+        // Every address still counts as the name's symbol.
+        assert!(table.has_symbol_at("zz_last", Some(0x50)));
+        assert!(table.has_symbol_at("zero_first", Some(0x10)));
+    }
+
+    /// pahole 1436daf's verdicts (dwarf_loader.c), worked out by hand for
+    /// x86-64 (rdi=5, rsi=4, rdx=1, rcx=2) on hand-made CUs.
+    #[test]
+    fn parameter_verdicts_follow_pahole_1436daf() {
+        use dwarf::model::{BaseEncoding, CompositeKind, Node, Qualifier};
+        let arena = bumpalo::Bump::new();
+        let nodes = vec![
+            base_int(),
+            composite(CompositeKind::Union, Some("big"), 64, false, &[]),
+            composite(CompositeKind::Struct, Some("small_s"), 8, false, &[]),
+            composite(CompositeKind::Union, Some("small_u"), 8, false, &[]),
+            base("__int128", 16, BaseEncoding::Signed),
+            Node::Typedef {
+                name: "small_t",
+                target: node(2),
+                decl_tags: &[],
+            },
+            Node::Qualified {
+                qualifier: Qualifier::Const,
+                target: node(5),
+            },
+            Node::Qualified {
+                qualifier: Qualifier::Volatile,
+                target: node(2),
+            },
+        ];
+        let cu = cu_with(nodes);
+        let map = TypeMap::new(&cu, 8).unwrap();
+        let abi = Abi::of(62, 8);
+        let verdict = |params: &[(u32, ParamLocation)], clang: bool, changed: bool| {
+            let params: Vec<_> = params
+                .iter()
+                .map(|&(ty, location)| param(Some("p"), node(ty), location))
+                .collect();
+            let mut f = function("f", arena.alloc_slice_copy(&params), false);
+            f.signature_changed = changed;
+            parameter_verdict(&f, &map, &abi, clang).unwrap()
+        };
+        use ParamLocation::{Constant, OptimizedOut, Other, Register};
+        let unexpected = |v: Verdict| v.unexpected_register;
+        // A 64-byte union travels in memory and takes no register; the
+        // dropped `dead` takes slot 0, so x in rdi is unexpected (slot 1
+        // is rsi), and a union excuses nothing.
+        let big = [(1, Other), (0, OptimizedOut), (0, Register(5))];
+        assert!(unexpected(verdict(&big, true, false)));
+        // Every struct parameter excuses it, through typedef and const;
+        // not through volatile (param__is_struct).
+        for excusing in [2, 5, 6] {
+            let v = verdict(
+                &[(excusing, Register(5)), (0, OptimizedOut), (0, Register(4))],
+                true,
+                false,
+            );
+            assert!(!unexpected(v), "type {excusing}");
+        }
+        for not_excusing in [3, 7] {
+            let v = verdict(
+                &[
+                    (not_excusing, Register(5)),
+                    (0, OptimizedOut),
+                    (0, Register(4)),
+                ],
+                true,
+                false,
+            );
+            assert!(unexpected(v), "type {not_excusing}");
+        }
+        // A 16-byte scalar takes two slots: x is expected in rdx, or in
+        // rcx after a dropped parameter.
+        assert!(!unexpected(verdict(
+            &[(4, Register(5)), (0, Register(1))],
+            true,
+            false
+        )));
+        assert!(unexpected(verdict(
+            &[(4, Register(5)), (0, OptimizedOut), (0, Register(1))],
+            true,
+            false
+        )));
+        // clang: a parameter without register says nothing; no location
+        // marks the function optimized (which alone does not skip it).
+        let v = verdict(&[(0, Other), (0, OptimizedOut)], true, false);
+        assert_eq!(
+            v,
+            Verdict {
+                optimized_params: true,
+                unexpected_register: false
+            }
+        );
+        // The seventh argument is past the registers: not checked.
+        let seven: Vec<_> = (0..6)
+            .map(|i| (0, Register(u16::from(abi.registers[i]))))
+            .chain([(0, Register(3))])
+            .collect();
+        assert!(!unexpected(verdict(&seven, true, false)));
+        // gcc (and clang with DW_CC_nocall): a located parameter without
+        // register is optimized, a constant one too (gcc only), a wrong
+        // register is unexpected.
+        assert!(verdict(&[(0, Register(5)), (0, Other)], false, false).optimized_params);
+        assert!(!verdict(&[(0, Register(5)), (0, Register(4))], false, false).optimized_params);
+        assert!(unexpected(verdict(&[(0, Register(4))], false, false)));
+        assert!(unexpected(verdict(&[(0, Register(4))], true, true)));
+        assert!(unexpected(verdict(&[(0, Register(4))], true, false)));
+        // A located parameter without register: optimized by the gcc
+        // rules (which clang's DW_CC_nocall functions follow), not by the
+        // clang matching.
+        assert!(verdict(&[(0, Other)], true, true).optimized_params);
+        assert!(!verdict(&[(0, Other)], true, false).optimized_params);
+        let constant = verdict(&[(0, Register(5)), (0, Constant)], false, false);
+        assert!(constant.optimized_params && !constant.unexpected_register);
+    }
+
+    /// pahole's canonical state: the first definition at a symbol that is
+    /// not ruled out speaks for the name.
+    #[test]
+    fn changed_signatures_skip_through_the_canonical_definition() {
+        let mut at = cand(1, &[]);
+        at.at_symbol = true;
+        let mut changed = at.clone();
+        changed.optimized_params = true;
+        changed.signature_changed = true;
+        let mut elsewhere = changed.clone();
+        elsewhere.at_symbol = false;
+        assert!(!canonical_skips([&elsewhere, &at].into_iter()));
+        assert!(!canonical_skips([&changed, &at].into_iter()));
+        assert!(canonical_skips([&changed].into_iter()));
+        assert!(canonical_skips([&elsewhere].into_iter()));
+        assert!(!canonical_skips([&at].into_iter()));
+    }
+
     #[test]
     fn candidates_skip_declarations_and_unnamed_params() {
         let arena = bumpalo::Bump::new();
@@ -747,9 +1140,16 @@ mod tests {
         let facts = symbols(&[("f", 1), ("g", 2), ("h", 3)]);
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -765,7 +1165,7 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, &[], 8, false).unwrap();
+        let found = function_candidates(&cu, &map, &empty, &[], 8, false, 62).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
     }
 
@@ -789,9 +1189,16 @@ mod tests {
         let facts = symbols(&[("f", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -800,9 +1207,16 @@ mod tests {
         ]);
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
 
@@ -822,9 +1236,16 @@ mod tests {
         let facts = symbols(&[("f.isra.0", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found =
-            function_candidates(&cu, &map, &table, register_params_for_machine(62), 8, false)
-                .unwrap();
+        let found = function_candidates(
+            &cu,
+            &map,
+            &table,
+            register_params_for_machine(62),
+            8,
+            false,
+            62,
+        )
+        .unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
         assert!(found[0].clone_only && found[0].has_code);
     }
@@ -895,6 +1316,7 @@ mod tests {
             clone_only: false,
             signature_checked: true,
             kfunc_flags: None,
+            signature_changed: false,
         }
     }
 

@@ -191,6 +191,7 @@ pub fn lower_cu<'input>(
         ctx.register_params,
         ctx.pointer_size,
         ctx.relocatable,
+        ctx.machine,
     )?;
     let rules = VariableRules {
         features: &ctx.features,
@@ -221,6 +222,7 @@ pub(crate) mod test_support {
             offset: 0,
             name: Some("test.c"),
             language: Language::C,
+            producer_clang: false,
             nodes,
             functions: Vec::new(),
             variables: Vec::new(),
@@ -274,10 +276,30 @@ pub(crate) mod test_support {
         ty: TypeRef,
         location: ParamLocation,
     ) -> Param<'static, 'static> {
+        // The facts pahole 1436daf would have recorded for a DIE with
+        // that location.
+        let entry = match location {
+            ParamLocation::Register(register) => ParamEntry {
+                has_location: true,
+                register: u8::try_from(register).ok(),
+                wide_register: u8::try_from(register).ok(),
+                ..ParamEntry::default()
+            },
+            ParamLocation::Other => ParamEntry {
+                has_location: true,
+                ..ParamEntry::default()
+            },
+            ParamLocation::Constant => ParamEntry {
+                has_const_value: true,
+                ..ParamEntry::default()
+            },
+            ParamLocation::OptimizedOut | ParamLocation::Unknown => ParamEntry::default(),
+        };
         Param {
             name,
             ty,
             location,
+            entry,
             decl_tags: &[],
         }
     }
@@ -298,6 +320,7 @@ pub(crate) mod test_support {
             inline: false,
             low_pc: Some(0x1000),
             nocall: false,
+            signature_changed: false,
             decl_tags: &[],
         }
     }

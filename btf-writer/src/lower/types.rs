@@ -168,6 +168,31 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         }
     }
 
+    /// Whether a parameter of this type counts as a struct for pahole's
+    /// `param__is_struct` (dwarves 1436daf): a struct, seen through
+    /// `const` and typedefs only (not a union, nor `volatile`).
+    pub(crate) fn is_struct(&self, ty: TypeRef) -> Result<bool, Error> {
+        let mut current = ty;
+        for _ in 0..MAX_TYPE_DEPTH {
+            let TypeRef::Node(id) = current else {
+                return Ok(false);
+            };
+            match self.node(id)? {
+                Node::Composite {
+                    kind: CompositeKind::Struct,
+                    ..
+                } => return Ok(true),
+                Node::Qualified {
+                    qualifier: Qualifier::Const,
+                    target,
+                }
+                | Node::Typedef { target, .. } => current = *target,
+                _ => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
     /// Size in bytes of a type, as pahole's `tag__size` computes it; 0 for
     /// void, functions and unknown sizes.
     pub(crate) fn byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
@@ -1302,6 +1327,7 @@ mod tests {
             name: None,
             ty: node(0),
             location: ParamLocation::Unknown,
+            entry: Default::default(),
             decl_tags: &[],
         }]);
         let cu = cu_with(vec![

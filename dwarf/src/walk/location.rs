@@ -4,7 +4,7 @@
 use gimli::{AttributeValue, Operation, Reader as _};
 
 use crate::elf::Reader;
-use crate::model::ParamLocation;
+use crate::model::{ParamEntry, ParamLocation};
 
 /// `DW_OP_reg0`..`DW_OP_reg31`: only these count as "in a register" for
 /// pahole (not `DW_OP_regx`).
@@ -28,6 +28,30 @@ pub fn register_params(machine: u16) -> &'static [u16] {
         m if m == elf::EM_RISCV.0 => &[10, 11, 12, 13, 14, 15, 16, 17],
         _ => &[],
     }
+}
+
+/// pahole's (dwarves 1436daf) `arch__set_register_params`: the
+/// `DW_OP_regN` number expected for each argument index, for the machines
+/// it lists (x86-64, s390, arm, aarch64). Indices past the list (up to
+/// [`nr_register_params`]) expect no register at all, which its rules
+/// then treat as matching nothing.
+pub fn entry_register_params(machine: u16) -> &'static [u8] {
+    use object::elf;
+    match machine {
+        // rdi, rsi, rdx, rcx, r8, r9
+        m if m == elf::EM_X86_64.0 => &[5, 4, 1, 2, 8, 9],
+        // r2-r6
+        m if m == elf::EM_S390.0 => &[2, 3, 4, 5, 6],
+        // r0-r7 / x0-x7
+        m if m == elf::EM_ARM.0 || m == elf::EM_AARCH64.0 => &[0, 1, 2, 3, 4, 5, 6, 7],
+        _ => &[],
+    }
+}
+
+/// pahole's `arch__agg_use_two_regs`: whether an aggregate wider than a
+/// register may travel in two (everywhere but s390).
+pub fn aggregates_use_two_registers(machine: u16) -> bool {
+    machine != object::elf::EM_S390.0
 }
 
 /// pahole's per-parameter location flags. They are shared from a concrete
@@ -149,23 +173,6 @@ fn sole_op<'input>(
     (input.is_empty() && opcode == DW_OP_STACK_VALUE).then_some(first)
 }
 
-/// The location expressions of a `DW_AT_location` that is a location
-/// list, in list order, into `exprs` (cleared first): a buffer reused
-/// for every parameter. `None` when the list cannot be read.
-fn list_expressions<'input>(
-    dwarf: &gimli::Dwarf<Reader<'input>>,
-    unit: &gimli::Unit<Reader<'input>>,
-    value: AttributeValue<Reader<'input>>,
-    exprs: &mut Vec<Reader<'input>>,
-) -> Option<()> {
-    exprs.clear();
-    let mut iter = dwarf.attr_locations(unit, value).ok()??;
-    while let Some(entry) = iter.next().ok()? {
-        exprs.push(entry.data.0);
-    }
-    Some(())
-}
-
 /// pahole's `parameter__reg`: the register a parameter is in at entry.
 /// A `DW_OP_regN` counts only in the first location; an
 /// `DW_OP_entry_value(DW_OP_regN)` counts anywhere. The expected register
@@ -205,10 +212,12 @@ fn parameter_register(
     found
 }
 
-/// Classifies a formal parameter's location for the optimized-function
-/// rules; `index` is its position among the function's parameters.
-/// `scratch` is a buffer for the expressions of a location list.
-pub(crate) fn param_location<'input>(
+/// A formal parameter's location, read once: as the model's
+/// [`ParamLocation`] (`index` is its position among the function's
+/// parameters) and as pahole 1436daf's [`ParamEntry`] (`parameter__new`,
+/// `parameter__decode_location`). `scratch` is a buffer for the
+/// expressions of a location list.
+pub(crate) fn param_facts<'input>(
     dwarf: &gimli::Dwarf<Reader<'input>>,
     unit: &gimli::Unit<Reader<'input>>,
     location: Option<AttributeValue<Reader<'input>>>,
@@ -216,13 +225,19 @@ pub(crate) fn param_location<'input>(
     register_params: &[u16],
     index: usize,
     scratch: &mut Vec<Reader<'input>>,
-) -> ParamLocation {
+) -> (ParamLocation, ParamEntry) {
+    let mut entry = ParamEntry {
+        has_location: location.is_some(),
+        has_const_value,
+        ..ParamEntry::default()
+    };
     let Some(location) = location else {
-        return if has_const_value {
+        let location = if has_const_value {
             ParamLocation::Constant
         } else {
             ParamLocation::OptimizedOut
         };
+        return (location, entry);
     };
     let single;
     let exprs: &[Reader<'input>] = match location {
@@ -234,15 +249,189 @@ pub(crate) fn param_location<'input>(
             single = block;
             std::slice::from_ref(&single)
         }
-        other => match list_expressions(dwarf, unit, other, scratch) {
-            Some(()) => scratch,
-            None => return ParamLocation::Other,
-        },
+        other => {
+            raw_list_expressions(dwarf, unit, other, scratch);
+            scratch
+        }
     };
+    decode_locations(exprs, unit.encoding(), &mut entry);
     let expected = register_params.get(index).copied();
-    match parameter_register(exprs, unit.encoding(), expected) {
+    let location = match parameter_register(exprs, unit.encoding(), expected) {
         Some(register) => ParamLocation::Register(register),
         None => ParamLocation::Other,
+    };
+    (location, entry)
+}
+
+/// `DW_OP_breg0`..`DW_OP_breg31`.
+const DW_OP_BREG0: u8 = 0x70;
+const DW_OP_BREG31: u8 = 0x8f;
+/// `DW_OP_lit0`..`DW_OP_lit31`, `DW_OP_constu`, `DW_OP_consts`.
+const DW_OP_LIT0: u8 = 0x30;
+const DW_OP_LIT31: u8 = 0x4f;
+const DW_OP_CONSTU: u8 = 0x10;
+const DW_OP_CONSTS: u8 = 0x11;
+const DW_OP_ENTRY_VALUE: u8 = 0xa3;
+const DW_OP_GNU_ENTRY_VALUE: u8 = 0xf3;
+
+fn is_reg(opcode: u8) -> bool {
+    (DW_OP_REG0..=DW_OP_REG31).contains(&opcode)
+}
+
+fn is_breg(opcode: u8) -> bool {
+    (DW_OP_BREG0..=DW_OP_BREG31).contains(&opcode)
+}
+
+fn is_constant(opcode: u8) -> bool {
+    (DW_OP_LIT0..=DW_OP_LIT31).contains(&opcode) || opcode == DW_OP_CONSTU || opcode == DW_OP_CONSTS
+}
+
+/// pahole's `parameter__set_loc_reg`: the first register seen stays.
+fn set_first(register: &mut Option<u8>, value: u8) {
+    if register.is_none() {
+        *register = Some(value);
+    }
+}
+
+/// What pahole's location rules look at in one expression.
+#[derive(Clone, Copy)]
+struct ExprSummary<'input> {
+    /// Number of operations.
+    len: usize,
+    first: u8,
+    last: u8,
+    /// A `DW_OP_stack_value` after the first operation.
+    stack_value_after_first: bool,
+    /// The first `DW_OP_regN` operation.
+    first_reg: Option<u8>,
+    /// The operand of the first entry-value operation.
+    entry_value: Option<Reader<'input>>,
+}
+
+/// Reads every operation of an expression; `None` if it is empty or
+/// malformed (libdw then fails the whole location list, and pahole stops
+/// reading it: [`Err`]).
+fn summarize(expr: Reader<'_>, encoding: gimli::Encoding) -> Result<Option<ExprSummary<'_>>, ()> {
+    let mut input = expr;
+    let mut summary: Option<ExprSummary<'_>> = None;
+    while !input.is_empty() {
+        let (opcode, op) = next_op(&mut input, encoding).ok_or(())?;
+        let entry_value = match op {
+            Operation::EntryValue { expression } => Some(expression),
+            _ => None,
+        };
+        let reg = is_reg(opcode).then_some(opcode);
+        match summary.as_mut() {
+            None => {
+                summary = Some(ExprSummary {
+                    len: 1,
+                    first: opcode,
+                    last: opcode,
+                    stack_value_after_first: false,
+                    first_reg: reg,
+                    entry_value,
+                })
+            }
+            Some(summary) => {
+                summary.len += 1;
+                summary.last = opcode;
+                summary.stack_value_after_first |= opcode == DW_OP_STACK_VALUE;
+                summary.first_reg = summary.first_reg.or(reg);
+                summary.entry_value = summary.entry_value.or(entry_value);
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// pahole's `parameter__decode_location` (with `parameter__multi_exprs`)
+/// over the location expressions of one parameter, in list order, into
+/// `entry`'s two readings of `loc_reg`. `DW_OP_fbreg` and constants only
+/// matter to pahole's `true_signature` rules, which are not implemented.
+fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut ParamEntry) {
+    for (loc_num, expr) in exprs.iter().enumerate() {
+        let summary = match summarize(*expr, encoding) {
+            Ok(Some(summary)) => summary,
+            Ok(None) => continue,
+            Err(()) => break,
+        };
+        let first = summary.first;
+        let had_stack_value = summary.last == DW_OP_STACK_VALUE;
+        let len = if summary.len == 2 && had_stack_value {
+            1
+        } else {
+            summary.len
+        };
+        if len != 1 {
+            // parameter__multi_exprs: a constant first says nothing.
+            if is_constant(first) {
+                continue;
+            }
+            // Read as a value of at most a register's size: only the
+            // first operation, in the first location.
+            if loc_num == 0 {
+                if is_reg(first) {
+                    set_first(&mut entry.register, first - DW_OP_REG0);
+                } else if is_breg(first) && summary.stack_value_after_first {
+                    set_first(&mut entry.register, first - DW_OP_BREG0);
+                }
+            }
+            // Read as an aggregate in two registers: any register piece,
+            // in any location.
+            if let Some(reg) = summary.first_reg {
+                set_first(&mut entry.wide_register, reg - DW_OP_REG0);
+            }
+            continue;
+        }
+        let found = match first {
+            op if is_reg(op) && loc_num == 0 => Some(op - DW_OP_REG0),
+            op if is_breg(op) && loc_num == 0 && had_stack_value => Some(op - DW_OP_BREG0),
+            DW_OP_ENTRY_VALUE | DW_OP_GNU_ENTRY_VALUE => summary
+                .entry_value
+                .and_then(|inner| sole_op(inner, encoding, false))
+                .map(|(op, _)| op)
+                .filter(|&op| is_reg(op))
+                .map(|op| op - DW_OP_REG0),
+            _ => None,
+        };
+        if let Some(reg) = found {
+            set_first(&mut entry.register, reg);
+            set_first(&mut entry.wide_register, reg);
+        }
+    }
+}
+
+/// The expressions of a location list as libdw's `dwarf_getlocations`
+/// hands them to pahole: every entry that has one, in order, including
+/// entries with an empty address range (gcc writes `[X, X)` entries for
+/// location views, and such an entry is then pahole's first location),
+/// read up to where the list stops being readable. Into `exprs`, cleared
+/// first.
+fn raw_list_expressions<'input>(
+    dwarf: &gimli::Dwarf<Reader<'input>>,
+    unit: &gimli::Unit<Reader<'input>>,
+    value: AttributeValue<Reader<'input>>,
+    exprs: &mut Vec<Reader<'input>>,
+) {
+    use gimli::RawLocListEntry as Entry;
+    exprs.clear();
+    let Ok(Some(offset)) = dwarf.attr_locations_offset(unit, value) else {
+        return;
+    };
+    let Ok(mut iter) = dwarf.raw_locations(unit, offset) else {
+        return;
+    };
+    while let Ok(Some(entry)) = iter.next() {
+        match entry {
+            Entry::BaseAddress { .. } | Entry::BaseAddressx { .. } => {}
+            Entry::AddressOrOffsetPair { data, .. }
+            | Entry::OffsetPair { data, .. }
+            | Entry::StartxEndx { data, .. }
+            | Entry::StartxLength { data, .. }
+            | Entry::DefaultLocation { data }
+            | Entry::StartEnd { data, .. }
+            | Entry::StartLength { data, .. } => exprs.push(data.0),
+        }
     }
 }
 
@@ -359,6 +548,74 @@ mod tests {
         // Optimized anywhere wins over everything.
         facts.merge(LocationFacts::of(ParamLocation::Other, Some(5)));
         assert_eq!(facts.location(), ParamLocation::Other);
+    }
+
+    /// pahole 1436daf's `parameter__decode_location` on hand-made
+    /// location lists (opcodes from the DWARF 5 standard).
+    #[test]
+    fn entry_facts_follow_pahole_1436daf() {
+        let decode = |exprs: &[&[u8]]| {
+            let readers: Vec<Reader<'_>> = exprs.iter().map(|bytes| reader(bytes)).collect();
+            let mut entry = ParamEntry::default();
+            decode_locations(&readers, encoding(), &mut entry);
+            (entry.register, entry.wide_register)
+        };
+        // __device_attach's allow_async (clang 14): DW_OP_reg15 first,
+        // then DW_OP_entry_value(DW_OP_reg4), DW_OP_stack_value: the
+        // first register seen stays, even though rsi is the expected one.
+        let entry_rsi: &[u8] = &[0xa3, 0x01, 0x54, 0x9f];
+        assert_eq!(decode(&[&[0x5f], entry_rsi, &[0x5f]]), (Some(15), Some(15)));
+        // An entry value counts in any location; a plain register only in
+        // the first.
+        assert_eq!(
+            decode(&[&[0x91, 0x08], &[0x53], entry_rsi]),
+            (Some(4), Some(4))
+        );
+        // DW_OP_breg4 RSI+0, DW_OP_constu 0xffffffff, DW_OP_and,
+        // DW_OP_stack_value (clang's _Bool): rsi, first location only.
+        let breg: &[u8] = &[0x74, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x1a, 0x9f];
+        assert_eq!(decode(&[breg]), (Some(4), None));
+        assert_eq!(decode(&[&[0x91, 0x08], breg]), (None, None));
+        // DW_OP_bregN alone (an address, not a value): nothing; with
+        // only DW_OP_stack_value after it: the register.
+        assert_eq!(decode(&[&[0x75, 0x00]]), (None, None));
+        assert_eq!(decode(&[&[0x75, 0x00, 0x9f]]), (Some(5), Some(5)));
+        // Pieces (clang's __int128 in rdi:rsi): as a narrow value, the
+        // first operation of the first location; as a wide aggregate,
+        // the first register piece of any location.
+        let pieces: &[u8] = &[0x55, 0x93, 0x08, 0x54, 0x93, 0x08];
+        let later_half: &[u8] = &[0x93, 0x08, 0x54, 0x93, 0x08];
+        assert_eq!(decode(&[pieces]), (Some(5), Some(5)));
+        assert_eq!(decode(&[later_half, pieces]), (None, Some(4)));
+        // A constant first operation: no register in either reading.
+        assert_eq!(decode(&[&[0x30, 0x9f, 0x55]]), (None, None));
+        // DW_OP_regx is not a DW_OP_regN; an empty expression still
+        // counts as a location (DW_OP_reg5 after it is not the first).
+        assert_eq!(decode(&[&[0x90, 0x05]]), (None, None));
+        assert_eq!(decode(&[&[], &[0x55]]), (None, None));
+        // A malformed expression ends the list, as libdw's error does.
+        assert_eq!(decode(&[&[0x08], entry_rsi]), (None, None));
+    }
+
+    #[test]
+    fn entries_merge_as_recode_shares_them() {
+        let located = |register| ParamEntry {
+            has_location: true,
+            register: Some(register),
+            wide_register: Some(register),
+            ..ParamEntry::default()
+        };
+        let mut abstract_param = ParamEntry {
+            has_const_value: true,
+            ..ParamEntry::default()
+        };
+        abstract_param.merge(located(5));
+        abstract_param.merge(ParamEntry::default());
+        assert_eq!(abstract_param.register, Some(5));
+        // A later concrete copy's register replaces the earlier one.
+        abstract_param.merge(located(3));
+        assert_eq!(abstract_param.register, Some(3));
+        assert!(abstract_param.has_location && abstract_param.has_const_value);
     }
 
     #[test]

@@ -23,7 +23,9 @@ mod offset_table;
 mod resolve;
 mod scope;
 
-pub use self::location::{nr_register_params, register_params};
+pub use self::location::{
+    aggregates_use_two_registers, entry_register_params, nr_register_params, register_params,
+};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -278,6 +280,7 @@ struct Walker<'a, 'input, 'arena> {
 
     name: Option<&'input str>,
     language: Language,
+    producer_clang: bool,
     nodes: Vec<Node<'input, 'arena>>,
     /// Node id of every type DIE referenced or visited, by unit offset.
     ids: NodeIds,
@@ -297,6 +300,9 @@ struct Walker<'a, 'input, 'arena> {
     param_by_offset: OffsetTable<resolve::ParamOrigin<'input>>,
     /// Location facts of concrete parameters, by their abstract origin.
     shared_locations: OffsetMap<location::LocationFacts>,
+    /// pahole 1436daf's location facts of concrete parameters, merged in
+    /// DIE order, by their abstract origin.
+    shared_entries: OffsetMap<crate::model::ParamEntry>,
     variables: Vec<RawVariable<'input, 'arena>>,
     /// The expressions of the location list being looked at: one buffer
     /// for all parameters' lists.
@@ -350,6 +356,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             root_seen: false,
             name: None,
             language: Language::Other(0),
+            producer_clang: false,
             nodes: Vec::with_capacity(expected_nodes),
             node_offsets: Vec::with_capacity(expected_nodes),
             first_refs: Vec::new(),
@@ -364,6 +371,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             function_by_offset: OffsetTable::with_capacity(expected(370)),
             param_by_offset: OffsetTable::with_capacity(expected(200)),
             shared_locations: OffsetMap::default(),
+            shared_entries: OffsetMap::default(),
             variables: Vec::with_capacity(expected(1200)),
             location_exprs: Vec::new(),
             variable_by_offset: OffsetTable::with_capacity(expected(1200)),
@@ -509,6 +517,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Some(lang) => language(lang),
             None => Language::Other(0),
         };
+        // pahole's attr_producer_clang.
+        self.producer_clang = self
+            .string(attrs, dw::DW_AT_producer, offset)?
+            .is_some_and(|producer| producer.contains("clang"));
         Ok(())
     }
 

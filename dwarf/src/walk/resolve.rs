@@ -6,7 +6,8 @@ use super::attrs::{constant_bits, Value};
 use super::Walker;
 use crate::error::{ErrorKind, Result};
 use crate::model::{
-    BaseEncoding, CuModel, Enumerator, Function, Node, NodeId, Param, ParamLocation, TypeRef,
+    BaseEncoding, CuModel, Enumerator, Function, Node, NodeId, Param, ParamEntry, ParamLocation,
+    TypeRef,
     Variable,
 };
 
@@ -40,6 +41,8 @@ pub(super) struct RawParam<'input, 'arena> {
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
     pub location: ParamLocation,
+    /// pahole 1436daf's facts of this DIE's own location.
+    pub entry: ParamEntry,
     pub decl_tags: &'arena [&'input str],
 }
 
@@ -246,6 +249,33 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         facts.location()
     }
 
+    /// A parameter's pahole 1436daf facts, with what its concrete copies
+    /// said merged in (see [`ParamEntry::merge`]).
+    fn shared_entry(&self, param: &RawParam<'input, 'arena>) -> ParamEntry {
+        let mut entry = param.entry;
+        if let Some(shared) = self.shared_entries.get(&param.offset) {
+            entry.merge(*shared);
+        }
+        entry
+    }
+
+    /// pahole's `function__signature_changed`: never for an inlined
+    /// abstract instance; else `DW_CC_nocall` on the DIE itself, or on
+    /// its direct `DW_AT_abstract_origin` when it has one.
+    fn signature_changed(&self, raw: &RawFunction<'input, 'arena>) -> bool {
+        if raw.inline {
+            return false;
+        }
+        match raw.abstract_origin {
+            None => raw.nocall,
+            Some(origin) => self
+                .function_by_offset
+                .get(origin)
+                .and_then(|&index| self.functions.get(index))
+                .is_some_and(|origin| origin.nocall),
+        }
+    }
+
     fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
         let mut functions = Vec::with_capacity(self.functions.len());
         for (index, raw) in self.functions.iter().enumerate() {
@@ -264,6 +294,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                             name,
                             ty,
                             location: self.shared_location(param, index),
+                            entry: self.shared_entry(param),
                             decl_tags: param.decl_tags,
                         }
                     })
@@ -282,6 +313,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                                     name,
                                     ty,
                                     location: ParamLocation::OptimizedOut,
+                                    entry: ParamEntry::default(),
                                     decl_tags: param.decl_tags,
                                 }
                             })
@@ -314,6 +346,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 inline: raw.inline,
                 low_pc: raw.low_pc,
                 nocall: raw.nocall || inherited().any(|f| f.nocall),
+                signature_changed: self.signature_changed(raw),
                 decl_tags,
             });
         }
@@ -379,6 +412,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
             name: self.name,
             language: self.language,
+            producer_clang: self.producer_clang,
             nodes: self.nodes,
             functions,
             variables,

@@ -12,7 +12,8 @@ use super::resolve::{
 use super::{Walker, DW_TAG_LLVM_ANNOTATION};
 use crate::error::{ErrorKind, Result};
 use crate::model::{
-    BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamLocation, Qualifier, TypeRef,
+    BaseEncoding, CompositeKind, Member, Node, NodeId, Param, ParamEntry, ParamLocation, Qualifier,
+    TypeRef,
 };
 
 /// A growing list allocated in the CU's arena: it becomes the model's slice
@@ -732,6 +733,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         name,
                         ty,
                         location: ParamLocation::Unknown,
+                        entry: ParamEntry::default(),
                         decl_tags: &[],
                     });
                 }
@@ -834,6 +836,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     name,
                     ty,
                     location: ParamLocation::Unknown,
+                    entry: ParamEntry::default(),
                     decl_tags: &[],
                 });
             }
@@ -849,7 +852,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             _ => 0,
         };
-        let location = location::param_location(
+        let (location, entry) = location::param_facts(
             self.dwarf,
             self.unit,
             attrs.get(dw::DW_AT_location),
@@ -867,6 +870,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .or_default()
                 .merge(location::LocationFacts::of(location, expected));
         }
+        // pahole's ftype__recode_dwarf_types: a concrete parameter's facts
+        // go to its abstract origin, later DIEs over earlier ones.
+        if let Some(origin) = origin {
+            self.shared_entries.entry(origin).or_default().merge(entry);
+        }
         if let Some(Scope::Function { .. }) = self.stack.last() {
             self.open_function_params.push(RawParam {
                 offset,
@@ -874,6 +882,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 ty,
                 origin,
                 location,
+                entry,
                 decl_tags: &[],
             });
         }
