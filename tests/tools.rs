@@ -146,6 +146,11 @@ pub fn bpftool_btf_dump(file: &Path, base: Option<&Path>) -> RunOutput {
     bpftool(&args)
 }
 
+/// btfenc's flag to behave as the pahole these tests compare against:
+/// Debian bookworm's pahole 1.24 (btfenc emulates pahole 1.31 unless told
+/// otherwise). Tests judging btfenc by that pahole's output pass it.
+pub const AS_SYSTEM_PAHOLE: &str = "--compat=1.24";
+
 /// Which encoder writes a detached BTF file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoder {

@@ -6,12 +6,23 @@ Why the argv pre-pass: pahole parses with argp, where `-j` takes an
 optional argument must follow `=` (`--jobs=8`). clap would read `-j vmlinux`
 as "8 jobs named vmlinux", so `-j` forms are normalised to `--jobs=N` before
 clap sees them. Kernel build scripts pass exactly these forms.
+
+Repeated options: argp lets every option be given again; a scalar option
+keeps the last value (Linux 6.12 and 7.3's `scripts/Makefile.btf` pass
+`-j` twice), a boolean stays set, and `--btf_features` acts once per
+occurrence. clap's `args_override_self` gives the first two; the lists
+are appended. pahole also acts on the feature options in command-line
+order (a `--btf_features` wipes the legacy flags before it), so [`parse`]
+records that order from clap's indices for [`crate::config`].
 */
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use btf::lower::FeatureOption;
 
 /// btfenc: DWARF to BTF, a drop-in replacement for `pahole -J`.
 #[derive(Debug, Parser)]
@@ -19,7 +30,8 @@ use clap::{Args, Parser, Subcommand};
     name = "btfenc",
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    subcommand_negates_reqs = true,
+    args_override_self = true
 )]
 pub struct Cli {
     /// A tool subcommand; without one, btfenc behaves like `pahole`.
@@ -123,7 +135,19 @@ pub struct EncodeArgs {
     #[arg(long = "btf_gen_floats")]
     pub btf_gen_floats: bool,
 
-    /// pahole < 1.26: allow all features this encoder has.
+    /// pahole: make the output reproducible whatever `-j` (btfenc's
+    /// always is).
+    #[arg(long = "reproducible_build")]
+    pub reproducible_build: bool,
+
+    /// Emulate this pahole release: `1.31` (the default) or `1.24`
+    /// (Debian bookworm's pahole and libbpf 1.1: its FUNC/VAR rules and
+    /// dedup). Default from the environment variable BTFENC_COMPAT.
+    #[arg(long = "compat", value_name = "VERSION")]
+    pub compat: Option<String>,
+
+    /// pahole 1.31: `parse_btf_features("all")`, which switches every
+    /// feature off (pahole < 1.26: all features it had).
     #[arg(long = "btf_gen_all")]
     pub btf_gen_all: bool,
 
@@ -170,6 +194,86 @@ pub struct EncodeArgs {
     /// Input files (vmlinux, .ko or .o), directories of modules, or @LISTFILE.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// The options above that decide features, in command-line order
+    /// (filled by [`parse`]).
+    #[arg(skip)]
+    pub feature_order: Vec<OrderedFeature>,
+}
+
+/// One feature option of the command line, owned (see [`FeatureOption`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OrderedFeature {
+    /// `--btf_features` (`strict`: `--btf_features_strict`) and its list.
+    List { list: String, strict: bool },
+    /// A legacy flag.
+    Flag(FeatureOption<'static>),
+}
+
+impl OrderedFeature {
+    /// The borrowed form the feature replay takes.
+    pub fn as_option(&self) -> FeatureOption<'_> {
+        match self {
+            OrderedFeature::List { list, strict } => FeatureOption::List {
+                list,
+                strict: *strict,
+            },
+            OrderedFeature::Flag(flag) => *flag,
+        }
+    }
+}
+
+/// Legacy flags, by clap id (the field name), and what each does.
+const LEGACY_FLAGS: &[(&str, FeatureOption<'static>)] = &[
+    ("btf_gen_all", FeatureOption::GenAll),
+    ("btf_encode_force", FeatureOption::EncodeForce),
+    ("btf_gen_floats", FeatureOption::GenFloats),
+    ("skip_vars", FeatureOption::SkipVars),
+    ("skip_decl_tag", FeatureOption::SkipDeclTag),
+    ("skip_type_tag", FeatureOption::SkipTypeTag),
+    ("skip_enum64", FeatureOption::SkipEnum64),
+    ("btf_gen_optimized", FeatureOption::GenOptimized),
+    ("skip_inconsistent_proto", FeatureOption::SkipInconsistentProto),
+    ("reproducible_build", FeatureOption::ReproducibleBuild),
+];
+
+/// Parses an already [normalized](normalize_argv) command line, recording
+/// the order of the feature options.
+pub fn parse(argv: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let matches = Cli::command().try_get_matches_from(argv)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if cli.command.is_none() {
+        cli.encode.feature_order = feature_order(&matches);
+    }
+    Ok(cli)
+}
+
+/// The feature options in the order they were given. A repeated boolean
+/// flag counts at its last position (clap keeps that one): it sets the
+/// same switch each time, so its earlier occurrences cannot change the
+/// result.
+fn feature_order(matches: &ArgMatches) -> Vec<OrderedFeature> {
+    let mut ordered: Vec<(usize, OrderedFeature)> = Vec::new();
+    for (id, strict) in [("btf_features", false), ("btf_features_strict", true)] {
+        let (Some(indices), Some(lists)) = (matches.indices_of(id), matches.get_many::<String>(id))
+        else {
+            continue;
+        };
+        for (index, list) in indices.zip(lists) {
+            let list = list.clone();
+            ordered.push((index, OrderedFeature::List { list, strict }));
+        }
+    }
+    for &(id, flag) in LEGACY_FLAGS {
+        if matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        if let Some(index) = matches.index_of(id) {
+            ordered.push((index, OrderedFeature::Flag(flag)));
+        }
+    }
+    ordered.sort_by_key(|(index, _)| *index);
+    ordered.into_iter().map(|(_, option)| option).collect()
 }
 
 /// Rewrites argp-style `-j`/`-jN` (alone or clustered after other short
@@ -260,6 +364,108 @@ mod tests {
             let cli = Cli::try_parse_from(norm(&argv.collect::<Vec<_>>()));
             assert!(cli.is_ok(), "{line}: {:?}", cli.err());
         }
+    }
+
+    fn parsed(line: &str) -> Cli {
+        let argv: Vec<&str> = std::iter::once("btfenc").chain(line.split(' ')).collect();
+        parse(norm(&argv).into_iter().map(OsString::from).collect())
+            .unwrap_or_else(|e| panic!("{line}: {e}"))
+    }
+
+    /// The exact command lines of the kernel's BTF steps, flags as the
+    /// kernel's scripts compute them for a pahole reporting v1.31 (and,
+    /// for 6.1, for >= 1.25, which 6.1 never gives --btf_features).
+    #[test]
+    fn kernel_command_lines_parse_as_pahole_reads_them() {
+        let f6_12 = "-j --btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
+        let f7_3 = "-j8 --btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func --btf_features=layout";
+        let cases: &[(&str, String, Option<usize>)] = &[
+            // 6.1 scripts/pahole-flags.sh; link-vmlinux.sh and Makefile.modfinal.
+            (
+                "6.1 vmlinux",
+                "-J --btf_gen_floats -j --lang_exclude=rust --skip_encoding_btf_inconsistent_proto --btf_gen_optimized .tmp_vmlinux.btf".into(),
+                Some(0),
+            ),
+            (
+                "6.1 module",
+                "-J --btf_gen_floats -j --lang_exclude=rust --skip_encoding_btf_inconsistent_proto --btf_gen_optimized --btf_base vmlinux m.ko".into(),
+                Some(0),
+            ),
+            // 6.12 scripts/Makefile.btf: -j twice without a timestamp...
+            ("6.12 vmlinux", format!("-J {f6_12} -j --lang_exclude=rust .tmp_vmlinux1"), Some(0)),
+            // ... and with KBUILD_BUILD_TIMESTAMP, plus an out-of-tree
+            // module's MODULE_PAHOLE_FLAGS.
+            (
+                "6.12 module",
+                format!("-J {f6_12} -j --btf_features=+reproducible_build --lang_exclude=rust --btf_features=distilled_base --btf_base vmlinux m.ko"),
+                Some(0),
+            ),
+            // 7.3 scripts/Makefile.btf (JOBS from MAKEFLAGS) and gen-btf.sh.
+            (
+                "7.3 vmlinux",
+                format!("-J {f7_3} -j8 --btf_features=+reproducible_build --lang_exclude=rust --btf_encode_detached=.tmp_vmlinux1.BTF.1 .tmp_vmlinux1"),
+                Some(8),
+            ),
+            (
+                "7.3 module, make -j",
+                format!("-J {} -j --lang_exclude=rust --btf_base vmlinux --btf_encode_detached=m.ko.BTF.1 m.ko", f7_3.replace("-j8", "-j")),
+                Some(0),
+            ),
+            ("last -j wins", "-J -j3 -j --jobs=5 -j2 x".into(), Some(2)),
+        ];
+        for (what, line, jobs) in cases {
+            let cli = parsed(line);
+            assert_eq!(cli.encode.jobs, *jobs, "{what}");
+            assert!(cli.encode.btf_encode, "{what}");
+            assert_eq!(cli.encode.files.len(), 1, "{what}: {:?}", cli.encode.files);
+        }
+
+        // 7.3 with a timestamp: the lists in order, as pahole meets them.
+        let cli = parsed(&cases[4].1);
+        let lists: Vec<OrderedFeature> = cli.encode.feature_order.clone();
+        assert_eq!(
+            lists,
+            [
+                OrderedFeature::List {
+                    list: "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func".into(),
+                    strict: false
+                },
+                OrderedFeature::List { list: "layout".into(), strict: false },
+                OrderedFeature::List { list: "+reproducible_build".into(), strict: false },
+            ]
+        );
+        assert_eq!(cli.encode.btf_encode_detached, Some(PathBuf::from(".tmp_vmlinux1.BTF.1")));
+    }
+
+    #[test]
+    fn scalar_options_keep_the_last_value() {
+        let cli = parsed("-J --lang_exclude=rust --lang_exclude=c --btf_base a --btf_base b --btf_encode_detached=x --btf_encode_detached=y -V -V -J in");
+        assert_eq!(cli.encode.lang_exclude.as_deref(), Some("c"));
+        assert_eq!(cli.encode.btf_base, Some(PathBuf::from("b")));
+        assert_eq!(cli.encode.btf_encode_detached, Some(PathBuf::from("y")));
+        assert!(cli.encode.verbose);
+        let cli = parsed("-J --compat=1.24 --compat=1.31 in");
+        assert_eq!(cli.encode.compat.as_deref(), Some("1.31"));
+    }
+
+    #[test]
+    fn feature_options_keep_command_line_order() {
+        let cli = parsed("-J --btf_gen_floats --btf_features=var --skip_encoding_btf_vars --btf_features_strict=float --btf_gen_floats --btf_gen_all in");
+        let flag = OrderedFeature::Flag;
+        let list = |list: &str, strict| OrderedFeature::List { list: list.into(), strict };
+        // The first --btf_gen_floats is dropped (clap keeps the last); it
+        // sets the same switch as the later one, so the result is the same.
+        assert_eq!(
+            cli.encode.feature_order,
+            [
+                list("var", false),
+                flag(FeatureOption::SkipVars),
+                list("float", true),
+                flag(FeatureOption::GenFloats),
+                flag(FeatureOption::GenAll),
+            ]
+        );
+        assert!(parsed("-J in").encode.feature_order.is_empty());
     }
 
     #[test]

@@ -1,22 +1,39 @@
 /*!
 Resolving parsed flags into what the pipeline runs with.
 
-pahole has two generations of flags: `--btf_features` (1.26 and later)
-names every feature to turn on, while the older flags each flip one default.
-When any `--btf_features` list is given it wins, as in pahole; the older
-flags then only add what they name.
+btfenc emulates pahole 1.31 (dwarves 1436daf) whatever the spelling:
+`--btf_features` lists and the older flags are replayed in command-line
+order as pahole's option parser applies them (see
+[`Features::from_pahole_options`]), and every spelling gets pahole 1.31's
+FUNC/VAR rules and libbpf dedup. Only `--compat=1.24` (or
+`BTFENC_COMPAT=1.24`) asks for pahole 1.24, the release Debian bookworm
+ships: its legacy flags, its rules and libbpf 1.1's dedup.
 */
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use btf::lower::{Context as LowerContext, Features, LegacyFlags};
 
 use crate::args::EncodeArgs;
 use crate::pipeline::Config;
 
+/// The environment variable that picks the emulated pahole when
+/// `--compat` is not given.
+pub const COMPAT_ENV: &str = "BTFENC_COMPAT";
+
+/// Which pahole release btfenc behaves as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compat {
+    /// pahole 1.24 with Debian's libbpf 1.1.
+    V1_24,
+    /// pahole 1.31 (dwarves 1436daf) with its libbpf: the default.
+    V1_31,
+}
+
 /// Builds the pipeline configuration from the encoding flags.
 pub fn resolve(args: &EncodeArgs) -> Result<Config> {
-    let features = resolve_features(args)?;
+    let env = std::env::var(COMPAT_ENV).ok();
+    let features = resolve_features(args, compat(args.compat.as_deref(), env.as_deref())?)?;
     let lang_exclude = match &args.lang_exclude {
         Some(list) => {
             LowerContext::parse_languages(list).with_context(|| format!("--lang_exclude={list}"))?
@@ -30,8 +47,25 @@ pub fn resolve(args: &EncodeArgs) -> Result<Config> {
     })
 }
 
-fn resolve_features(args: &EncodeArgs) -> Result<Features> {
-    if args.btf_features.is_empty() && args.btf_features_strict.is_empty() {
+/// `--compat` wins over the environment; neither means 1.31.
+fn compat(flag: Option<&str>, env: Option<&str>) -> Result<Compat> {
+    let (value, source) = match (flag, env) {
+        (Some(value), _) => (value, "--compat"),
+        (None, Some(value)) if !value.is_empty() => (value, COMPAT_ENV),
+        _ => return Ok(Compat::V1_31),
+    };
+    match value.trim_start_matches('v') {
+        "1.24" => Ok(Compat::V1_24),
+        "1.31" => Ok(Compat::V1_31),
+        other => bail!("{source}={other}: unknown pahole version; btfenc emulates 1.31 (the default) or 1.24"),
+    }
+}
+
+fn resolve_features(args: &EncodeArgs, compat: Compat) -> Result<Features> {
+    if compat == Compat::V1_24 {
+        if !args.btf_features.is_empty() || !args.btf_features_strict.is_empty() {
+            bail!("--compat=1.24: pahole 1.24 has no --btf_features (it came with 1.26)");
+        }
         return Ok(Features::legacy(LegacyFlags {
             btf_encode_force: args.btf_encode_force,
             btf_gen_floats: args.btf_gen_floats,
@@ -44,30 +78,33 @@ fn resolve_features(args: &EncodeArgs) -> Result<Features> {
             btf_gen_optimized: args.btf_gen_optimized,
         }));
     }
-    // Lists accumulate across repeated flags; a leading `+` (as in
-    // `--btf_features=+distilled_base`) also means "in addition".
-    for list in &args.btf_features_strict {
-        Features::parse(list.trim_start_matches('+'), true)
+    let (features, notes) =
+        Features::from_pahole_options(args.feature_order.iter().map(|o| o.as_option()))
             .map_err(|unknown| anyhow::anyhow!("--btf_features_strict: {unknown}"))?;
+    if args.verbose {
+        for name in &notes.ignored {
+            eprintln!("btfenc: ignoring unsupported feature '{name}'");
+        }
     }
-    let all: Vec<&str> = args
-        .btf_features
-        .iter()
-        .chain(&args.btf_features_strict)
-        .map(|list| list.trim_start_matches('+'))
-        .collect();
-    let mut features = Features::parse(&all.join(","), false)
-        .map_err(|unknown| anyhow::anyhow!("--btf_features: {unknown}"))?;
-    // The legacy switches still apply on top, as pahole 1.31 keeps them.
-    if args.btf_gen_floats {
-        features.float = true;
-    }
-    if args.skip_vars {
-        features.var = false;
-        features.global_var = false;
-    }
-    if args.btf_encode_force {
-        features.encode_force = true;
+    for name in &notes.not_implemented {
+        eprintln!("btfenc: warning: BTF feature '{name}' (pahole 1.31) is not implemented yet; encoding without it");
     }
     Ok(features)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compat_flag_env_and_default() {
+        assert_eq!(compat(None, None).unwrap(), Compat::V1_31);
+        assert_eq!(compat(None, Some("")).unwrap(), Compat::V1_31);
+        assert_eq!(compat(None, Some("1.24")).unwrap(), Compat::V1_24);
+        assert_eq!(compat(Some("1.31"), Some("1.24")).unwrap(), Compat::V1_31);
+        assert_eq!(compat(Some("1.24"), None).unwrap(), Compat::V1_24);
+        assert_eq!(compat(Some("v1.24"), None).unwrap(), Compat::V1_24);
+        let err = compat(None, Some("1.25")).unwrap_err().to_string();
+        assert!(err.contains("BTFENC_COMPAT=1.25"), "{err}");
+    }
 }

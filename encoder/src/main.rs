@@ -18,15 +18,13 @@ mod units;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     let argv = args::normalize_argv(std::env::args_os());
     let invoked_as = argv
         .first()
         .and_then(|a| std::path::Path::new(a).file_name().map(|f| f.to_string_lossy().into_owned()))
         .unwrap_or_default();
-    let cli = match args::Cli::try_parse_from(argv) {
+    let cli = match args::parse(argv) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/usage itself; usage errors exit 2 like pahole's argp.

@@ -137,3 +137,80 @@ fn version_for_scripts_is_paholes_shape_and_quiet() {
         ours.describe()
     );
 }
+
+/// Encodes `path` with `flags` (one string, split at spaces) and returns
+/// the BTF bytes.
+fn encoded(path: &str, flags: &str, dir: &std::path::Path, name: &str) -> Vec<u8> {
+    let flags: Vec<&str> = flags.split(' ').filter(|f| !f.is_empty()).collect();
+    read(&encode_into(Encoder::Btfenc, path, &flags, dir, name))
+}
+
+/// Every spelling of the same request gives the same BTF, with pahole
+/// 1.31's meaning of each (pahole.c at dwarves 1436daf: legacy flags set
+/// one switch each from a zeroed start, `--btf_features` lists switch
+/// everything off once and then on by name, `+X` is the defaults plus X,
+/// `--btf_gen_all` runs the list "all", which names nothing).
+#[test]
+fn legacy_and_btf_features_spellings_agree() {
+    let dir = scratch();
+    let defaults = "encode_force,var,float,decl_tag,type_tag,enum64,optimized_func,consistent_func,decl_tag_kfuncs";
+    // (fixture, whether it holds VARs or tags, so that switching every
+    // feature off must change its BTF)
+    for (path, has_features) in [
+        ("obj/multi-cu/clang.o", true),
+        ("obj/gcc-dwarf5/tags.o", true),
+        ("obj/gcc-dwarf5/kinds.o", true),
+        ("obj/kfuncs/gcc-dwarf5.o", false),
+    ] {
+        let same = |a: &str, b: &str| {
+            let left = encoded(path, a, dir.path(), "a.btf");
+            let right = encoded(path, b, dir.path(), "b.btf");
+            assert!(left == right, "{path}: `{a}` and `{b}` gave different BTF");
+            left
+        };
+        // Linux 6.1's flags for pahole >= 1.25 = the features they switch on.
+        same(
+            "--btf_gen_floats -j --lang_exclude=rust --skip_encoding_btf_inconsistent_proto --btf_gen_optimized",
+            "-j --btf_features=var,decl_tag,type_tag,enum64,float,optimized_func,consistent_func --lang_exclude=rust",
+        );
+        // No flag at all: VAR, tags and ENUM64 on, floats off.
+        let nothing = same("", "--btf_features=var,decl_tag,type_tag,enum64");
+        same("--btf_features=+type_tag", &format!("--btf_features={defaults}"));
+        same("--btf_features=default", "--btf_features=+");
+        same(
+            "--btf_features=var --btf_features=float,bogus",
+            "--btf_features_strict=float,var",
+        );
+        // A list wipes the legacy flags before it, not after it.
+        same("--btf_gen_floats --btf_features=var", "--btf_features=var");
+        same("--btf_features=var --btf_gen_floats", "--btf_features=var,float");
+        // --btf_gen_all: everything off, as an empty list.
+        let none = same("--btf_gen_all", "--btf_features=");
+        assert!(
+            none != nothing || !has_features,
+            "{path}: switching every feature off changed nothing; the fixture cannot tell the spellings apart"
+        );
+        // Repeated scalar options take the last value.
+        same("-j1 -j3 --lang_exclude=c --lang_exclude=rust", "--lang_exclude=rust");
+    }
+}
+
+/// `--btf_features_strict` fails on a name pahole does not have (pahole
+/// exits), and 1.24 emulation refuses `--btf_features`, which pahole 1.24
+/// did not know.
+#[test]
+fn strict_lists_and_compat_refusals() {
+    let dir = scratch();
+    let out = dir.path().join("x.btf");
+    for flags in [
+        &["--btf_features_strict=var,all"][..],
+        &["--btf_features=var", "--btf_features_strict=bogus"][..],
+        &["--compat=1.24", "--btf_features=default"][..],
+        &["--compat=1.30"][..],
+    ] {
+        let run = encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &out, flags);
+        assert!(!run.success(), "{flags:?} succeeded\n{}", run.describe());
+        assert!(!run.stderr.contains("panicked"), "{}", run.describe());
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.describe());
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use btfenc_tests::{bpftool_btf_dump, btfenc, fixture, pahole, run};
+use btfenc_tests::{bpftool_btf_dump, btfenc, fixture, pahole, run, AS_SYSTEM_PAHOLE};
 
 use crate::fixtures::{read, scratch};
 
@@ -18,7 +18,7 @@ fn assert_in_place_like_pahole(relative: &str) {
     let dir = scratch();
     let ours = copy_to(relative, dir.path(), "ours");
     let theirs = copy_to(relative, dir.path(), "theirs");
-    btfenc(&["-J".as_ref(), ours.as_os_str()]).assert_success();
+    btfenc(&["-J".as_ref(), AS_SYSTEM_PAHOLE.as_ref(), ours.as_os_str()]).assert_success();
     pahole(&["-J".as_ref(), theirs.as_os_str()]).assert_success();
 
     // Readable by libbpf as an ELF with .BTF, and the same types as

@@ -1,17 +1,19 @@
 //! btfenc's BTF holds the same types as pahole v1.24's for the same input
 //! and the same flags, as judged by `btfenc diff` (whose own honesty is
-//! checked in `diff_cli`).
+//! checked in `diff_cli`). btfenc is asked to emulate 1.24
+//! ([`AS_SYSTEM_PAHOLE`]); the legacy flags mean other things to 1.31.
 
 use std::path::Path;
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{btfenc, Encoder};
+use btfenc_tests::{btfenc, Encoder, AS_SYSTEM_PAHOLE};
 
 use crate::fixtures::{encode_into, scratch};
 
 fn assert_matches_pahole(path: &str, flags: &[&str]) {
     let dir = scratch();
-    let ours = encode_into(Encoder::Btfenc, path, flags, dir.path(), "btfenc.btf");
+    let ours_flags: Vec<&str> = std::iter::once(AS_SYSTEM_PAHOLE).chain(flags.iter().copied()).collect();
+    let ours = encode_into(Encoder::Btfenc, path, &ours_flags, dir.path(), "btfenc.btf");
     let theirs = encode_into(Encoder::Pahole, path, flags, dir.path(), "pahole.btf");
     let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
     assert!(

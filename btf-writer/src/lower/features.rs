@@ -4,11 +4,12 @@
 //! pahole has two ways to say what to encode. Up to 1.25 there were only
 //! flags (`--btf_gen_floats`, `--skip_encoding_btf_vars`, ...), each flipping
 //! one default. Since 1.26 `--btf_features=LIST` names every feature to turn
-//! on and everything not named is off. The two also imply different function
-//! and variable selection rules, because the kernel only passes
-//! `--btf_features` to pahole versions that have the newer rules; so
-//! [`Features::legacy`] gives pahole 1.24's rules and
-//! [`Features::from_btf_features`] gives pahole 1.31's.
+//! on and everything not named is off. pahole 1.31 still takes both
+//! spellings, in one pass over its command line that mutates one set of
+//! switches ([`Features::from_pahole_options`] replays that pass). Both
+//! spellings give pahole 1.31's selection rules ([`Rules::V1_31`]);
+//! [`Features::legacy`] is pahole 1.24, for when 1.24 is asked for
+//! explicitly.
 
 use std::fmt;
 
@@ -145,6 +146,62 @@ const FEATURE_NAMES: &[FeatureName] = &[
     },
 ];
 
+/// Feature names pahole 1.31 knows that btfenc does not encode yet
+/// (issue 14). They are not unknown: `--btf_features_strict` takes them as
+/// pahole does, and the encoder reports that it leaves them out.
+const NOT_IMPLEMENTED: &[&str] = &["true_signature", "layout"];
+
+/// pahole copies a `--btf_features` argument into a buffer of this many
+/// bytes before splitting it (pahole.c `BTF_MAX_FEATURE_STR`); the rest is
+/// not read.
+const MAX_FEATURE_STR: usize = 1024;
+
+/// One option of pahole's command line that decides BTF features. pahole
+/// acts on each when argp hands it over, in command-line order, so the
+/// order matters (see [`Features::from_pahole_options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeatureOption<'a> {
+    /// `--btf_features=LIST`, or with `strict` `--btf_features_strict=LIST`.
+    List {
+        /// The argument as given.
+        list: &'a str,
+        /// Unknown names are an error.
+        strict: bool,
+    },
+    /// `--btf_gen_all`: pahole 1.31 runs `parse_btf_features("all",
+    /// false)`, and "all" is no feature name since pahole 1.27 renamed it
+    /// `default`: so it switches every feature off, like an empty list.
+    GenAll,
+    /// `--btf_encode_force`.
+    EncodeForce,
+    /// `--btf_gen_floats`.
+    GenFloats,
+    /// `--skip_encoding_btf_vars`.
+    SkipVars,
+    /// `--skip_encoding_btf_decl_tag`.
+    SkipDeclTag,
+    /// `--skip_encoding_btf_type_tag`.
+    SkipTypeTag,
+    /// `--skip_encoding_btf_enum64`.
+    SkipEnum64,
+    /// `--btf_gen_optimized`.
+    GenOptimized,
+    /// `--skip_encoding_btf_inconsistent_proto`.
+    SkipInconsistentProto,
+    /// `--reproducible_build`.
+    ReproducibleBuild,
+}
+
+/// What [`Features::from_pahole_options`] found besides the features.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeatureNotes {
+    /// Names pahole ignores (not strict, not a feature), in order; pahole
+    /// reports them with `-V`.
+    pub ignored: Vec<String>,
+    /// Names pahole 1.31 knows and enables that btfenc does not implement.
+    pub not_implemented: Vec<String>,
+}
+
 /// The legacy (pahole 1.24 style) command line flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LegacyFlags {
@@ -232,39 +289,127 @@ impl Features {
         Features::parse(list, strict)
     }
 
-    /// Parses a comma-separated feature list. `default` stands for every
-    /// feature pahole enables by default, `all` for every feature. Unknown
-    /// names are ignored, as pahole does, unless `strict`
-    /// (`--btf_features_strict`).
+    /// One `--btf_features=LIST` (`--btf_features_strict` if `strict`) and
+    /// nothing else on the command line: only what LIST names is on.
     pub fn parse(list: &str, strict: bool) -> Result<Features, UnknownFeature> {
-        let mut features = Features::none();
-        for name in list
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-        {
-            match name {
-                "default" => FEATURE_NAMES
-                    .iter()
-                    .filter(|feature| feature.in_default)
-                    .for_each(|feature| (feature.set)(&mut features)),
-                "all" => FEATURE_NAMES
-                    .iter()
-                    .for_each(|feature| (feature.set)(&mut features)),
-                _ => match FEATURE_NAMES.iter().find(|feature| feature.name == name) {
-                    Some(feature) => (feature.set)(&mut features),
-                    None if strict => return Err(UnknownFeature(name.to_string())),
-                    None => {}
-                },
+        Features::from_pahole_options([FeatureOption::List { list, strict }]).map(|(f, _)| f)
+    }
+
+    /// What `pahole -J` 1.31 encodes with neither `--btf_features` nor a
+    /// legacy flag: its `conf_load` starts zeroed, so everything with a
+    /// `--skip_encoding_btf_*` flag is on (VAR, DECL_TAG, TYPE_TAG,
+    /// ENUM64) and the rest off (FLOAT, optimized and consistent
+    /// functions, kfunc tags).
+    pub fn pahole_default() -> Features {
+        Features {
+            var: true,
+            decl_tag: true,
+            type_tag: true,
+            enum64: true,
+            ..Features::none()
+        }
+    }
+
+    /// Replays, in command-line order, what pahole 1.31's option parser
+    /// (pahole.c `pahole__options_parser` at dwarves 1436daf) does with
+    /// the options that decide features:
+    ///
+    /// - It starts from [`Features::pahole_default`].
+    /// - Each legacy flag sets its one switch when it is reached.
+    /// - The first `--btf_features`/`--btf_features_strict`/`--btf_gen_all`
+    ///   (`parse_btf_features` -> `init_btf_features`) switches every
+    ///   feature off once, legacy flags seen so far included; later lists
+    ///   only add (`set_btf_features_initial`).
+    /// - A list that is exactly `default` turns on the default features. A
+    ///   leading `+` turns them on too, then the rest is read as a list.
+    /// - The list (its first 1024 bytes) is split at commas, empty pieces
+    ///   skipped (`strtok_r`), names compared exactly (no trimming). A name
+    ///   turns its feature on; `default` turns the default set on; any
+    ///   other name is ignored, unless the list is strict: then it is an
+    ///   error (pahole exits), whatever came before.
+    pub fn from_pahole_options<'a>(
+        options: impl IntoIterator<Item = FeatureOption<'a>>,
+    ) -> Result<(Features, FeatureNotes), UnknownFeature> {
+        let mut features = Features::pahole_default();
+        let mut notes = FeatureNotes::default();
+        let mut lists_seen = false;
+        for option in options {
+            match option {
+                FeatureOption::List { list, strict } => {
+                    parse_list(&mut features, &mut lists_seen, list.as_bytes(), strict, &mut notes)?
+                }
+                FeatureOption::GenAll => {
+                    parse_list(&mut features, &mut lists_seen, b"all", false, &mut notes)?
+                }
+                FeatureOption::EncodeForce => features.encode_force = true,
+                FeatureOption::GenFloats => features.float = true,
+                FeatureOption::SkipVars => features.var = false,
+                FeatureOption::SkipDeclTag => features.decl_tag = false,
+                FeatureOption::SkipTypeTag => features.type_tag = false,
+                FeatureOption::SkipEnum64 => features.enum64 = false,
+                FeatureOption::GenOptimized => features.optimized_func = true,
+                FeatureOption::SkipInconsistentProto => features.consistent_func = true,
+                FeatureOption::ReproducibleBuild => features.reproducible_build = true,
             }
         }
-        Ok(features)
+        notes.not_implemented.sort();
+        notes.not_implemented.dedup();
+        Ok((features, notes))
     }
 
     /// The names pahole's `--supported_btf_features` lists, in its order.
     pub fn supported_names() -> impl Iterator<Item = &'static str> {
         FEATURE_NAMES.iter().map(|feature| feature.name)
     }
+}
+
+/// pahole.c `parse_btf_features`, one `--btf_features` argument.
+fn parse_list(
+    features: &mut Features,
+    lists_seen: &mut bool,
+    list: &[u8],
+    strict: bool,
+    notes: &mut FeatureNotes,
+) -> Result<(), UnknownFeature> {
+    if !*lists_seen {
+        // init_btf_features: every switch to its "feature off" value.
+        *lists_seen = true;
+        *features = Features::none();
+    }
+    if list == b"default" {
+        enable_default(features);
+        return Ok(());
+    }
+    let list = match list.strip_prefix(b"+") {
+        Some(rest) => {
+            enable_default(features);
+            rest
+        }
+        None => list,
+    };
+    let list = &list[..list.len().min(MAX_FEATURE_STR)];
+    for name in list.split(|&byte| byte == b',').filter(|name| !name.is_empty()) {
+        if let Some(feature) = FEATURE_NAMES.iter().find(|f| f.name.as_bytes() == name) {
+            (feature.set)(features);
+        } else if let Some(known) = NOT_IMPLEMENTED.iter().find(|n| n.as_bytes() == name) {
+            notes.not_implemented.push((*known).to_string());
+        } else if name == b"default" {
+            enable_default(features);
+        } else if strict {
+            return Err(UnknownFeature(String::from_utf8_lossy(name).into_owned()));
+        } else {
+            notes.ignored.push(String::from_utf8_lossy(name).into_owned());
+        }
+    }
+    Ok(())
+}
+
+/// pahole.c `btf_features__enable_default`.
+fn enable_default(features: &mut Features) {
+    FEATURE_NAMES
+        .iter()
+        .filter(|feature| feature.in_default)
+        .for_each(|feature| (feature.set)(features));
 }
 
 impl Default for Features {
@@ -313,16 +458,138 @@ mod tests {
         assert_eq!(Features::parse("default", true).unwrap(), features);
     }
 
-    #[test]
-    fn all_and_unknown_names() {
-        let all = Features::parse("all", true).unwrap();
-        assert!(all.global_var && all.distilled_base && all.reproducible_build && all.attributes);
+    /// The names of the features that are on, in pahole's table order.
+    fn on(features: &Features) -> Vec<&'static str> {
+        let f = features;
+        [
+            ("encode_force", f.encode_force),
+            ("var", f.var),
+            ("float", f.float),
+            ("decl_tag", f.decl_tag),
+            ("type_tag", f.type_tag),
+            ("enum64", f.enum64),
+            ("optimized_func", f.optimized_func),
+            ("consistent_func", f.consistent_func),
+            ("decl_tag_kfuncs", f.decl_tag_kfuncs),
+            ("reproducible_build", f.reproducible_build),
+            ("distilled_base", f.distilled_base),
+            ("global_var", f.global_var),
+            ("attributes", f.attributes),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect()
+    }
 
-        let lenient = Features::parse("var, bogus ,global_var", false).unwrap();
-        assert!(lenient.var && lenient.global_var && !lenient.float);
-        let strict = Features::parse("var,bogus", true);
-        assert_eq!(strict, Err(UnknownFeature("bogus".to_string())));
-        assert!(strict.unwrap_err().to_string().contains("bogus"));
+    /// Every form of pahole 1.31's feature options, against what pahole.c
+    /// at dwarves 1436daf does with it: `pahole__options_parser` (legacy
+    /// flags set one `conf_load` switch each; `--btf_gen_all` calls
+    /// `parse_btf_features("all", false)`), `parse_btf_features` (exact
+    /// `default`; leading `+` = defaults then the rest; `strtok_r` on ',';
+    /// `default` inside a list; unknown names ignored unless strict, which
+    /// exits) and `init_btf_features` (the first list switches everything
+    /// off, once). Expected values are read off that code, not off ours.
+    #[test]
+    fn pahole_1_31_option_table() {
+        use FeatureOption::*;
+        const DEFAULT: &[&str] = &[
+            "encode_force", "var", "float", "decl_tag", "type_tag", "enum64",
+            "optimized_func", "consistent_func", "decl_tag_kfuncs",
+        ];
+        fn list(list: &str) -> FeatureOption<'_> {
+            List { list, strict: false }
+        }
+        fn strict(list: &str) -> FeatureOption<'_> {
+            List { list, strict: true }
+        }
+        fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+            let mut names: Vec<&str> = base.iter().chain(extra).copied().collect();
+            let order = |n: &&str| FEATURE_NAMES.iter().position(|f| f.name == *n);
+            names.sort_by_key(order);
+            names.dedup();
+            names
+        }
+        let kernel = "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func";
+        let legacy_default: &[&str] = &["var", "decl_tag", "type_tag", "enum64"];
+        let cases: Vec<(&str, Vec<FeatureOption>, Vec<&str>)> = vec![
+            // Neither spelling: conf_load zeroed, every skip_* false.
+            ("nothing", vec![], legacy_default.to_vec()),
+            // Linux 6.1 pahole-flags.sh for pahole >= 1.25.
+            (
+                "6.1 legacy",
+                vec![GenFloats, SkipInconsistentProto, GenOptimized],
+                with(legacy_default, &["float", "optimized_func", "consistent_func"]),
+            ),
+            ("skip flags", vec![SkipVars, SkipDeclTag, SkipTypeTag, SkipEnum64], vec![]),
+            ("force", vec![EncodeForce], with(legacy_default, &["encode_force"])),
+            ("--reproducible_build", vec![ReproducibleBuild], with(legacy_default, &["reproducible_build"])),
+            // "all" is no name since pahole renamed it "default": the
+            // first list switches everything off and nothing back on.
+            ("--btf_gen_all", vec![GenAll], vec![]),
+            ("--btf_gen_all then floats", vec![GenAll, GenFloats], vec!["float"]),
+            ("all", vec![list("all")], vec![]),
+            ("empty list", vec![list("")], vec![]),
+            ("default", vec![list("default")], DEFAULT.to_vec()),
+            ("kernel list", vec![list(kernel)], with(DEFAULT, &[]).into_iter().filter(|n| *n != "decl_tag_kfuncs").collect()),
+            ("default inside a list", vec![list("global_var,default")], with(DEFAULT, &["global_var"])),
+            ("+X: defaults plus X", vec![list("+reproducible_build")], with(DEFAULT, &["reproducible_build"])),
+            ("+ alone", vec![list("+")], DEFAULT.to_vec()),
+            ("+ only at the start", vec![list("var,+float")], vec!["var"]),
+            ("lists accumulate", vec![list("var"), list("float")], vec!["var", "float"]),
+            // Linux 6.12/7.3 Makefile.btf with KBUILD_BUILD_TIMESTAMP set:
+            // the later `+` brings decl_tag_kfuncs back in.
+            (
+                "7.3 reproducible",
+                vec![list(kernel), list("layout"), list("+reproducible_build")],
+                with(DEFAULT, &["reproducible_build"]),
+            ),
+            ("empty pieces skipped", vec![list(",,var,,float,")], vec!["var", "float"]),
+            ("no trimming", vec![list("var, float")], vec!["var"]),
+            ("case matters", vec![list("VAR,float")], vec!["float"]),
+            ("unknown ignored", vec![list("bogus,var")], vec!["var"]),
+            // Legacy flags before the first list are wiped by it; after it
+            // they apply.
+            ("floats before a list", vec![GenFloats, list("var")], vec!["var"]),
+            ("floats after a list", vec![list("var"), GenFloats], vec!["var", "float"]),
+            ("skip after a list", vec![list("default"), SkipVars], with(DEFAULT, &[]).into_iter().filter(|n| *n != "var").collect()),
+            ("skip before a list", vec![SkipVars, list("default")], DEFAULT.to_vec()),
+            ("strict and lenient mix", vec![strict("var"), list("bogus,float")], vec!["var", "float"]),
+            ("strict default", vec![strict("default,global_var")], with(DEFAULT, &["global_var"])),
+            ("strict known to pahole only", vec![strict("layout,true_signature,var")], vec!["var"]),
+        ];
+        for (what, options, expected) in cases {
+            let (features, _) = Features::from_pahole_options(options.iter().copied())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(on(&features), expected, "{what}: {options:?}");
+            assert_eq!(features.rules, Rules::V1_31, "{what}");
+        }
+
+        // Strict: an unknown name fails the whole command line, wherever
+        // it is; "all" is unknown.
+        for options in [
+            vec![strict("var,bogus")],
+            vec![list("var"), strict("bogus")],
+            vec![strict("all")],
+            vec![strict("+bogus")],
+        ] {
+            assert!(Features::from_pahole_options(options.iter().copied()).is_err(), "{options:?}");
+        }
+        let err = Features::parse("var,bogus", true).unwrap_err();
+        assert_eq!(err, UnknownFeature("bogus".to_string()));
+        assert!(err.to_string().contains("bogus"));
+
+        // pahole reads only the first 1024 bytes of a list.
+        let long = format!("{}float", ",".repeat(MAX_FEATURE_STR));
+        assert_eq!(on(&Features::parse(&long, true).unwrap()), Vec::<&str>::new());
+        let fits = format!("{}float", ",".repeat(MAX_FEATURE_STR - 5));
+        assert_eq!(on(&Features::parse(&fits, true).unwrap()), ["float"]);
+
+        // The notes: ignored names (pahole -V prints them) and names pahole
+        // has that btfenc leaves out.
+        let (_, notes) =
+            Features::from_pahole_options([list("bogus,layout,var"), list("layout")]).unwrap();
+        assert_eq!(notes.ignored, ["bogus"]);
+        assert_eq!(notes.not_implemented, ["layout"]);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use dwarf::model::{CuModel, Language};
 use dwarf::SymbolFacts;
 
 pub use self::error::Error;
-pub use self::features::{Features, LegacyFlags, Rules, UnknownFeature};
+pub use self::features::{FeatureNotes, FeatureOption, Features, LegacyFlags, Rules, UnknownFeature};
 pub use self::functions::{register_params_for_machine, FunctionCandidate};
 pub use self::types::SANITIZED_INT_NAME;
 pub use self::vars::{VariableCandidate, PERCPU_SECTION};
