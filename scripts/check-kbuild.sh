@@ -17,8 +17,7 @@
 #     (only the objects that depend on a changed CONFIG_PAHOLE_* symbol
 #     would be recompiled: none in these configurations). This replaces a
 #     second full build, which CI has no time for;
-#   - the btfenc tree is booted under qemu (KVM if /dev/kvm can be opened,
-#     TCG otherwise) with an initramfs of busybox-static and configfs.ko:
+#   - the btfenc tree is booted under qemu (TCG; KVM when asked) with an initramfs of busybox-static and configfs.ko:
 #     insmod configfs.ko succeeds, /sys/kernel/btf lists vmlinux and
 #     configfs, and the kernel log has no BTF complaint (read from the
 #     serial log). pahole's tree is booted too when btfenc's fails, to
@@ -68,7 +67,8 @@
 # default the release build of this tree), PAHOLE (the reference, default
 # pahole), BTFENC_KBUILD_JOBS (make -j, default 2), BTFENC_KBUILD_CELLS
 # (default "6.1-gcc 6.1-llvm 7.3-gcc 7.3-llvm"), BTFENC_QEMU (the
-# qemu-system-x86_64 binary), BTFENC_KBUILD_BOOT_TIMEOUT (seconds, default
+# qemu-system-x86_64 binary), BTFENC_KBUILD_ACCEL (tcg, or kvm),
+# BTFENC_KBUILD_BOOT_TIMEOUT (seconds, default
 # 300), BTFENC_NO_SKIP=1 (a skipped host kernel load is a failure).
 # scripts/deps.sh all installs the tools, downloads linux-source-7.3 and,
 # when the machine's qemu-utils keeps apt from installing it, qemu.
@@ -97,7 +97,7 @@ failures=0
 fail() { log "FAIL: ${cell:+$cell: }$*"; failures=$((failures + 1)); }
 pass() { log "ok: ${cell:+$cell: }$*"; }
 
-for tool in make gcc flex bison bc readelf objcopy rsync "$BPFTOOL"; do
+for tool in make gcc flex bison bc readelf objcopy "$BPFTOOL"; do
 	command -v "$tool" > /dev/null || die "$tool is missing (scripts/deps.sh all)"
 done
 pahole_bin=$(command -v "$PAHOLE") || die "no reference pahole ($PAHOLE); apt-get install dwarves"
@@ -108,27 +108,21 @@ busybox=/bin/busybox
 qemu=${BTFENC_QEMU:-}
 if [[ -z $qemu ]]; then
 	if [[ -x $cache/qemu-system-x86/usr/bin/qemu-system-x86_64 ]]; then
+		# Unpacked by deps.sh with qemu-system-common's modules (TCG is one).
 		qemu=$cache/qemu-system-x86/usr/bin/qemu-system-x86_64
+		export QEMU_MODULE_DIR=$cache/qemu-system-x86/usr/lib/x86_64-linux-gnu/qemu
 	else
 		qemu=$(command -v qemu-system-x86_64) || die "no qemu-system-x86_64 (scripts/deps.sh all)"
 	fi
 fi
 # Firmware (seabios) and option ROMs: Debian's /usr/share/qemu links them.
 qemu_args=(-L /usr/share/qemu -L /usr/share/seabios -m 256 -smp 1 -nic none -vga none -display none -no-reboot)
-# KVM when it works: a probe machine, stopped before its first
-# instruction (-S), must still be running when timeout ends it (124).
-# (The default CPU model: on a nested host -cpu host can fail on MSRs.)
-kvm_status=0
-if [[ -r /dev/kvm && -w /dev/kvm ]]; then
-	timeout 5 "$qemu" "${qemu_args[@]}" -accel kvm -M pc -nodefaults -S > /dev/null 2>&1 || kvm_status=$?
-fi
-if ((kvm_status == 124)); then
-	qemu_accel=kvm
-	qemu_args+=(-accel kvm)
-else
-	qemu_accel=tcg
-	qemu_args+=(-accel tcg)
-fi
+# TCG by default: it boots these kernels in about 15 s. KVM only when
+# asked (BTFENC_KBUILD_ACCEL=kvm): on a nested host /dev/kvm can open and
+# still fail (here -cpu host aborts on MSR 0x10a and the default CPU
+# model never reaches the serial console).
+qemu_accel=${BTFENC_KBUILD_ACCEL:-tcg}
+qemu_args+=(-accel "$qemu_accel")
 
 # unpack_source VERSION: the kernel tree $cache/linux-source-VERSION from
 # Debian's tarball, unpacked again when the package version changes (the
@@ -226,13 +220,13 @@ configure() {
 	touch "$dir/.btfenc-configured"
 }
 
-# build NAME ENCODER: (re)builds tree $cw/NAME with PAHOLE pointing at a
+# build NAME ENCODER: (re)builds the cell's tree with PAHOLE pointing at a
 # timing wrapper of ENCODER; vmlinux is removed first, so every BTF step
 # runs. Sets build_seconds and build_kind; the build log is $cw/NAME.log,
 # the encoder timings $cw/NAME.timing, the detached outputs $cw/NAME-kept.
 # Returns make's status.
 build() {
-	local name=$1 encoder=$2 dir=$cw/$1
+	local name=$1 encoder=$2 dir=$cw/btfenc
 	local wrapper=$cw/$name-pahole timing_log=$cw/$name.timing
 	rm -rf "$cw/$name-kept"
 	mkdir -p "$cw/$name-kept"
@@ -261,7 +255,7 @@ build() {
 	fi
 	touch "$dir/.btfenc-built"
 	if [[ -n $full ]]; then
-		echo "${build_seconds}s wall, ${build_cpu}s CPU" > "$cw/$name.full-build-seconds"
+		echo "${build_seconds}s wall, ${build_cpu}s CPU" > "$cw/first-build-seconds"
 		build_kind=full
 	else
 		build_kind=relink
@@ -371,6 +365,42 @@ write_oot_module() {
 	EOF
 }
 
+# oot_module NAME: an out-of-tree module (make M=... PAHOLE=...) built
+# against the cell's tree as it is now (vmlinux from NAME's pass), in
+# $cw/oot-NAME; Makefile.modfinal encodes it split on that vmlinux.
+oot_module() {
+	local name=$1 dir=$cw/btfenc
+	local module_dir=$cw/oot-$name
+	rm -rf "$module_dir"
+	write_oot_module "$module_dir"
+	: > "$cw/oot-$name.timing"
+	if ! BTFENC_KBUILD_TIMING=$cw/oot-$name.timing \
+		kmake "$dir" M="$module_dir" PAHOLE="$cw/$name-pahole" modules > "$cw/oot-$name.log" 2>&1; then
+		fail "$name: out-of-tree module build failed (log: $cw/oot-$name.log)"
+		return
+	fi
+	if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc' "$cw/oot-$name.log"; then
+		fail "$name: the out-of-tree module build printed the warnings above"
+	fi
+	# Makefile.modfinal does not stop on the encoder's exit status.
+	if ! grep -q btfenc_probe.ko "$cw/oot-$name.timing" || ! awk '$3 != 0 { exit 1 }' "$cw/oot-$name.timing"; then
+		fail "$name: the encoder did not run, or failed, on the out-of-tree module: $(cat "$cw/oot-$name.timing")"
+	fi
+	# Read as libbpf does: on 7.x the split comes with a distilled
+	# .BTF.base and is relocated onto vmlinux.
+	if ! "$btfenc" dump "$module_dir/btfenc_probe.ko" --base "$dir/vmlinux" > "$out/$name-oot.dump" 2>&1; then
+		fail "$name: btfenc dump --base vmlinux cannot read the out-of-tree module's .BTF: $(head -c 300 "$out/$name-oot.dump")"
+		return
+	fi
+	# Its own struct is in the split; list_head is vmlinux's.
+	if grep -q "STRUCT 'btfenc_probe'" "$out/$name-oot.dump" &&
+		! grep -q "STRUCT 'list_head'" "$out/$name-oot.dump"; then
+		pass "$name: out-of-tree module: split .BTF with its own struct btfenc_probe, list_head from vmlinux${seven:+ (relocated from its .BTF.base)}"
+	else
+		fail "$name: out-of-tree module's .BTF lacks struct btfenc_probe or repeats vmlinux's list_head (see $out/$name-oot.dump)"
+	fi
+}
+
 # make_initramfs TREE OUT: an uncompressed cpio (the kernel needs no
 # decompressor for it) with busybox, configfs.ko and an /init that loads
 # the module and prints what the check reads between markers, then
@@ -456,12 +486,12 @@ boot() {
 	# The kernel's BTF verifier logs "BPF: ..." lines and then, for a
 	# module, "failed to validate module [NAME] BTF"; btf_vmlinux's parse
 	# failure says "Failed to parse vmlinux BTF"/"BTF: ...". Any kernel
-	# line with BTF or "BPF:" in it is a complaint here; a clean boot has
-	# none.
+	# line with BTF or "BPF:" in it is a complaint here (case-sensitive:
+	# the banner has KBUILD_BUILD_USER, btfenc); a clean boot has none.
 	sed -n '/^BTFENC-DMESG-BEGIN/,/^BTFENC-DMESG-END/p' "$serial.txt" | sed '1d;$d' > "$out/dmesg-$name.txt"
 	if [[ ! -s $out/dmesg-$name.txt ]]; then
 		fail "$name: no kernel log read back from the guest"
-	elif grep -nE 'BTF|btf|BPF:' "$out/dmesg-$name.txt" > "$out/dmesg-$name.btf"; then
+	elif grep -nE 'BTF|BPF:' "$out/dmesg-$name.txt" > "$out/dmesg-$name.btf"; then
 		fail "$name: the kernel log mentions BTF: $(head -n 3 "$out/dmesg-$name.btf" | tr '\n' '|')"
 	else
 		quiet_ok=yes
@@ -498,37 +528,47 @@ run_cell() {
 		return
 	fi
 
-	# --- the btfenc build ---
-	local btfenc_seconds btfenc_kind pahole_seconds=- status=0
+	# --- the build with Debian's pahole, then with btfenc, in one tree ---
+	# The same compiled objects for both (a copy of the tree in another
+	# directory would recompile everything: tools/ records absolute paths,
+	# objtool is relinked, and every object depends on objtool). What the
+	# checks need of pahole's build is kept in $P, laid out as in the tree.
+	local btfenc_seconds btfenc_kind pahole_seconds pahole_kind status=0
+	build pahole "$pahole_bin" || status=$?
+	pahole_seconds="${build_seconds}s wall, ${build_cpu}s CPU" pahole_kind=${build_kind:-}
+	if ((status != 0)); then
+		fail "the pahole build failed (log: $cw/pahole.log)"
+		result[$cell.times]="pahole $pahole_seconds, failed"
+		result[$cell.failed]=$failures
+		return
+	fi
+	rm -rf "$P"
+	local file
+	for file in .config vmlinux fs/configfs/configfs.ko arch/x86/boot/bzImage usr/gen_init_cpio; do
+		mkdir -p "$(dirname "$P/$file")"
+		cp "$B/$file" "$P/$file"
+	done
+	oot_module pahole
+	# What the pahole pass recompiled besides the link steps (0 expected:
+	# only CONFIG_PAHOLE_VERSION changes, which no object uses here).
+	local recompiled
+	recompiled=$(grep -cE '^  (CC|AS) ' "$cw/pahole.log" || true)
+	[[ $pahole_kind == full ]] || log "$cell: the pahole pass compiled $recompiled file(s)"
+
+	status=0
 	build btfenc "$btfenc" || status=$?
 	btfenc_seconds="${build_seconds}s wall, ${build_cpu}s CPU" btfenc_kind=${build_kind:-}
+	result[$cell.times]="first build $(cat "$cw/first-build-seconds" 2> /dev/null || echo '?'); this run: pahole $pahole_kind $pahole_seconds, btfenc $btfenc_kind $btfenc_seconds"
 	if ((status != 0)); then
 		fail "the btfenc build failed (log: $cw/btfenc.log)"
-		result[$cell.times]="$btfenc_seconds, failed"
 		result[$cell.failed]=$failures
 		return
 	fi
 	pass "the btfenc build succeeded ($btfenc_seconds, $btfenc_kind)"
 	result[$cell.build]=ok
-
-	# --- the same build with Debian's pahole, on a copy of the tree ---
-	mkdir -p "$P"
-	rsync -a --delete --exclude=/.btfenc-built "$B/" "$P/"
-	status=0
-	build pahole "$pahole_bin" || status=$?
-	pahole_seconds="${build_seconds}s wall, ${build_cpu}s CPU"
-	local full
-	full=$(cat "$cw/btfenc.full-build-seconds" 2> /dev/null || echo '?')
-	result[$cell.times]="btfenc $btfenc_seconds ($btfenc_kind; first build $full); pahole relink $pahole_seconds"
-	if ((status != 0)); then
-		fail "the pahole build failed (log: $cw/pahole.log); nothing to compare with"
-		result[$cell.failed]=$failures
-		return
-	fi
-	# What the relink recompiled besides the link steps (0 expected).
-	local recompiled
-	recompiled=$(grep -cE '^  (CC|AS|HOSTCC) ' "$cw/pahole.log" || true)
-	log "$cell: the pahole tree's rebuild compiled $recompiled file(s) (CONFIG_PAHOLE_* changes)"
+	recompiled=$(grep -cE '^  (CC|AS) ' "$cw/btfenc.log" || true)
+	log "$cell: the btfenc pass compiled $recompiled file(s)"
+	oot_module btfenc
 
 	# --- .config ---
 	local tree dir option
@@ -697,40 +737,6 @@ run_cell() {
 	cp=$(type_count "$P/fs/configfs/configfs.ko" "$P/vmlinux")
 	result[$cell.vmlinux]="$vb / $vp" result[$cell.configfs]="$cb / $cp"
 
-	# --- out-of-tree module (make M=... PAHOLE=...) ---
-	for tree in P B; do
-		dir=${!tree}
-		name=${dir##*/}
-		local module_dir=$cw/oot-$name
-		rm -rf "$module_dir"
-		write_oot_module "$module_dir"
-		: > "$cw/oot-$name.timing"
-		if ! BTFENC_KBUILD_TIMING=$cw/oot-$name.timing \
-			kmake "$dir" M="$module_dir" PAHOLE="$cw/$name-pahole" modules > "$cw/oot-$name.log" 2>&1; then
-			fail "$name: out-of-tree module build failed (log: $cw/oot-$name.log)"
-			continue
-		fi
-		if grep -nE '(^|: )(WARN|FAILED)|Skipping BTF|^btfenc' "$cw/oot-$name.log"; then
-			fail "$name: the out-of-tree module build printed the warnings above"
-		fi
-		# Makefile.modfinal does not stop on the encoder's exit status.
-		if ! grep -q btfenc_probe.ko "$cw/oot-$name.timing" || ! awk '$3 != 0 { exit 1 }' "$cw/oot-$name.timing"; then
-			fail "$name: the encoder did not run, or failed, on the out-of-tree module: $(cat "$cw/oot-$name.timing")"
-		fi
-		# Read as libbpf does: on 7.x the split comes with a distilled
-		# .BTF.base and is relocated onto vmlinux.
-		if ! "$btfenc" dump "$module_dir/btfenc_probe.ko" --base "$dir/vmlinux" > "$out/$name-oot.dump" 2>&1; then
-			fail "$name: btfenc dump --base vmlinux cannot read the out-of-tree module's .BTF: $(head -c 300 "$out/$name-oot.dump")"
-			continue
-		fi
-		# Its own struct is in the split; list_head is vmlinux's.
-		if grep -q "STRUCT 'btfenc_probe'" "$out/$name-oot.dump" &&
-			! grep -q "STRUCT 'list_head'" "$out/$name-oot.dump"; then
-			pass "$name: out-of-tree module: split .BTF with its own struct btfenc_probe, list_head from vmlinux${seven:+ (relocated from its .BTF.base)}"
-		else
-			fail "$name: out-of-tree module's .BTF lacks struct btfenc_probe or repeats vmlinux's list_head (see $out/$name-oot.dump)"
-		fi
-	done
 	compare oot-module "$allowed" "$cw/oot-pahole/btfenc_probe.ko" "$cw/oot-btfenc/btfenc_probe.ko" \
 		--base-a "$P/vmlinux" --base-b "$B/vmlinux"
 

@@ -97,8 +97,9 @@ fetch_source_73() {
 # So, unless a qemu-system-x86_64 is on the PATH already, its libraries,
 # firmware (seabios) and data (qemu-system-data) are installed as usual
 # and the qemu-system-x86 package itself is downloaded and unpacked into
-# $cache/qemu-system-x86 with `dpkg-deb -x` (check-kbuild runs
-# $cache/qemu-system-x86/usr/bin/qemu-system-x86_64 -L /usr/share/qemu).
+# $cache/qemu-system-x86 with `dpkg-deb -x`, with qemu-system-common's
+# files (check-kbuild runs $cache/qemu-system-x86/usr/bin/qemu-system-x86_64
+# -L /usr/share/qemu with QEMU_MODULE_DIR in there).
 qemu_package=qemu-system-x86
 qemu_dir=$cache/qemu-system-x86
 qemu_version() {
@@ -111,13 +112,17 @@ qemu_libraries() {
 }
 fetch_qemu() {
 	local version=$1
-	[[ -f $qemu_dir/.version && $(cat "$qemu_dir/.version") == "$version" ]] && return
+	[[ -f $qemu_dir/.version && $(cat "$qemu_dir/.version") == "$version" &&
+		-f $qemu_dir/usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so ]] && return
 	echo "deps.sh: downloading $qemu_package $version into $cache"
 	mkdir -p "$cache"
 	local tmp
 	tmp=$(mktemp -d "$cache/.$qemu_package.XXXXXX")
-	(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$qemu_package=$version")
+	# qemu-system-common too: it holds the accelerator modules (TCG),
+	# which check-kbuild finds through QEMU_MODULE_DIR.
+	(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$qemu_package=$version" "qemu-system-common=$version")
 	dpkg-deb -x "$tmp"/"$qemu_package"_*.deb "$tmp/root"
+	dpkg-deb -x "$tmp"/qemu-system-common_*.deb "$tmp/root"
 	rm -rf "$qemu_dir"
 	mv "$tmp/root" "$qemu_dir"
 	echo "$version" > "$qemu_dir/.version"
