@@ -9,15 +9,15 @@
 # (serial console, printk, initramfs, ELF and #! binaries, proc, sysfs).
 # For each cell:
 #   - the tree is built with PAHOLE=btfenc ("btfenc tree");
-#   - the same build with Debian's pahole ("pahole tree"): a copy of the
-#     btfenc tree (the same compiled objects) whose vmlinux is removed, so
-#     that make relinks it and redoes every BTF step of vmlinux and the
-#     modules with pahole; Kconfig re-reads pahole's version (1.24) and
-#     the kernel's own rules pick its flags, as in a build from scratch
-#     (only the objects that depend on a changed CONFIG_PAHOLE_* symbol
-#     would be recompiled: none in these configurations). This replaces a
-#     second full build, which CI has no time for;
-#   - the btfenc tree is booted under qemu (TCG; KVM when asked) with an initramfs of busybox-static and configfs.ko:
+#   - the same build with Debian's pahole first, in the same tree: vmlinux
+#     is removed, so make relinks it and redoes every BTF step of vmlinux
+#     and the modules with pahole; Kconfig re-reads pahole's version
+#     (1.24) and the kernel's own rules pick its flags, as in a build from
+#     scratch (only objects depending on a changed CONFIG_PAHOLE_* symbol
+#     would be recompiled: none here). What the checks need of it is kept
+#     in $cw/pahole. Then the same with btfenc. This replaces a second
+#     full build, which CI has no time for;
+#   - btfenc's kernel is booted under qemu (TCG; KVM when asked) with an initramfs of busybox-static and configfs.ko:
 #     insmod configfs.ko succeeds, /sys/kernel/btf lists vmlinux and
 #     configfs, and the kernel log has no BTF complaint (read from the
 #     serial log). pahole's tree is booted too when btfenc's fails, to
@@ -58,9 +58,8 @@
 #
 # Reuse: the sources are unpacked once (again when the package version
 # changes), and each cell's btfenc tree is fully built the first time only.
-# Later runs remove vmlinux, so make relinks it and redoes every BTF step
-# with the current btfenc; the pahole tree is re-copied (rsync, changed
-# files only) and redone the same way. BTFENC_KBUILD_CLEAN=1 starts the
+# Later runs remove vmlinux, so make relinks it and redoes every BTF step,
+# with pahole, then with the current btfenc. BTFENC_KBUILD_CLEAN=1 starts the
 # trees from scratch.
 #
 # Environment: BTFENC_CACHE (default ~/.cache/btfenc), BTFENC (the binary,
@@ -729,7 +728,13 @@ run_cell() {
 	# 1.24 has neither) and VAR/DATASEC with them (per-CPU variables).
 	local allowed='FUNC FUNC_PROTO VAR DATASEC'
 	compare vmlinux "$allowed" "$P/vmlinux" "$B/vmlinux"
-	compare configfs "$allowed" "$P/fs/configfs/configfs.ko" "$B/fs/configfs/configfs.ko" \
+	# A module's split BTF: pahole 1.31 (newer libbpf dedup) keeps in the
+	# split reference types (pointers, typedefs, arrays, modifiers) that
+	# 1.24 resolved to vmlinux's (configfs.ko: 477 types vs 171, the
+	# counts of the pahole 1.31 reference build in issue 13); btfenc may
+	# have more of those, never fewer, and no other kind may differ.
+	local split_allowed="$allowed PTR:b TYPEDEF:b ARRAY:b CONST:b VOLATILE:b RESTRICT:b TYPE_TAG:b"
+	compare configfs "$split_allowed" "$P/fs/configfs/configfs.ko" "$B/fs/configfs/configfs.ko" \
 		--base-a "$P/vmlinux" --base-b "$B/vmlinux"
 	local vb vp cb cp
 	vb=$(type_count "$B/vmlinux") vp=$(type_count "$P/vmlinux")
@@ -737,7 +742,7 @@ run_cell() {
 	cp=$(type_count "$P/fs/configfs/configfs.ko" "$P/vmlinux")
 	result[$cell.vmlinux]="$vb / $vp" result[$cell.configfs]="$cb / $cp"
 
-	compare oot-module "$allowed" "$cw/oot-pahole/btfenc_probe.ko" "$cw/oot-btfenc/btfenc_probe.ko" \
+	compare oot-module "$split_allowed" "$cw/oot-pahole/btfenc_probe.ko" "$cw/oot-btfenc/btfenc_probe.ko" \
 		--base-a "$P/vmlinux" --base-b "$B/vmlinux"
 
 	# --- reproducible from run to run ---
