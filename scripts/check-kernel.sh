@@ -7,13 +7,18 @@
 #   [x] vmlinux_vs_reference   modern flags; `btfenc diff` vs reference vmlinux.btf:
 #                              no difference outside FUNC/FUNC_PROTO/VAR/DATASEC,
 #                              FUNC and VAR within 0.1% of the reference count
-#   [x] vmlinux_vs_debian      pahole 1.24 flags vs the .BTF inside vmlinux, same rules
+#   [x] legacy_flags_vs_reference  Linux 6.1's legacy spelling for pahole >= 1.25
+#                              (no --btf_features) on vmlinux and the six reference
+#                              modules: `btfenc diff` vs the reference prints
+#                              nothing (pahole 1.31 gives both spellings one meaning)
+#   [x] vmlinux_vs_debian      --compat=1.24 with pahole 1.24's flags vs the .BTF
+#                              inside vmlinux, same rules
 #   [x] vmlinux_kernel_load    the running kernel accepts our vmlinux BTF
 #   [x] vmlinux_dump           `btfenc dump` == `bpftool btf dump file`
 #   [x] vmlinux_determinism    -j1, -j2, -j8 byte-identical to -j
 #   [x] modules_split          each reference module: split BTF on the reference
 #                              vmlinux.btf, same rules as vmlinux
-#   [x] modules_vs_debian      pahole 1.24 flags vs the .BTF Debian left in each
+#   [x] modules_vs_debian      --compat=1.24, 1.24 flags vs the .BTF Debian left in each
 #                              reference module (split on the .BTF in vmlinux)
 #   [x] modules_distilled      distilled_base: .BTF/.BTF.base vs the reference pair
 #                              (in place on a copy: exactly one .BTF and .BTF.base,
@@ -58,7 +63,12 @@ mkdir -p "$out"
 # Outputs are reused between checks of one run, never from an older binary.
 rm -f "$out"/*.btf
 modern_flags=(-J -j --btf_features="$modern_features" --lang_exclude=rust)
-debian_flags=(-J --btf_gen_floats -j --lang_exclude=rust)
+# Debian's build ran pahole 1.24, which btfenc emulates only when asked.
+debian_flags=(-J --compat=1.24 --btf_gen_floats -j --lang_exclude=rust)
+# Linux 6.1's scripts/pahole-flags.sh for a pahole >= 1.25 (btfenc says
+# v1.31): the same request as the reference's --btf_features, spelled the
+# old way.
+legacy61_flags=(-J --btf_gen_floats -j --lang_exclude=rust --skip_encoding_btf_inconsistent_proto --btf_gen_optimized)
 tolerance=0.001
 
 # Judges `btfenc diff` output: lines `KIND: a=N b=N only_a=N only_b=N`
@@ -116,6 +126,35 @@ encode_vmlinux() {
 vmlinux_vs_reference() {
 	encode_vmlinux "$out/vmlinux.btf" "${modern_flags[@]}" || return 1
 	diff_and_judge "$out/vmlinux.diff" "$out/vmlinux.btf" "$reference/vmlinux.btf"
+}
+
+# Exact: any line from `btfenc diff` fails (no tolerance for FUNC or VAR).
+legacy_flags_vs_reference() {
+	local name ko failed=0 report
+	encode_vmlinux "$out/vmlinux-legacy61.btf" "${legacy61_flags[@]}" || return 1
+	report=$out/vmlinux-legacy61.diff
+	"$btfenc" diff "$out/vmlinux-legacy61.btf" "$reference/vmlinux.btf" > "$report"
+	case $? in
+		0) echo "    vmlinux: identical" ;;
+		1) echo "    vmlinux: differs"; sed 's/^/      /' "$report"; failed=1 ;;
+		*) log "btfenc diff failed on vmlinux"; failed=1 ;;
+	esac
+	for name in $(reference_modules); do
+		ko=$(module_path "$name")
+		[[ -n $ko ]] || { failed=1; continue; }
+		rm -f "$out/$name.legacy61.btf"
+		"$btfenc" "${legacy61_flags[@]}" --btf_base "$reference/vmlinux.btf" \
+			--btf_encode_detached="$out/$name.legacy61.btf" "$ko" || { failed=1; continue; }
+		report=$out/$name.legacy61.diff
+		"$btfenc" diff "$out/$name.legacy61.btf" "$reference/modules/$name.btf" \
+			--base-a "$reference/vmlinux.btf" --base-b "$reference/vmlinux.btf" > "$report"
+		case $? in
+			0) echo "    $name: identical" ;;
+			1) echo "    $name: differs"; sed 's/^/      /' "$report"; failed=1 ;;
+			*) log "btfenc diff failed on $name"; failed=1 ;;
+		esac
+	done
+	return "$failed"
 }
 
 vmlinux_vs_debian() {
@@ -463,6 +502,7 @@ run_check() {
 }
 
 run_check vmlinux_vs_reference
+run_check legacy_flags_vs_reference
 run_check vmlinux_vs_debian
 run_check vmlinux_kernel_load
 run_check vmlinux_dump

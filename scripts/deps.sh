@@ -9,7 +9,9 @@ set -euo pipefail
 # dwarves: pahole v1.24, the reference encoder; bpftool: the reference dump;
 # gcc/clang/llvm/binutils/libbpf-dev: C compiled by unit tests (and
 # `make fixtures`), including the libbpf dedup oracle.
-test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm dwarves bpftool libbpf-dev)
+# lld-14: `make fixtures` links obj/lld/ with it, and the in-place tests
+# extract .BTF with llvm-objcopy as an LLVM=1 kernel build does.
+test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm lld-14 dwarves bpftool libbpf-dev)
 # time: /usr/bin/time for the benchmarks; xz-utils: dpkg-deb -x of the
 # corpus; the rest builds linux-source-6.1 for check-kbuild, with gcc and
 # with LLVM=1 (clang-19/lld-19/llvm-19: Linux 7.3 wants clang >= 15), and

@@ -187,6 +187,11 @@ pub struct EncodeArgs {
     #[arg(short = 'V', long = "verbose")]
     pub verbose: bool,
 
+    /// Print the BTF features btfenc can encode, comma separated, and exit
+    /// (pahole lists those its libbpf supports).
+    #[arg(long = "supported_btf_features")]
+    pub supported_btf_features: bool,
+
     /// Print the pahole version this encoder implements (`v1.31`).
     #[arg(long = "version")]
     pub version: bool,
@@ -233,7 +238,10 @@ const LEGACY_FLAGS: &[(&str, FeatureOption<'static>)] = &[
     ("skip_type_tag", FeatureOption::SkipTypeTag),
     ("skip_enum64", FeatureOption::SkipEnum64),
     ("btf_gen_optimized", FeatureOption::GenOptimized),
-    ("skip_inconsistent_proto", FeatureOption::SkipInconsistentProto),
+    (
+        "skip_inconsistent_proto",
+        FeatureOption::SkipInconsistentProto,
+    ),
     ("reproducible_build", FeatureOption::ReproducibleBuild),
 ];
 
@@ -434,7 +442,10 @@ mod tests {
                 OrderedFeature::List { list: "+reproducible_build".into(), strict: false },
             ]
         );
-        assert_eq!(cli.encode.btf_encode_detached, Some(PathBuf::from(".tmp_vmlinux1.BTF.1")));
+        assert_eq!(
+            cli.encode.btf_encode_detached,
+            Some(PathBuf::from(".tmp_vmlinux1.BTF.1"))
+        );
     }
 
     #[test]
@@ -452,7 +463,10 @@ mod tests {
     fn feature_options_keep_command_line_order() {
         let cli = parsed("-J --btf_gen_floats --btf_features=var --skip_encoding_btf_vars --btf_features_strict=float --btf_gen_floats --btf_gen_all in");
         let flag = OrderedFeature::Flag;
-        let list = |list: &str, strict| OrderedFeature::List { list: list.into(), strict };
+        let list = |list: &str, strict| OrderedFeature::List {
+            list: list.into(),
+            strict,
+        };
         // The first --btf_gen_floats is dropped (clap keeps the last); it
         // sets the same switch as the later one, so the result is the same.
         assert_eq!(

@@ -68,6 +68,11 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        None if cli.encode.supported_btf_features => {
+            let names: Vec<&str> = btf::lower::Features::supported_names().collect();
+            println!("{}", names.join(","));
+            Ok(ExitCode::SUCCESS)
+        }
         None => encode(&cli.encode),
     }
 }

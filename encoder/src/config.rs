@@ -57,7 +57,9 @@ fn compat(flag: Option<&str>, env: Option<&str>) -> Result<Compat> {
     match value.trim_start_matches('v') {
         "1.24" => Ok(Compat::V1_24),
         "1.31" => Ok(Compat::V1_31),
-        other => bail!("{source}={other}: unknown pahole version; btfenc emulates 1.31 (the default) or 1.24"),
+        other => bail!(
+            "{source}={other}: unknown pahole version; btfenc emulates 1.31 (the default) or 1.24"
+        ),
     }
 }
 

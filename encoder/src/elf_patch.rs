@@ -15,6 +15,16 @@ the file is zeroed. Section indices never change (new sections are
 appended to the header table), so symbols, relocation sections and
 `sh_link`s stay valid without rewriting. Running it again on its own
 output gives the same bytes.
+
+An ALLOC section of such a name is part of a linked image and is refused,
+with one exception: an empty one (size 0). lld keeps the kernel linker
+script's empty `.BTF` output section, ALLOC, in `.tmp_vmlinux.btf`, and
+pahole fills it: libelf replaces the section's data and keeps its header
+(type, flags, address, alignment), only the size and offset change. The
+kernel then copies `.BTF` out with `objcopy --only-section=.BTF`. btfenc
+does the same to the header; the data goes after the last kept byte as
+always, so unlike libelf's re-layout no other section moves and the
+program headers stay true.
 */
 
 use std::ops::Range;
@@ -296,12 +306,24 @@ pub fn check_patchable(elf: &[u8], names: &[&str]) -> Result<()> {
             .iter()
             .find(|h| h.kind != SHT_NULL && table.name_of(h) == name.as_bytes())
         {
-            if h.flags & SHF_ALLOC != 0 {
-                bail!(
-                    "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
-                );
-            }
+            refuse_loaded(h, name)?;
         }
+    }
+    Ok(())
+}
+
+/// An empty ALLOC PROGBITS section: the placeholder lld leaves for `.BTF`.
+fn is_placeholder(h: &SectionHeader) -> bool {
+    h.flags & SHF_ALLOC != 0 && h.kind == SHT_PROGBITS && h.size == 0
+}
+
+/// Refuses an ALLOC section that holds something (part of the loaded
+/// image); an empty placeholder may be filled.
+fn refuse_loaded(h: &SectionHeader, name: &str) -> Result<()> {
+    if h.flags & SHF_ALLOC != 0 && !is_placeholder(h) {
+        bail!(
+            "its {name} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached"
+        );
     }
     Ok(())
 }
@@ -374,12 +396,7 @@ pub fn patch(elf: &[u8], sections: &[NewSection<'_>]) -> Result<Vec<u8>> {
             .position(|h| h.kind != SHT_NULL && name_of(h) == section.name.as_bytes());
         let index = match existing {
             Some(index) => {
-                if headers[index].flags & SHF_ALLOC != 0 {
-                    bail!(
-                        "its {} section is ALLOC (part of the loaded image); refusing to rewrite it in place, use --btf_encode_detached",
-                        section.name
-                    );
-                }
+                refuse_loaded(&headers[index], section.name)?;
                 index
             }
             None => {
@@ -458,6 +475,16 @@ pub fn patch(elf: &[u8], sections: &[NewSection<'_>]) -> Result<Vec<u8>> {
         Ok(offset)
     };
     for (section, &index) in sections.iter().zip(&targets) {
+        if is_placeholder(&headers[index]) {
+            // Filled as libelf fills it for pahole: the header stays. (Its
+            // alignment is honoured up to 64 KiB, whatever the file says.)
+            let align = BTF_ALIGN.max(headers[index].addralign.min(1 << 16));
+            let offset = place(&mut out, section.data, align)?;
+            let h = &mut headers[index];
+            h.offset = offset;
+            h.size = section.data.len() as u64;
+            continue;
+        }
         let offset = place(&mut out, section.data, BTF_ALIGN)?;
         let h = &mut headers[index];
         h.kind = SHT_PROGBITS;
@@ -681,5 +708,54 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("ALLOC"), "{err}");
+        assert!(check_patchable(&elf, &[".BTF"]).is_err());
+    }
+
+    /// An empty ALLOC `.BTF` (lld's placeholder) is filled: its header
+    /// keeps type, flags, address and alignment; the data goes after the
+    /// kept bytes; every other section stays where it was.
+    #[test]
+    fn fills_an_empty_alloc_placeholder() {
+        let mut obj = WriteObject::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let text = obj.section_id(StandardSection::Text);
+        obj.append_section_data(text, &[0xc3; 8], 16);
+        obj.add_section(Vec::new(), b".BTF".to_vec(), SectionKind::ReadOnlyData);
+        let elf = obj.write().unwrap();
+        check_patchable(&elf, &[".BTF"]).expect("an empty ALLOC .BTF may be filled");
+        let data = b"btf bytes";
+        let out = patch(&elf, &[NewSection { name: ".BTF", data }]).expect("patches");
+
+        let (old, new) = (
+            SectionTable::read(&elf).unwrap(),
+            SectionTable::read(&out).unwrap(),
+        );
+        assert_eq!(old.headers.len(), new.headers.len(), "no section added");
+        for (before, after) in old.headers.iter().zip(&new.headers) {
+            match old.name_of(before) {
+                b".BTF" => {
+                    assert_eq!(after.flags, before.flags);
+                    assert!(after.flags & SHF_ALLOC != 0);
+                    assert_eq!(
+                        (after.kind, after.addr, after.addralign),
+                        (before.kind, before.addr, before.addralign)
+                    );
+                    assert_eq!(after.size, data.len() as u64);
+                    assert_eq!(after.offset % BTF_ALIGN, 0);
+                    let at = after.offset as usize;
+                    assert_eq!(&out[at..at + data.len()], data);
+                }
+                b".shstrtab" => {}
+                _ => {
+                    assert_eq!(before, after);
+                    if let Some(range) = before.file_range() {
+                        let range = range.start as usize..range.end as usize;
+                        assert_eq!(elf[range.clone()], out[range]);
+                    }
+                }
+            }
+        }
+        // Filled, it is part of the image: refused from now on.
+        assert!(check_patchable(&out, &[".BTF"]).is_err());
+        assert!(patch(&out, &[NewSection { name: ".BTF", data }]).is_err());
     }
 }

@@ -97,7 +97,9 @@ pub fn detached_base_path(out: &Path) -> PathBuf {
 ///
 /// An existing ALLOC `.BTF` belongs to a fully linked image whose loader
 /// maps it (Debian's debug vmlinux): rewriting it would move data the
-/// program headers point at, so it is refused.
+/// program headers point at, so it is refused. An empty one is lld's
+/// placeholder in a clang-built `.tmp_vmlinux.btf`: filled as pahole fills
+/// it, keeping its header (see [`crate::elf_patch`]).
 pub fn patch_elf(path: &Path, elf_bytes: &[u8], sections: &Sections<'_>) -> Result<Vec<u8>> {
     let mut wanted = vec![NewSection {
         name: ".BTF",

@@ -175,7 +175,10 @@ fn legacy_and_btf_features_spellings_agree() {
         );
         // No flag at all: VAR, tags and ENUM64 on, floats off.
         let nothing = same("", "--btf_features=var,decl_tag,type_tag,enum64");
-        same("--btf_features=+type_tag", &format!("--btf_features={defaults}"));
+        same(
+            "--btf_features=+type_tag",
+            &format!("--btf_features={defaults}"),
+        );
         same("--btf_features=default", "--btf_features=+");
         same(
             "--btf_features=var --btf_features=float,bogus",
@@ -183,7 +186,10 @@ fn legacy_and_btf_features_spellings_agree() {
         );
         // A list wipes the legacy flags before it, not after it.
         same("--btf_gen_floats --btf_features=var", "--btf_features=var");
-        same("--btf_features=var --btf_gen_floats", "--btf_features=var,float");
+        same(
+            "--btf_features=var --btf_gen_floats",
+            "--btf_features=var,float",
+        );
         // --btf_gen_all: everything off, as an empty list.
         let none = same("--btf_gen_all", "--btf_features=");
         assert!(
@@ -191,7 +197,10 @@ fn legacy_and_btf_features_spellings_agree() {
             "{path}: switching every feature off changed nothing; the fixture cannot tell the spellings apart"
         );
         // Repeated scalar options take the last value.
-        same("-j1 -j3 --lang_exclude=c --lang_exclude=rust", "--lang_exclude=rust");
+        same(
+            "-j1 -j3 --lang_exclude=c --lang_exclude=rust",
+            "--lang_exclude=rust",
+        );
     }
 }
 
@@ -213,4 +222,86 @@ fn strict_lists_and_compat_refusals() {
         assert!(!run.stderr.contains("panicked"), "{}", run.describe());
         assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.describe());
     }
+}
+
+/// The kernel's own command lines, as its scripts assemble them for a
+/// pahole reporting v1.31 (Linux 6.1 scripts/pahole-flags.sh; 6.12
+/// scripts/Makefile.btf with and without KBUILD_BUILD_TIMESTAMP, plus an
+/// out-of-tree module's MODULE_PAHOLE_FLAGS; 7.3 scripts/Makefile.btf run
+/// by scripts/gen-btf.sh with `-j$(JOBS)`), are accepted, and mean what
+/// pahole 1.31 makes of them: the same BTF as the plain list they amount
+/// to.
+#[test]
+fn kernel_command_lines_mean_what_pahole_makes_of_them() {
+    let dir = scratch();
+    let path = "obj/kfuncs/gcc-dwarf5.o";
+    let kernel = "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func";
+    let cases = [
+        (
+            "6.1",
+            "--btf_gen_floats -j --lang_exclude=rust --skip_encoding_btf_inconsistent_proto --btf_gen_optimized".to_owned(),
+            "--btf_features=var,decl_tag,type_tag,enum64,float,optimized_func,consistent_func".to_owned(),
+        ),
+        (
+            "6.12",
+            format!("-j --btf_features={kernel},decl_tag_kfuncs -j --lang_exclude=rust"),
+            format!("--btf_features={kernel},decl_tag_kfuncs"),
+        ),
+        (
+            "6.12 reproducible, out-of-tree module flags",
+            format!("-j --btf_features={kernel},decl_tag_kfuncs -j --btf_features=+reproducible_build --lang_exclude=rust --btf_features=distilled_base"),
+            format!("--btf_features={kernel},decl_tag_kfuncs,reproducible_build,distilled_base"),
+        ),
+        (
+            "7.3 (make -j2)",
+            format!("-j2 --btf_features={kernel} --btf_features=layout -j2 --lang_exclude=rust"),
+            format!("--btf_features={kernel}"),
+        ),
+        (
+            // `+` brings back the defaults, decl_tag_kfuncs included.
+            "7.3 reproducible (make -j)",
+            format!("-j --btf_features={kernel} --btf_features=layout -j --btf_features=+reproducible_build --lang_exclude=rust"),
+            format!("--btf_features={kernel},decl_tag_kfuncs"),
+        ),
+    ];
+    for (what, line, meaning) in &cases {
+        let kernel_btf = encoded(path, line, dir.path(), "kernel.btf");
+        let plain = encoded(path, meaning, dir.path(), "plain.btf");
+        assert!(kernel_btf == plain, "{what}: `{line}` is not `{meaning}`");
+    }
+    // The fixture tells decl_tag_kfuncs apart, so the last case means
+    // something.
+    let without = encoded(
+        path,
+        &format!("--btf_features={kernel}"),
+        dir.path(),
+        "a.btf",
+    );
+    let with = encoded(
+        path,
+        &format!("--btf_features={kernel},decl_tag_kfuncs"),
+        dir.path(),
+        "b.btf",
+    );
+    assert!(without != with, "{path}: decl_tag_kfuncs changed nothing");
+}
+
+/// `--supported_btf_features` prints one comma-separated line, as pahole
+/// does, naming at least the kernel's list, and every name it prints is
+/// taken by `--btf_features_strict`.
+#[test]
+fn supported_btf_features_are_accepted_when_strict() {
+    let run = btfenc_tests::btfenc(&["--supported_btf_features"]);
+    run.assert_success();
+    let text = run.stdout_text();
+    let line = text.trim_end();
+    assert_eq!(text.lines().count(), 1, "{}", run.describe());
+    let names: Vec<&str> = line.split(',').collect();
+    for wanted in kernel_features!().split(',') {
+        assert!(names.contains(&wanted), "{wanted} missing from {line}");
+    }
+    let dir = scratch();
+    let out = dir.path().join("x.btf");
+    let strict = format!("--btf_features_strict={line}");
+    encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &out, &[&strict]).assert_success();
 }

@@ -64,6 +64,7 @@ mod fixtures;
 mod in_place;
 mod kernel_load;
 mod kfuncs;
+mod lld_placeholder;
 mod modules;
 mod pahole_parity;
 mod split;

@@ -12,7 +12,9 @@ use crate::fixtures::{encode_into, scratch};
 
 fn assert_matches_pahole(path: &str, flags: &[&str]) {
     let dir = scratch();
-    let ours_flags: Vec<&str> = std::iter::once(AS_SYSTEM_PAHOLE).chain(flags.iter().copied()).collect();
+    let ours_flags: Vec<&str> = std::iter::once(AS_SYSTEM_PAHOLE)
+        .chain(flags.iter().copied())
+        .collect();
     let ours = encode_into(Encoder::Btfenc, path, &ours_flags, dir.path(), "btfenc.btf");
     let theirs = encode_into(Encoder::Pahole, path, flags, dir.path(), "pahole.btf");
     let diff = btfenc(&["diff".as_ref(), ours.as_os_str(), theirs.as_os_str()]);
