@@ -9,9 +9,15 @@ use btf::lower::{self, Features};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: walk_lower FILE [FIRST] [COUNT]")?;
+    let path = args
+        .next()
+        .ok_or("usage: walk_lower FILE [FIRST] [COUNT]")?;
     let first: usize = args.next().map(|n| n.parse()).transpose()?.unwrap_or(0);
-    let count: usize = args.next().map(|n| n.parse()).transpose()?.unwrap_or(usize::MAX);
+    let count: usize = args
+        .next()
+        .map(|n| n.parse())
+        .transpose()?
+        .unwrap_or(usize::MAX);
     // Borrowed by the models as long as the file's own strings: declared
     // before the file.
     let names = bumpalo::Bump::new();
@@ -28,6 +34,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dies += cu.die_count;
         types += lower::lower_cu(&cu, &ctx)?.types.len();
     }
-    eprintln!("{dies} DIEs, {types} types in {:.1} ms", started.elapsed().as_secs_f64() * 1000.0);
+    eprintln!(
+        "{dies} DIEs, {types} types in {:.1} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
     Ok(())
 }

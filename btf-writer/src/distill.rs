@@ -245,8 +245,8 @@ pub fn write_with_header(
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
+    use crate::test_types::test_name;
     use crate::types::{Array, EnumValue, Fwd, IntEncoding, Member, Named};
 
     /// A signed 4-byte INT.
@@ -284,7 +284,8 @@ mod tests {
             values: vec![EnumValue {
                 name: "X",
                 value: 1 << 40,
-            }].into(),
+            }]
+            .into(),
         }));
         b.add(Type::Union(Composite {
             name: "",
@@ -319,7 +320,8 @@ mod tests {
                 member("u", 5, 128),
                 member("e", 4, 192),
                 member("o", 10, 256),
-            ].into(),
+            ]
+            .into(),
             kind_flag: false,
         }));
         s.add(Type::Ptr(TypeId(8)));
@@ -373,7 +375,8 @@ mod tests {
                         member("u", 8, 128),
                         member("e", 3, 192),
                         member("o", 6, 256)
-                    ].into(),
+                    ]
+                    .into(),
                     kind_flag: false,
                 }),
                 Type::Ptr(TypeId(4)),

@@ -242,9 +242,9 @@ pub(crate) fn linkage_name(linkage: Linkage) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
     use crate::test_types;
+    use crate::test_types::test_name;
     use crate::types::*;
 
     fn dump(btf: &Btf, base: Option<&Btf>) -> String {
@@ -330,7 +330,8 @@ mod tests {
                     bit_offset: 32,
                     bitfield_size: 0,
                 },
-            ].into(),
+            ]
+            .into(),
         }));
         btf.add(Type::Union(Composite {
             name: "",
@@ -341,7 +342,8 @@ mod tests {
                 ty: int,
                 bit_offset: 0,
                 bitfield_size: 0,
-            }].into(),
+            }]
+            .into(),
         }));
         btf.add(Type::Enum(Enum {
             name: "se",
@@ -356,7 +358,8 @@ mod tests {
                     name: "SPOS",
                     value: 7,
                 },
-            ].into(),
+            ]
+            .into(),
         }));
         btf.add(Type::Enum(Enum {
             name: "ue",
@@ -365,7 +368,8 @@ mod tests {
             values: vec![EnumValue {
                 name: "U1",
                 value: 0x8000_0000,
-            }].into(),
+            }]
+            .into(),
         }));
         btf.add(Type::Enum64(Enum {
             name: "se64",
@@ -380,7 +384,8 @@ mod tests {
                     name: "POS",
                     value: 3,
                 },
-            ].into(),
+            ]
+            .into(),
         }));
         btf.add(Type::Enum64(Enum {
             name: "ue64",
@@ -389,17 +394,22 @@ mod tests {
             values: vec![EnumValue {
                 name: "BIG",
                 value: 0xff_ffff_ffff,
-            }].into(),
+            }]
+            .into(),
         }));
         let proto = btf.add(Type::FuncProto(FuncProto {
             ret: int,
             params: vec![
-                Param { name: test_name("a"), ty: int },
+                Param {
+                    name: test_name("a"),
+                    ty: int,
+                },
                 Param {
                     name: test_name(""),
                     ty: TypeId::VOID,
                 },
-            ].into(),
+            ]
+            .into(),
         }));
         let func = btf.add(Type::Func(Object {
             name: "f",
@@ -445,7 +455,8 @@ mod tests {
                     offset: 8,
                     size: 0,
                 },
-            ].into(),
+            ]
+            .into(),
         }));
         assert_eq!(
             dump(&btf, None),
@@ -513,7 +524,8 @@ mod tests {
                     offset: 12,
                     size: 0,
                 },
-            ].into(),
+            ]
+            .into(),
         }));
         assert_eq!(ptr, TypeId(3));
         assert_eq!(
@@ -544,7 +556,6 @@ mod bpftool_oracle {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    
     fn run(program: &str, args: &[&str]) -> Option<String> {
         let output = Command::new(program).args(args).output().ok()?;
         if !output.status.success() {
@@ -617,7 +628,10 @@ mod bpftool_oracle {
 
     #[test]
     fn vmlinux_matches_bpftool() {
-        check(&Path::new(crate::test_reference::dir()).join("vmlinux.btf"), None);
+        check(
+            &Path::new(crate::test_reference::dir()).join("vmlinux.btf"),
+            None,
+        );
     }
 
     #[test]

@@ -17,13 +17,13 @@
 #![deny(missing_debug_implementations)]
 
 pub mod dedup;
-mod error;
 pub mod diff;
 pub mod distill;
 pub mod dump;
 pub mod dump_c;
 #[cfg(feature = "dwarf")]
 pub mod encode;
+mod error;
 #[cfg(feature = "dwarf")]
 pub mod lower;
 mod name;

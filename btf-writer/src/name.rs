@@ -111,7 +111,11 @@ pub struct NameTooLong {
 
 impl fmt::Display for NameTooLong {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a name of {} bytes is longer than BTF can hold", self.len)
+        write!(
+            f,
+            "a name of {} bytes is longer than BTF can hold",
+            self.len
+        )
     }
 }
 
@@ -221,7 +225,10 @@ mod tests {
         let name = Name::new(&owned).unwrap();
         let lens = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..2).map(|_| scope.spawn(move || name.len())).collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
         });
         assert_eq!(lens, [6, 6]);
     }

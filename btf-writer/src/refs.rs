@@ -122,8 +122,8 @@ pub(crate) fn embedded_composite<'t, 'a: 't>(
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
+    use crate::test_types::test_name;
     use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
 
     #[test]
@@ -174,7 +174,8 @@ mod tests {
                         name: test_name("b"),
                         ty: TypeId(0),
                     },
-                ].into(),
+                ]
+                .into(),
             }),
             Type::Struct(Composite {
                 name: "s",
@@ -225,7 +226,8 @@ mod tests {
                     ty: TypeId(3),
                     bit_offset: 0,
                     bitfield_size: 0,
-                }].into(),
+                }]
+                .into(),
                 kind_flag: false,
             }),
         ];

@@ -383,9 +383,9 @@ fn size_of(ty: &Type<'_>) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
     use crate::distill::distill_base;
+    use crate::test_types::test_name;
     use crate::types::{
         Composite, Enum, EnumValue, FuncProto, Fwd, Linkage, Member, Named, Object, Param,
     };
@@ -435,7 +435,8 @@ mod tests {
             values: vec![EnumValue {
                 name: "F",
                 value: 1,
-            }].into(),
+            }]
+            .into(),
         }));
         b.add(Type::Fwd(Fwd {
             name: "hidden",
@@ -683,7 +684,8 @@ mod tests {
                 params: vec![Param {
                     name: test_name("p"),
                     ty: TypeId(param),
-                }].into(),
+                }]
+                .into(),
             })
         };
         let func = |proto: u32| {
@@ -728,7 +730,8 @@ mod tests {
                 params: vec![Param {
                     name: test_name("p"),
                     ty: TypeId(param),
-                }].into(),
+                }]
+                .into(),
             })
         };
         let func = Type::Func(Object {

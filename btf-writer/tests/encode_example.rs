@@ -67,8 +67,12 @@ fn example_equals_the_binary() {
     }
     // Split: one object on another object's BTF, as a module on vmlinux.
     let base = dir.join("base.btf");
-    let base_bytes =
-        binary_output(&fixtures.join("gcc-dwarf5/kinds.o"), kernel_features, None, &dir);
+    let base_bytes = binary_output(
+        &fixtures.join("gcc-dwarf5/kinds.o"),
+        kernel_features,
+        None,
+        &dir,
+    );
     std::fs::write(&base, base_bytes).expect("write base");
     let input = fixtures.join("gcc-dwarf5/structs.o");
     let library =

@@ -32,9 +32,11 @@ const FIRST_CHUNK: usize = 64 << 10;
 /// The uncompressed bytes of `data`, borrowed when it is not compressed.
 pub fn decompress<'data>(data: &CompressedData<'data>) -> Result<Cow<'data, [u8]>, String> {
     let claimed = data.uncompressed_size;
-    let limit = claimed
-        .min(MAX_SECTION)
-        .min((data.data.len() as u64).saturating_mul(MAX_RATIO).saturating_add(SLACK));
+    let limit = claimed.min(MAX_SECTION).min(
+        (data.data.len() as u64)
+            .saturating_mul(MAX_RATIO)
+            .saturating_add(SLACK),
+    );
     let out = match data.format {
         CompressionFormat::None => return Ok(Cow::Borrowed(data.data)),
         CompressionFormat::Zlib => inflate(data.data, limit)?,
@@ -86,7 +88,9 @@ fn inflate(input: &[u8], limit: u64) -> Result<Vec<u8>, String> {
         }
         match status {
             flate2::Status::StreamEnd => return Ok(out),
-            _ if (stream.total_in() as usize, out.len()) == before && out.len() < out.capacity() => {
+            _ if (stream.total_in() as usize, out.len()) == before
+                && out.len() < out.capacity() =>
+            {
                 return Err("truncated zlib data".into());
             }
             _ => {}
@@ -124,7 +128,11 @@ mod tests {
     }
 
     fn compressed(format: CompressionFormat, data: &[u8], claimed: u64) -> CompressedData<'_> {
-        CompressedData { format, data, uncompressed_size: claimed }
+        CompressedData {
+            format,
+            data,
+            uncompressed_size: claimed,
+        }
     }
 
     #[test]
@@ -141,7 +149,11 @@ mod tests {
         assert!(start.elapsed().as_secs() < 2);
         let data = compressed(CompressionFormat::Zlib, &packed, 1000);
         assert!(decompress(&data).unwrap_err().contains("exceeds"));
-        let data = compressed(CompressionFormat::Zlib, &packed[..packed.len() / 2], plain.len() as u64);
+        let data = compressed(
+            CompressionFormat::Zlib,
+            &packed[..packed.len() / 2],
+            plain.len() as u64,
+        );
         assert!(decompress(&data).is_err());
     }
 
@@ -154,7 +166,11 @@ mod tests {
         assert!(inflate(&packed, 100_000).unwrap_err().contains("exceeds"));
         assert_eq!(inflate(&packed, 1 << 20).unwrap().len(), 1 << 20);
         let limit = |claimed: u64| {
-            claimed.min(MAX_SECTION).min((packed.len() as u64).saturating_mul(MAX_RATIO).saturating_add(SLACK))
+            claimed.min(MAX_SECTION).min(
+                (packed.len() as u64)
+                    .saturating_mul(MAX_RATIO)
+                    .saturating_add(SLACK),
+            )
         };
         assert!(limit(8 << 30) < 3 << 20);
     }

@@ -307,8 +307,12 @@ impl ElfFile {
         let Some(section) = file.section_by_name(name) else {
             return Ok(None);
         };
-        let malformed =
-            |err: String| Error::new(&self.path, ErrorKind::Malformed(format!("section {name}: {err}")));
+        let malformed = |err: String| {
+            Error::new(
+                &self.path,
+                ErrorKind::Malformed(format!("section {name}: {err}")),
+            )
+        };
         let compressed = section
             .compressed_data()
             .map_err(|err| malformed(err.to_string()))?;
@@ -497,7 +501,9 @@ impl ElfFile {
         // Functions stay in symbol table order: their users index them by
         // name, and sorting a kernel's names was a sizable part of the
         // sequential start.
-        facts.data.sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
+        facts
+            .data
+            .sort_unstable_by_key(|d| (d.section_index, d.address, d.name, d.size, d.global));
         // Only `decl_tag_kfuncs` needs `.BTF_ids`: an unreadable one means
         // no kfuncs rather than no BTF at all.
         let btf_ids_data = btf_ids

@@ -421,7 +421,9 @@ pub fn is_c_identifier(name: &str) -> bool {
         Some((&first, rest)) => {
             NAME_BYTES[first as usize] & FIRST != 0
                 && bytes.len() <= MAX_LEN
-                && rest.iter().all(|&byte| NAME_BYTES[byte as usize] & LATER != 0)
+                && rest
+                    .iter()
+                    .all(|&byte| NAME_BYTES[byte as usize] & LATER != 0)
         }
         None => false,
     }

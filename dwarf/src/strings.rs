@@ -24,8 +24,9 @@ impl<'input> StrSection<'input> {
         let valid = match std::str::from_utf8(bytes) {
             Ok(text) => text,
             // The prefix gimli's error points at is valid by definition.
-            Err(err) => std::str::from_utf8(bytes.get(..err.valid_up_to()).unwrap_or(&[]))
-                .unwrap_or(""),
+            Err(err) => {
+                std::str::from_utf8(bytes.get(..err.valid_up_to()).unwrap_or(&[])).unwrap_or("")
+            }
         };
         StrSection { valid }
     }

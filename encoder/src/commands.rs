@@ -50,10 +50,17 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             output,
             dedup,
         }) => relocate(&split, distilled_base.as_deref(), &base, &output, dedup),
-        Some(Command::Dedup { input, base, output, compat }) => {
-            dedup(&input, base.as_deref(), &output, compat.as_deref())
-        }
-        Some(Command::Distill { split, base, output }) => distill(&split, &base, &output),
+        Some(Command::Dedup {
+            input,
+            base,
+            output,
+            compat,
+        }) => dedup(&input, base.as_deref(), &output, compat.as_deref()),
+        Some(Command::Distill {
+            split,
+            base,
+            output,
+        }) => distill(&split, &base, &output),
         Some(Command::Verify { files, base }) => crate::verify::run(&files, base.as_deref()),
         Some(Command::Version) => {
             println!(
@@ -127,7 +134,10 @@ fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Res
 /// Parses an optional standalone BTF file (a `--base`/`--btf_base`) read
 /// with [`read_btf_bytes`]; the parsed form borrows `bytes`, so reading and
 /// parsing are two steps.
-fn parse_optional<'a>(path: Option<&Path>, bytes: &'a Option<InputBytes>) -> Result<Option<Parsed<'a>>> {
+fn parse_optional<'a>(
+    path: Option<&Path>,
+    bytes: &'a Option<InputBytes>,
+) -> Result<Option<Parsed<'a>>> {
     match (path, bytes) {
         (Some(path), Some(bytes)) => Ok(Some(parse_btf(path, bytes, None)?)),
         _ => Ok(None),
@@ -344,7 +354,12 @@ fn relocate(
 }
 
 /// `btfenc dedup`: `btf__dedup` on existing BTF.
-fn dedup(input: &Path, base: Option<&Path>, output: &Path, compat: Option<&str>) -> Result<ExitCode> {
+fn dedup(
+    input: &Path,
+    base: Option<&Path>,
+    output: &Path,
+    compat: Option<&str>,
+) -> Result<ExitCode> {
     let flavor = match compat {
         None => btf::dedup::Flavor::Libbpf1_7,
         Some("1.24") => btf::dedup::Flavor::Libbpf1_1,
@@ -378,7 +393,12 @@ fn dedup(input: &Path, base: Option<&Path>, output: &Path, compat: Option<&str>)
 /// `btfenc distill`: `btf__distill_base` on existing split BTF.
 fn distill(split: &Path, base: &Path, output: &Path) -> Result<ExitCode> {
     let base_bytes = read_btf_bytes(base)?;
-    crate::verify::check_input(base, "base BTF", crate::verify::raw_btf(base, &base_bytes)?, None)?;
+    crate::verify::check_input(
+        base,
+        "base BTF",
+        crate::verify::raw_btf(base, &base_bytes)?,
+        None,
+    )?;
     let base_parsed = parse_btf(base, &base_bytes, None)?;
     let split_bytes = read_btf_bytes(split)?;
     let split_parsed = parse_btf(split, &split_bytes, Some(&base_parsed))?;
@@ -468,7 +488,14 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
             }
         });
         pool.install(|| {
-            encode_one(file, out.as_deref(), &config, base.as_ref(), base_checked, args.verbose)
+            encode_one(
+                file,
+                out.as_deref(),
+                &config,
+                base.as_ref(),
+                base_checked,
+                args.verbose,
+            )
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -497,8 +524,14 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
             .par_iter()
             .filter_map(|file| {
                 let out = detached.map(|dir| dir.join(detached_name(file)));
-                let result =
-                    encode_one(file, out.as_deref(), &config, base.as_ref(), base_checked, args.verbose);
+                let result = encode_one(
+                    file,
+                    out.as_deref(),
+                    &config,
+                    base.as_ref(),
+                    base_checked,
+                    args.verbose,
+                );
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
                     eprint!("\rbtfenc: {n}/{total}");

@@ -21,7 +21,11 @@ fn main() -> ExitCode {
     let argv = args::normalize_argv(std::env::args_os());
     let invoked_as = argv
         .first()
-        .and_then(|a| std::path::Path::new(a).file_name().map(|f| f.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            std::path::Path::new(a)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+        })
         .unwrap_or_default();
     let cli = match args::parse(argv) {
         Ok(cli) => cli,

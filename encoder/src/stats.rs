@@ -9,24 +9,59 @@ use btf::encode::{Phase, Stats};
 pub fn report(stats: &Stats, path: &Path) {
     let line = |name: &str, phase: Phase, what: String| {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        eprintln!("  {name:<12} {:9.1} ms  cpu {:9.1} ms{what}", ms(phase.wall), ms(phase.cpu));
+        eprintln!(
+            "  {name:<12} {:9.1} ms  cpu {:9.1} ms{what}",
+            ms(phase.wall),
+            ms(phase.cpu)
+        );
     };
     eprintln!("btfenc: {}:", path.display());
     line("open", stats.open, String::new());
     line(
         "walk+lower",
         stats.walk_and_lower,
-        format!("  ({} CUs, {} DIEs, {} types lowered)", stats.cus, stats.walk.dies, stats.walk.types),
+        format!(
+            "  ({} CUs, {} DIEs, {} types lowered)",
+            stats.cus, stats.walk.dies, stats.walk.types
+        ),
     );
     // The parts of the phase above, as CPU time: they overlap in time.
     let part = |name: &str, cpu: Duration, what: &str| {
-        eprintln!("    {name:<10} {:>12} cpu {:9.1} ms{what}", "", cpu.as_secs_f64() * 1000.0);
+        eprintln!(
+            "    {name:<10} {:>12} cpu {:9.1} ms{what}",
+            "",
+            cpu.as_secs_f64() * 1000.0
+        );
     };
-    part("walk", stats.walk.walk_cpu, "  (DIEs to CU models, on the workers)");
-    part("lower", stats.walk.lower_cpu, "  (CU models to BTF, on the workers)");
-    part("collapse", stats.walk.adding_cpu, "  (CUs added in order, one worker at a time)");
-    part("dedup", stats.walk.early_dedup_cpu, "  (the passes that need no later CU, after each add)");
-    line("assemble", stats.assemble, format!("  ({} types before dedup)", stats.types_before));
-    line("dedup", stats.dedup, format!("  ({} types after dedup)", stats.types_after));
+    part(
+        "walk",
+        stats.walk.walk_cpu,
+        "  (DIEs to CU models, on the workers)",
+    );
+    part(
+        "lower",
+        stats.walk.lower_cpu,
+        "  (CU models to BTF, on the workers)",
+    );
+    part(
+        "collapse",
+        stats.walk.adding_cpu,
+        "  (CUs added in order, one worker at a time)",
+    );
+    part(
+        "dedup",
+        stats.walk.early_dedup_cpu,
+        "  (the passes that need no later CU, after each add)",
+    );
+    line(
+        "assemble",
+        stats.assemble,
+        format!("  ({} types before dedup)", stats.types_before),
+    );
+    line(
+        "dedup",
+        stats.dedup,
+        format!("  ({} types after dedup)", stats.types_after),
+    );
     line("write", stats.write, String::new());
 }

@@ -53,12 +53,23 @@ fn mid_walk_failure_is_the_same_for_any_thread_count() {
         .map(|jobs| {
             let run = encode_detached(Encoder::Btfenc, &input, &out, &[jobs]);
             assert_clean_failure(&run, &input.to_string_lossy());
-            assert!(run.stderr.contains("invalid abbreviation code"), "{}", run.describe());
+            assert!(
+                run.stderr.contains("invalid abbreviation code"),
+                "{}",
+                run.describe()
+            );
             run.stderr
         })
         .collect();
-    assert!(messages.iter().all(|m| *m == messages[0]), "messages differ: {messages:?}");
-    assert_eq!(files_in(dir.path()), Vec::<String>::new(), "btfenc left files behind");
+    assert!(
+        messages.iter().all(|m| *m == messages[0]),
+        "messages differ: {messages:?}"
+    );
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "btfenc left files behind"
+    );
 }
 
 fn assert_dump_fails(relative: &str) {

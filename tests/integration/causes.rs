@@ -25,9 +25,17 @@ fn fails_naming(name: &str, flags: &[&str], expected: &[&str]) {
     let run = encode_detached(Encoder::Btfenc, &input, &out, flags);
     assert_clean_failure(&run, &input.to_string_lossy());
     for text in expected {
-        assert!(run.stderr.contains(text), "{name}: no {text:?} in the error\n{}", run.describe());
+        assert!(
+            run.stderr.contains(text),
+            "{name}: no {text:?} in the error\n{}",
+            run.describe()
+        );
     }
-    assert_eq!(files_in(dir.path()), Vec::<String>::new(), "btfenc left files behind");
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "btfenc left files behind"
+    );
 }
 
 /// btfenc on `bad/causes/NAME.o` with the kernel's features (so with
@@ -78,7 +86,11 @@ fn control_object_encodes_and_loads() {
 fn dangling_type_reference() {
     for name in ["dangling-type", "mid-die-type"] {
         for flags in [&[FLOATS][..], &[FORCE]] {
-            fails_naming(name, flags, &["unit at 0x0", "DIE 0x47 refers to", "no type DIE"]);
+            fails_naming(
+                name,
+                flags,
+                &["unit at 0x0", "DIE 0x47 refers to", "no type DIE"],
+            );
         }
     }
 }
@@ -86,15 +98,31 @@ fn dangling_type_reference() {
 // 2. DIEs after the unit DIE's children ended (they were dropped).
 #[test]
 fn dies_after_the_unit_end() {
-    fails_naming("die-after-unit-end", &[FLOATS], &[".debug_info at 0x55", "unit DIE (0xc)"]);
+    fails_naming(
+        "die-after-unit-end",
+        &[FLOATS],
+        &[".debug_info at 0x55", "unit DIE (0xc)"],
+    );
 }
 
 // 3. Names the kernel refuses.
 #[test]
 fn names_the_kernel_refuses() {
-    fails_naming("bad-member-name", &[FLOATS], &["DIE 0x2e", "struct \"victim\"", "\"sec-ond\""]);
-    fails_naming("empty-enumerator", &[FLOATS], &["DIE 0x62", "enum \"vcolor\"", "enumerator"]);
-    fails_naming("bad-typedef-name", &[FORCE], &["DIE 0x88", "typedef \"victim t\""]);
+    fails_naming(
+        "bad-member-name",
+        &[FLOATS],
+        &["DIE 0x2e", "struct \"victim\"", "\"sec-ond\""],
+    );
+    fails_naming(
+        "empty-enumerator",
+        &[FLOATS],
+        &["DIE 0x62", "enum \"vcolor\"", "enumerator"],
+    );
+    fails_naming(
+        "bad-typedef-name",
+        &[FORCE],
+        &["DIE 0x88", "typedef \"victim t\""],
+    );
     // encode_force leaves the name or the enumerator out, and says so.
     forced_output_loads("bad-member-name", "\"sec-ond\"");
     forced_output_loads("empty-enumerator", "enumerator");
@@ -103,9 +131,21 @@ fn names_the_kernel_refuses() {
 // 4. Layout and sizes.
 #[test]
 fn layout_and_sizes() {
-    fails_naming("member-past-end", &[FLOATS], &["DIE 0x2e", "\"second\"", "past the 16 bytes"]);
-    fails_naming("enum-size-3", &[FORCE], &["DIE 0x62", "\"vcolor\" of 3 bytes"]);
-    fails_naming("float-size-6", &[FORCE], &["DIE 0xe8", "'double' of 6 bytes"]);
+    fails_naming(
+        "member-past-end",
+        &[FLOATS],
+        &["DIE 0x2e", "\"second\"", "past the 16 bytes"],
+    );
+    fails_naming(
+        "enum-size-3",
+        &[FORCE],
+        &["DIE 0x62", "\"vcolor\" of 3 bytes"],
+    );
+    fails_naming(
+        "float-size-6",
+        &[FORCE],
+        &["DIE 0xe8", "'double' of 6 bytes"],
+    );
     forced_output_loads("member-past-end", "\"second\"");
 }
 
@@ -125,10 +165,18 @@ fn loops_and_resolve_depth() {
 // 6. What BTF cannot count (it was truncated).
 #[test]
 fn offsets_and_counts_past_32_bits() {
-    fails_naming("legal-extremes", &[FLOATS], &["struct \"bigs\"", "\"after\"", "bit offset 4294967296"]);
+    fails_naming(
+        "legal-extremes",
+        &[FLOATS],
+        &["struct \"bigs\"", "\"after\"", "bit offset 4294967296"],
+    );
     // encode_force leaves the member out, but an array cannot be: it is
     // still an error, naming it.
-    fails_naming("legal-extremes", &[FORCE], &["[65536, 65536, 16]", "2^32 - 1 elements"]);
+    fails_naming(
+        "legal-extremes",
+        &[FORCE],
+        &["[65536, 65536, 16]", "2^32 - 1 elements"],
+    );
 }
 
 /// The `(offset, size)` in the file of the ELF64 little-endian section
@@ -138,14 +186,21 @@ fn section(bytes: &[u8], name: &str) -> Option<(usize, usize)> {
     let u32_at = |at: usize| Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
     let u64_at = |at: usize| Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
     let shoff = u64_at(0x28)? as usize;
-    let (entsize, count, strndx) = (u16_at(0x3a)? as usize, u16_at(0x3c)? as usize, u16_at(0x3e)? as usize);
+    let (entsize, count, strndx) = (
+        u16_at(0x3a)? as usize,
+        u16_at(0x3c)? as usize,
+        u16_at(0x3e)? as usize,
+    );
     let header = |index: usize| shoff + index * entsize;
     let strtab = u64_at(header(strndx) + 0x18)? as usize;
     (0..count).find_map(|index| {
         let name_at = strtab + u32_at(header(index))? as usize;
         let end = name_at + bytes.get(name_at..)?.iter().position(|&b| b == 0)?;
         (bytes.get(name_at..end)? == name.as_bytes()).then_some(())?;
-        Some((u64_at(header(index) + 0x18)? as usize, u64_at(header(index) + 0x20)? as usize))
+        Some((
+            u64_at(header(index) + 0x18)? as usize,
+            u64_at(header(index) + 0x20)? as usize,
+        ))
     })
 }
 
@@ -171,9 +226,15 @@ fn run_with_timeout(args: &[&std::ffi::OsStr], limit: Duration) -> (Option<i32>,
             }
         }
     }
-    let output = child.wait_with_output().unwrap_or_else(|err| panic!("btfenc: {err}"));
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|err| panic!("btfenc: {err}"));
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (Some(output.status.code().unwrap_or(-1)), stderr, start.elapsed())
+    (
+        Some(output.status.code().unwrap_or(-1)),
+        stderr,
+        start.elapsed(),
+    )
 }
 
 // 7. A compression header that claims 8 GiB.
@@ -185,7 +246,11 @@ fn compressed_size_claims_are_not_trusted() {
     let input = dir.path().join("claims-8g.o");
     let mut bytes = original.clone();
     // Elf64_Chdr: ch_type (ELFCOMPRESS_ZLIB), ch_reserved, ch_size.
-    assert_eq!(&bytes[offset..offset + 4], &1u32.to_le_bytes(), "not a zlib section");
+    assert_eq!(
+        &bytes[offset..offset + 4],
+        &1u32.to_le_bytes(),
+        "not a zlib section"
+    );
     bytes[offset + 8..offset + 16].copy_from_slice(&(8u64 << 30).to_le_bytes());
     std::fs::write(&input, &bytes).unwrap();
     let out = dir.path().join("out.btf");
@@ -194,7 +259,10 @@ fn compressed_size_claims_are_not_trusted() {
         &["-J".as_ref(), detached.as_ref(), input.as_os_str()],
         Duration::from_secs(20),
     );
-    assert!(status.is_some_and(|code| code != 0), "status {status:?}: {stderr}");
+    assert!(
+        status.is_some_and(|code| code != 0),
+        "status {status:?}: {stderr}"
+    );
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert!(
@@ -232,7 +300,10 @@ fn dwarf_mutation_campaign() {
         .iter()
         .map(|name| section(&original, name).unwrap_or_else(|| panic!("no {name}")))
         .collect();
-    let count = std::env::var("BTFENC_MUTANTS").ok().and_then(|n| n.parse().ok()).unwrap_or(MUTANTS);
+    let count = std::env::var("BTFENC_MUTANTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(MUTANTS);
     let keep = std::env::var_os("BTFENC_KEEP_MUTANTS");
     let dir = scratch();
     let mut rng = Rng(0x15_15_15_15);
@@ -260,20 +331,27 @@ fn dwarf_mutation_campaign() {
         let _ = std::fs::remove_file(&out);
         let detached = format!("--btf_encode_detached={}", out.display());
         let (status, stderr, _) = run_with_timeout(
-            &["-J".as_ref(), FORCE.as_ref(), detached.as_ref(), input.as_os_str()],
+            &[
+                "-J".as_ref(),
+                FORCE.as_ref(),
+                detached.as_ref(),
+                input.as_os_str(),
+            ],
             Duration::from_secs(30),
         );
         let name = input.to_string_lossy();
         match status {
             None => problems.push(format!("mutant {index}: hang")),
-            Some(_) if stderr.contains("panicked") => problems.push(format!("mutant {index}: panic: {stderr}")),
+            Some(_) if stderr.contains("panicked") => {
+                problems.push(format!("mutant {index}: panic: {stderr}"))
+            }
             Some(0) => {
                 encoded += 1;
                 match kernel_load_btf(&read(&out)) {
                     LoadResult::Loaded => loaded += 1,
-                    LoadResult::Rejected { errno, log } => {
-                        problems.push(format!("mutant {index}: the kernel rejects (errno {errno}): {log}"))
-                    }
+                    LoadResult::Rejected { errno, log } => problems.push(format!(
+                        "mutant {index}: the kernel rejects (errno {errno}): {log}"
+                    )),
                     LoadResult::Skipped(reason) => skipped = Some(reason),
                 }
             }
@@ -281,7 +359,9 @@ fn dwarf_mutation_campaign() {
                 refused += 1;
                 let lines: Vec<&str> = stderr.lines().collect();
                 if lines.len() != 1 || !lines[0].contains(name.as_ref()) {
-                    problems.push(format!("mutant {index}: not one line naming the file: {stderr:?}"));
+                    problems.push(format!(
+                        "mutant {index}: not one line naming the file: {stderr:?}"
+                    ));
                 }
                 if out.exists() {
                     problems.push(format!("mutant {index}: failed but left {}", out.display()));
@@ -299,7 +379,10 @@ fn dwarf_mutation_campaign() {
         .as_bytes(),
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(encoded > 0 && refused > 0, "a campaign that cannot tell anything apart");
+    assert!(
+        encoded > 0 && refused > 0,
+        "a campaign that cannot tell anything apart"
+    );
     if let Some(reason) = skipped {
         report_skip("causes::dwarf_mutation_campaign (kernel loads)", &reason);
     }

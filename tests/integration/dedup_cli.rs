@@ -34,7 +34,13 @@ const ENUM64: u32 = 19;
 
 impl Blob {
     fn new() -> Blob {
-        Blob { first_id: 1, str_base: 0, types: Vec::new(), strings: vec![0], count: 0 }
+        Blob {
+            first_id: 1,
+            str_base: 0,
+            types: Vec::new(),
+            strings: vec![0],
+            count: 0,
+        }
     }
 
     /// Split BTF on `base`: ids and string offsets continue its.
@@ -137,7 +143,10 @@ impl Blob {
 }
 
 fn temp_dir(test: &str) -> tempfile::TempDir {
-    tempfile::Builder::new().prefix(&format!("btfenc-{test}-")).tempdir().expect("temp dir")
+    tempfile::Builder::new()
+        .prefix(&format!("btfenc-{test}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 /// `btfenc dedup` (with `extra` flags) of `input` (on `base`), dumped raw.
@@ -182,7 +191,12 @@ int main(int argc, char **argv) {
 "#,
     )
     .ok()?;
-    let built = Command::new("gcc").arg("-o").arg(&exe).arg(&source).arg("-lbpf").status();
+    let built = Command::new("gcc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&source)
+        .arg("-lbpf")
+        .status();
     built.ok()?.success().then_some(exe)
 }
 
@@ -193,7 +207,12 @@ fn check_case(name: &str, input: &Blob, base: Option<&Blob>, expected: &str, exp
     let dir = temp_dir(name);
     let input_path = input.write(&dir.path().join("in.btf"));
     let base_path = base.map(|b| b.write(&dir.path().join("base.btf")));
-    let modern = deduped_dump(&input_path, base_path.as_deref(), &[], &dir.path().join("out.btf"));
+    let modern = deduped_dump(
+        &input_path,
+        base_path.as_deref(),
+        &[],
+        &dir.path().join("out.btf"),
+    );
     assert_eq!(modern, expected, "{name}: btfenc dedup");
     let compat = deduped_dump(
         &input_path,
@@ -203,7 +222,10 @@ fn check_case(name: &str, input: &Blob, base: Option<&Blob>, expected: &str, exp
     );
     assert_eq!(compat, expected_1_1, "{name}: btfenc dedup --compat=1.24");
     let Some(oracle) = libbpf_oracle(dir.path()) else {
-        report_skip(&format!("dedup_cli::{name}"), "gcc or libbpf-dev missing: no libbpf oracle");
+        report_skip(
+            &format!("dedup_cli::{name}"),
+            "gcc or libbpf-dev missing: no libbpf oracle",
+        );
         return;
     };
     let libbpf_out = dir.path().join("libbpf.btf");
@@ -213,10 +235,17 @@ fn check_case(name: &str, input: &Blob, base: Option<&Blob>, expected: &str, exp
         command.arg(base);
     }
     let status = command.status().expect("run the libbpf oracle");
-    assert!(status.success(), "{name}: libbpf's btf__dedup failed: {status}");
+    assert!(
+        status.success(),
+        "{name}: libbpf's btf__dedup failed: {status}"
+    );
     let libbpf = bpftool_btf_dump(&libbpf_out, base_path.as_deref());
     libbpf.assert_success();
-    assert_eq!(compat, libbpf.stdout_text(), "{name}: btfenc --compat=1.24 vs libbpf 1.1");
+    assert_eq!(
+        compat,
+        libbpf.stdout_text(),
+        "{name}: btfenc --compat=1.24 vs libbpf 1.1"
+    );
 }
 
 /// A struct that points to itself, copied twice (a second CU), and a
@@ -247,7 +276,13 @@ fn dedup_struct_cycles_and_forwards() {
         "{common}[4] STRUCT 'holder' size=8 vlen=1\n\
          \t'l' type_id=3 bits_offset=0\n"
     );
-    check_case("struct_cycles_and_forwards", &btf, None, &expected, &expected);
+    check_case(
+        "struct_cycles_and_forwards",
+        &btf,
+        None,
+        &expected,
+        &expected,
+    );
 }
 
 /// Typedef chains, a type tag, a decl tag, enum and ENUM64 forwards (an
@@ -294,7 +329,13 @@ fn dedup_typedefs_tags_and_enum_forwards() {
                     \t'X' val=1099511627776ULL\n\
                     [10] PTR '(anon)' type_id=8\n\
                     [11] PTR '(anon)' type_id=9\n";
-    check_case("typedefs_tags_and_enum_forwards", &btf, None, expected, expected);
+    check_case(
+        "typedefs_tags_and_enum_forwards",
+        &btf,
+        None,
+        expected,
+        expected,
+    );
 }
 
 /// Same name, different shape: a hash collision that must not merge.
@@ -354,7 +395,13 @@ fn dedup_split_typedef_by_flavour() {
     let expected = "[3] TYPEDEF 't' type_id=1\n\
                     [4] PTR '(anon)' type_id=3\n";
     let expected_1_1 = "[3] PTR '(anon)' type_id=2\n";
-    check_case("split_typedef_by_flavour", &split, Some(&base), expected, expected_1_1);
+    check_case(
+        "split_typedef_by_flavour",
+        &split,
+        Some(&base),
+        expected,
+        expected_1_1,
+    );
 }
 
 /// `btfenc distill` of a split gives what pahole's `distilled_base`
@@ -362,7 +409,10 @@ fn dedup_split_typedef_by_flavour() {
 #[test]
 fn distill_matches_pahole_reference() {
     let Some(reference) = tools_reference_dir() else {
-        report_skip("dedup_cli::distill_matches_pahole_reference", "no ../shared/reference");
+        report_skip(
+            "dedup_cli::distill_matches_pahole_reference",
+            "no ../shared/reference",
+        );
         return;
     };
     let dir = temp_dir("distill");
@@ -382,19 +432,33 @@ fn distill_matches_pahole_reference() {
         let diff = btfenc(&[
             "diff".as_ref(),
             out.as_os_str(),
-            reference.join(format!("modules/{module}.distilled.btf")).as_os_str(),
+            reference
+                .join(format!("modules/{module}.distilled.btf"))
+                .as_os_str(),
             "--base-a".as_ref(),
             base_out.as_os_str(),
             "--base-b".as_ref(),
-            reference.join(format!("modules/{module}.distilled.base.btf")).as_os_str(),
+            reference
+                .join(format!("modules/{module}.distilled.base.btf"))
+                .as_os_str(),
         ]);
-        assert!(diff.success(), "{module}: distilled split differs\n{}", diff.describe());
+        assert!(
+            diff.success(),
+            "{module}: distilled split differs\n{}",
+            diff.describe()
+        );
         let diff = btfenc(&[
             "diff".as_ref(),
             base_out.as_os_str(),
-            reference.join(format!("modules/{module}.distilled.base.btf")).as_os_str(),
+            reference
+                .join(format!("modules/{module}.distilled.base.btf"))
+                .as_os_str(),
         ]);
-        assert!(diff.success(), "{module}: distilled base differs\n{}", diff.describe());
+        assert!(
+            diff.success(),
+            "{module}: distilled base differs\n{}",
+            diff.describe()
+        );
     }
 }
 
@@ -412,11 +476,21 @@ fn dedup_and_distill_fail_cleanly() {
     let dir = temp_dir("dedup-bad");
     let missing = dir.path().join("missing.btf");
     let out = dir.path().join("out.btf");
-    let run = btfenc(&["dedup".as_ref(), missing.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    let run = btfenc(&[
+        "dedup".as_ref(),
+        missing.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
     assert_clean_failure(&run, "missing.btf");
     let garbage = dir.path().join("garbage.btf");
     std::fs::write(&garbage, b"not BTF at all").expect("write");
-    let run = btfenc(&["dedup".as_ref(), garbage.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    let run = btfenc(&[
+        "dedup".as_ref(),
+        garbage.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
     assert_clean_failure(&run, "garbage.btf");
     let run = btfenc(&[
         "distill".as_ref(),

@@ -55,9 +55,9 @@ macro_rules! kernel_features {
 }
 
 mod bad_input;
-mod causes;
 mod bpftool_dump;
 mod c_dump;
+mod causes;
 mod cli;
 mod dedup_cli;
 mod determinism;
@@ -70,7 +70,7 @@ mod kfuncs;
 mod layout;
 mod lld_placeholder;
 mod modules;
-mod param_locations;
 mod pahole_parity;
+mod param_locations;
 mod split;
 mod verify_kernel;

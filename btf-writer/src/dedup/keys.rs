@@ -44,7 +44,9 @@ pub(super) fn int_tag(t: Option<&Type<'_>>, size_or_type: u32) -> u64 {
 }
 
 fn int_tag_tail(head: Key, t: Option<&Type<'_>>, size_or_type: u32) -> u64 {
-    head.word(size_or_type as u64).word(int_tag_extra(t) as u64).finish()
+    head.word(size_or_type as u64)
+        .word(int_tag_extra(t) as u64)
+        .finish()
 }
 
 /// `btf_hash_enum`: the name only, so that forward declarations, full
@@ -130,8 +132,8 @@ pub(super) fn reference(seed: Key, t: Option<&Type<'_>>, refs: &[u32]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
+    use crate::test_types::test_name;
     use crate::types::{Array, DeclTag, FuncProto, Named, Param, Type, TypeId};
 
     /// The reference pass keys a type from its seed; a base files the same
@@ -139,10 +141,21 @@ mod tests {
     /// agree, or split types would never meet their base twins.
     #[test]
     fn seeded_keys_agree_with_direct_ones() {
-        let typedef = Type::Typedef(Named { name: "u32", ty: TypeId(3) });
+        let typedef = Type::Typedef(Named {
+            name: "u32",
+            ty: TypeId(3),
+        });
         let ptr = Type::Ptr(TypeId(3));
-        let tag = Type::DeclTag(DeclTag { name: "kfunc", ty: TypeId(3), component_idx: 1 });
-        let arr = Type::Array(Array { elem: TypeId(3), index: TypeId(4), nelems: 8 });
+        let tag = Type::DeclTag(DeclTag {
+            name: "kfunc",
+            ty: TypeId(3),
+            component_idx: 1,
+        });
+        let arr = Type::Array(Array {
+            elem: TypeId(3),
+            index: TypeId(4),
+            nelems: 8,
+        });
         let seeded = |t: &Type<'_>, refs: &[u32]| reference(reference_seed(Some(t)), Some(t), refs);
         assert_eq!(seeded(&typedef, &[3]), common(Some(&typedef), 3));
         assert_eq!(seeded(&ptr, &[3]), common(Some(&ptr), 3));
@@ -155,14 +168,30 @@ mod tests {
     #[test]
     fn func_proto_keys_tell_names_and_ids_apart() {
         let proto = |name, ty| {
-            Type::FuncProto(FuncProto { ret: TypeId(1), params: vec![Param { name, ty: TypeId(ty) }].into() })
+            Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name,
+                    ty: TypeId(ty),
+                }]
+                .into(),
+            })
         };
         let key = |t: &Type<'_>| match t {
             Type::FuncProto(p) => func_proto(Some(t), &[p.ret.0, p.params[0].ty.0]),
             _ => 0,
         };
-        assert_eq!(key(&proto(test_name("a"), 2)), key(&proto(test_name("a"), 2)));
-        assert_ne!(key(&proto(test_name("a"), 2)), key(&proto(test_name("b"), 2)));
-        assert_ne!(key(&proto(test_name("a"), 2)), key(&proto(test_name("a"), 3)));
+        assert_eq!(
+            key(&proto(test_name("a"), 2)),
+            key(&proto(test_name("a"), 2))
+        );
+        assert_ne!(
+            key(&proto(test_name("a"), 2)),
+            key(&proto(test_name("b"), 2))
+        );
+        assert_ne!(
+            key(&proto(test_name("a"), 2)),
+            key(&proto(test_name("a"), 3))
+        );
     }
 }

@@ -209,10 +209,17 @@ impl<'t, 'a> PreparedBase<'t, 'a> {
     /// `flavor` does.
     pub fn new(base: &'t Btf<'a>, flavor: Flavor) -> Result<Self, Error> {
         if base.base_type_count != 0 {
-            return Err(Error::BaseMismatch { expected: 0, found: base.base_type_count });
+            return Err(Error::BaseMismatch {
+                expected: 0,
+                found: base.base_type_count,
+            });
         }
         let state = state::BaseState::new(&base.types, flavor)?;
-        Ok(PreparedBase { types: &base.types, flavor, state })
+        Ok(PreparedBase {
+            types: &base.types,
+            flavor,
+            state,
+        })
     }
 
     /// Number of types in the base.
@@ -226,7 +233,10 @@ impl<'t, 'a> PreparedBase<'t, 'a> {
 /// prepared for.
 pub fn dedup_on<'a>(btf: &Btf<'a>, base: &PreparedBase<'_, 'a>) -> Result<Dedup<'a>, Error> {
     if btf.base_type_count as usize != base.types.len() {
-        return Err(Error::BaseMismatch { expected: btf.base_type_count, found: base.types.len() as u32 });
+        return Err(Error::BaseMismatch {
+            expected: btf.base_type_count,
+            found: base.types.len() as u32,
+        });
     }
     let types = view::Types::new(base.types, &btf.types);
     let mut deduper = state::Deduper::on_base(types, base.flavor, &base.state)?;
@@ -263,8 +273,8 @@ mod tests {
     //! is sketched next to each case.
 
     use super::*;
-    use crate::test_types::test_name;
     use crate::test_reference::read as reference;
+    use crate::test_types::test_name;
     use crate::types::*;
 
     fn int(name: &str) -> Type<'_> {
@@ -555,7 +565,8 @@ mod tests {
                         bit_offset: 0,
                         bitfield_size: 0,
                     },
-                ].into(),
+                ]
+                .into(),
                 kind_flag: false,
             })
         };
@@ -760,7 +771,8 @@ mod tests {
             values: vec![EnumValue {
                 name: "A",
                 value: 1 << 40,
-            }].into(),
+            }]
+            .into(),
         });
         let d = run(vec![e64.clone(), enm("e", &[])]);
         assert_eq!(d.btf.types, vec![e64.clone()]);
@@ -958,34 +970,45 @@ mod tests {
     /// (Debian's af_key.ko against its vmlinux is this case).
     #[test]
     fn struct_group_twins_in_a_split_map_to_the_base_v1_1() {
-        let arr = |elem| Type::Array(Array { elem: TypeId(elem), index: TypeId(elem), nelems: 0 });
+        let arr = |elem| {
+            Type::Array(Array {
+                elem: TypeId(elem),
+                index: TypeId(elem),
+                nelems: 0,
+            })
+        };
         let un = |members: &[(&'static str, u32)]| {
             Type::Union(Composite {
                 name: "",
                 size: 4,
                 members: members
                     .iter()
-                    .map(|&(name, ty)| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                    .map(|&(name, ty)| Member {
+                        name: test_name(name),
+                        ty: TypeId(ty),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    })
                     .collect(),
                 kind_flag: false,
             })
         };
         let base = standalone(vec![
-            int("int"),                                   // 1
-            arr(1),                                       // 2
-            st("", 4, &[("a", 2, 0), ("x", 1, 0)]),       // 3
-            un(&[("", 3), ("h", 3)]),                     // 4
-            st("s", 4, &[("", 4, 0)]),                    // 5
+            int("int"),                             // 1
+            arr(1),                                 // 2
+            st("", 4, &[("a", 2, 0), ("x", 1, 0)]), // 3
+            un(&[("", 3), ("h", 3)]),               // 4
+            st("s", 4, &[("", 4, 0)]),              // 5
         ]);
         let split = Btf {
             types: vec![
-                int("int"),                               // 6
-                st("s", 4, &[("", 8, 0)]),                // 7
-                un(&[("", 9), ("h", 11)]),                // 8
-                st("", 4, &[("a", 10, 0), ("x", 6, 0)]),  // 9
-                arr(6),                                   // 10
-                st("", 4, &[("a", 12, 0), ("x", 6, 0)]),  // 11
-                arr(6),                                   // 12
+                int("int"),                              // 6
+                st("s", 4, &[("", 8, 0)]),               // 7
+                un(&[("", 9), ("h", 11)]),               // 8
+                st("", 4, &[("a", 10, 0), ("x", 6, 0)]), // 9
+                arr(6),                                  // 10
+                st("", 4, &[("a", 12, 0), ("x", 6, 0)]), // 11
+                arr(6),                                  // 12
             ],
             base_type_count: 5,
             base_str_len: 0,
@@ -1012,37 +1035,66 @@ mod tests {
         let cases = [
             (
                 standalone(vec![int("int"), st("foo", 4, &[("x", 1, 0)]), ptr(2)]),
-                vec![int("int"), st("foo", 4, &[("x", 4, 0)]), ptr(5), st("bar", 8, &[("f", 6, 0)])],
+                vec![
+                    int("int"),
+                    st("foo", 4, &[("x", 4, 0)]),
+                    ptr(5),
+                    st("bar", 8, &[("f", 6, 0)]),
+                ],
             ),
             (
                 standalone(vec![fwd("foo"), ptr(1), st("bar", 8, &[("p", 2, 0)])]),
-                vec![int("int"), st("foo", 4, &[("x", 4, 0)]), ptr(5), st("bar", 8, &[("p", 6, 0)])],
+                vec![
+                    int("int"),
+                    st("foo", 4, &[("x", 4, 0)]),
+                    ptr(5),
+                    st("bar", 8, &[("p", 6, 0)]),
+                ],
             ),
         ];
         for flavor in [Flavor::Libbpf1_1, Flavor::Libbpf1_7] {
             for (base, split_types) in &cases {
-                let split = Btf { types: split_types.clone(), base_type_count: 3, base_str_len: 0 };
+                let split = Btf {
+                    types: split_types.clone(),
+                    base_type_count: 3,
+                    base_str_len: 0,
+                };
                 let prepared = PreparedBase::new(base, flavor).unwrap_or_else(|e| panic!("{e}"));
                 same(&split, base, &prepared, flavor);
                 same(&split, base, &prepared, flavor);
             }
         }
-        let Some(base_data) = reference("vmlinux.btf") else { return };
+        let Some(base_data) = reference("vmlinux.btf") else {
+            return;
+        };
         let base = parse(&base_data, None);
         let vmlinux = &base.btf;
-        let prepared = PreparedBase::new(vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
+        let prepared =
+            PreparedBase::new(vmlinux, Flavor::Libbpf1_7).unwrap_or_else(|e| panic!("{e}"));
         for module in ["tcp_bbr", "nf_conntrack", "af_key"] {
-            let Some(data) = reference(&format!("modules/{module}.btf")) else { continue };
+            let Some(data) = reference(&format!("modules/{module}.btf")) else {
+                continue;
+            };
             let split = parse(&data, Some(&base)).btf;
             same(&split, vmlinux, &prepared, Flavor::Libbpf1_7);
         }
-        let short = Btf { types: vec![], base_type_count: 2, base_str_len: 0 };
-        assert!(matches!(dedup_on(&short, &prepared), Err(Error::BaseMismatch { .. })));
+        let short = Btf {
+            types: vec![],
+            base_type_count: 2,
+            base_str_len: 0,
+        };
+        assert!(matches!(
+            dedup_on(&short, &prepared),
+            Err(Error::BaseMismatch { .. })
+        ));
     }
 
     /// `data` read by the crate's reader (as a split on `base`, if given);
     /// a reference file or oracle output that does not parse fails the test.
-    fn parse<'a>(data: &'a [u8], base: Option<&crate::read::Parsed<'a>>) -> crate::read::Parsed<'a> {
+    fn parse<'a>(
+        data: &'a [u8],
+        base: Option<&crate::read::Parsed<'a>>,
+    ) -> crate::read::Parsed<'a> {
         crate::read::parse(data, base).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -1354,8 +1406,10 @@ mod tests {
                     let theirs = parse(&reference, None).btf;
                     let report = crate::diff::diff(&d.btf, None, &theirs, None);
                     // Only FUNC selection (lowering, not dedup) may differ.
-                    let outside = report
-                        .differences_outside(&[crate::raw::Kind::FUNC, crate::raw::Kind::FUNC_PROTO]);
+                    let outside = report.differences_outside(&[
+                        crate::raw::Kind::FUNC,
+                        crate::raw::Kind::FUNC_PROTO,
+                    ]);
                     assert!(outside.is_empty(), "{report}");
                 }
             }
@@ -1418,8 +1472,8 @@ mod tests {
     #[test]
     #[ignore]
     fn real_kernel_agrees_with_libbpf() {
-        use object::{Object, ObjectSection};
         use crate::test_reference::{debian_debug, DEBIAN_MODULES, DEBIAN_VMLINUX};
+        use object::{Object, ObjectSection};
         let vmlinux_path = debian_debug(DEBIAN_VMLINUX);
         let Ok(vmlinux) = std::fs::read(&vmlinux_path) else {
             return;
@@ -1576,6 +1630,9 @@ mod tests {
         // A real loop is still one, however long.
         let mut types: Vec<Type<'static>> = (1..n).map(|id| ptr(id + 1)).collect();
         types.push(ptr(1));
-        assert!(matches!(dedup(&standalone(types), None), Err(Error::ReferenceLoop { .. })));
+        assert!(matches!(
+            dedup(&standalone(types), None),
+            Err(Error::ReferenceLoop { .. })
+        ));
     }
 }

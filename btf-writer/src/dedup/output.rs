@@ -79,4 +79,3 @@ impl<'a> Deduper<'_, 'a> {
         Ok((btf, remap))
     }
 }
-

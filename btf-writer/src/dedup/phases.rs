@@ -93,7 +93,9 @@ impl Seeds {
             let last = first.saturating_add(SEED_BLOCK).min(self.ids.end);
             let seeds: Box<[keys::Key]> = (first..last)
                 .map(|id| match types.get(id) {
-                    Some(t) if kind::is_reference(view::kind_of(t)) => keys::reference_seed(Some(t)),
+                    Some(t) if kind::is_reference(view::kind_of(t)) => {
+                        keys::reference_seed(Some(t))
+                    }
                     // Not read: the pass settles these kinds earlier.
                     _ => keys::Key::default(),
                 })
@@ -303,7 +305,13 @@ impl<'a> Deduper<'_, 'a> {
     /// check touched the FWDs that a rejected candidate would still
     /// resolve. Anything else, errors included, is left undecided for the
     /// ordered pass to settle (or report) as libbpf would.
-    fn dedup_composite_unordered(&mut self, id: u32, key: u64, is_typedef: bool, cands: &[u32]) -> Outcome {
+    fn dedup_composite_unordered(
+        &mut self,
+        id: u32,
+        key: u64,
+        is_typedef: bool,
+        cands: &[u32],
+    ) -> Outcome {
         let t = self.types.get(id);
         let mut accepted = None;
         for &cand_id in cands {
@@ -313,7 +321,9 @@ impl<'a> Deduper<'_, 'a> {
             self.clear_hypot();
             match self.is_equiv(id, cand_id) {
                 Ok(false) => continue,
-                Ok(true) if !self.hypot_adjust_canon && accepted.is_none() => accepted = Some(cand_id),
+                Ok(true) if !self.hypot_adjust_canon && accepted.is_none() => {
+                    accepted = Some(cand_id)
+                }
                 Ok(true) | Err(_) => return Outcome::Undecided,
             }
         }
@@ -341,7 +351,11 @@ impl<'a> Deduper<'_, 'a> {
         let end = self.types.id_count();
         // A prepared base brings its own names (all its aggregates are
         // canonical); only the split's are collected here.
-        let first = if self.base_names.is_some() { self.start } else { 1 };
+        let first = if self.base_names.is_some() {
+            self.start
+        } else {
+            1
+        };
         let unique = self.unique_aggregate_names(first..end);
         for id in self.start..end {
             // The dense kinds pick out the few FWDs without reading every
@@ -376,7 +390,10 @@ impl<'a> Deduper<'_, 'a> {
             if !matches!(self.kind(id), kind::STRUCT | kind::UNION) || self.map[id as usize] != id {
                 continue;
             }
-            unique.entry(view::name(self.types.get(id))).and_modify(|v| *v = 0).or_insert(id);
+            unique
+                .entry(view::name(self.types.get(id)))
+                .and_modify(|v| *v = 0)
+                .or_insert(id);
         }
         unique
     }
@@ -424,7 +441,9 @@ impl<'a> Deduper<'_, 'a> {
                 None => return Ok(canonical),
             }
         }
-        Err(Error::ReferenceLoop { type_id: TypeId(id) })
+        Err(Error::ReferenceLoop {
+            type_id: TypeId(id),
+        })
     }
 
     /// The first step of [`Self::dedup_reference`] on `id`: its canonical
@@ -441,7 +460,10 @@ impl<'a> Deduper<'_, 'a> {
         }
         let kind = self.kind(id);
         if !kind::is_reference(kind) {
-            return Err(Error::UnexpectedKind { type_id: TypeId(id), kind });
+            return Err(Error::UnexpectedKind {
+                type_id: TypeId(id),
+                kind,
+            });
         }
         self.map[id as usize] = IN_PROGRESS;
         Ok(None)
@@ -500,7 +522,13 @@ mod tests {
     #[test]
     fn seeds_are_the_keys_the_pass_would_compute() {
         let split: Vec<Type<'static>> = (0..SEED_BLOCK + 3)
-            .map(|i| if i % 2 == 0 { int("int", 4, 0) } else { Type::Ptr(TypeId(1)) })
+            .map(|i| {
+                if i % 2 == 0 {
+                    int("int", 4, 0)
+                } else {
+                    Type::Ptr(TypeId(1))
+                }
+            })
             .collect();
         let types = view::Types::new(&[], &split);
         let seeds = Seeds::new(1..types.id_count());
@@ -510,7 +538,11 @@ mod tests {
         assert!(seeds.get(types.id_count()).is_none());
         for id in [2, SEED_BLOCK, SEED_BLOCK + 2] {
             let expected = keys::reference_seed(types.get(id)).finish();
-            assert_eq!(seeds.get(id).map(keys::Key::finish), Some(expected), "id {id}");
+            assert_eq!(
+                seeds.get(id).map(keys::Key::finish),
+                Some(expected),
+                "id {id}"
+            );
         }
     }
 

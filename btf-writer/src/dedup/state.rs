@@ -58,7 +58,10 @@ impl Chunk {
             });
             // One walk over the references validates them and, for the
             // kinds the reference pass rewrites, records them as slots.
-            let keeps_slots = !matches!(t, Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_));
+            let keeps_slots = !matches!(
+                t,
+                Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_)
+            );
             let mut bad = None;
             for_each_ref(t, |r| {
                 if r >= count {
@@ -162,7 +165,14 @@ impl<'a> BaseState<'a> {
         let names = d.unique_aggregate_names(1..d.start);
         let mut slot_start = d.slot_start;
         slot_start.truncate(start);
-        Ok(BaseState { map: d.map, kinds: d.kinds, slot_start, slots: d.slots, table: d.table.into_frozen(), names })
+        Ok(BaseState {
+            map: d.map,
+            kinds: d.kinds,
+            slot_start,
+            slots: d.slots,
+            table: d.table.into_frozen(),
+            names,
+        })
     }
 
     /// Number of ids it covers, void included (the split's first id).
@@ -175,19 +185,35 @@ impl<'a> BaseState<'a> {
 fn checked_id_count(types: &Types<'_, '_>) -> Result<u32, Error> {
     let count = types.id_count();
     if u64::from(count) > MAX_IDS {
-        return Err(Error::TooManyTypes { count: u64::from(count) });
+        return Err(Error::TooManyTypes {
+            count: u64::from(count),
+        });
     }
     Ok(count)
 }
 
 /// Per-type setup of `ids`, in parallel chunks stitched together in id
 /// order, appended to the vectors of `ids`.
-fn set_up_ids(types: &Types<'_, '_>, ids: std::ops::Range<u32>, into: &mut IdVectors) -> Result<(), Error> {
-    let IdVectors { map, kinds, slot_start, slots } = into;
+fn set_up_ids(
+    types: &Types<'_, '_>,
+    ids: std::ops::Range<u32>,
+    into: &mut IdVectors,
+) -> Result<(), Error> {
+    let IdVectors {
+        map,
+        kinds,
+        slot_start,
+        slots,
+    } = into;
     let first = ids.start;
     let chunks: Vec<Result<Chunk, Error>> = (0..ids.len().div_ceil(CHUNK as usize) as u32)
         .into_par_iter()
-        .map(|c| Chunk::build(types, first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK)))
+        .map(|c| {
+            Chunk::build(
+                types,
+                first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK),
+            )
+        })
         .collect();
     for chunk in chunks {
         let chunk = chunk?;
@@ -234,11 +260,18 @@ impl<'t, 'a> Deduper<'t, 'a> {
 
     /// As [`Deduper::new`] for a split whose base was set up once in
     /// `base` (which must be the state of `types`' base).
-    pub(super) fn on_base(types: Types<'t, 'a>, flavor: Flavor, base: &'t BaseState<'a>) -> Result<Self, Error> {
+    pub(super) fn on_base(
+        types: Types<'t, 'a>,
+        flavor: Flavor,
+        base: &'t BaseState<'a>,
+    ) -> Result<Self, Error> {
         let count = checked_id_count(&types)?;
         let start = types.start_id();
         if base.id_count() != start as usize {
-            return Err(Error::BaseMismatch { expected: start - 1, found: base.id_count().saturating_sub(1) as u32 });
+            return Err(Error::BaseMismatch {
+                expected: start - 1,
+                found: base.id_count().saturating_sub(1) as u32,
+            });
         }
         let mut ids = IdVectors::with_capacity(count);
         ids.map.extend_from_slice(&base.map);
@@ -251,7 +284,12 @@ impl<'t, 'a> Deduper<'t, 'a> {
         Ok(d)
     }
 
-    fn with_state(types: Types<'t, 'a>, flavor: Flavor, ids: IdVectors, table: CandidateTable<'t>) -> Self {
+    fn with_state(
+        types: Types<'t, 'a>,
+        flavor: Flavor,
+        ids: IdVectors,
+        table: CandidateTable<'t>,
+    ) -> Self {
         let mut scratch = Scratch::default();
         scratch.hypot.resize(types.id_count() as usize, UNPROCESSED);
         Self::from_parts(types, flavor, ids, table, scratch)
@@ -265,8 +303,18 @@ impl<'t, 'a> Deduper<'t, 'a> {
         table: CandidateTable<'t>,
         scratch: Scratch,
     ) -> Self {
-        let IdVectors { map, kinds, slot_start, slots } = ids;
-        let Scratch { hypot, hypot_list, work, cands } = scratch;
+        let IdVectors {
+            map,
+            kinds,
+            slot_start,
+            slots,
+        } = ids;
+        let Scratch {
+            hypot,
+            hypot_list,
+            work,
+            cands,
+        } = scratch;
         Deduper {
             types,
             flavor,
@@ -289,12 +337,25 @@ impl<'t, 'a> Deduper<'t, 'a> {
     /// The state without the types, for [`Deduper::resume`]. Only for a
     /// standalone table: a base's state is borrowed.
     pub(super) fn suspend(self) -> Suspended {
-        debug_assert!(self.base_names.is_none(), "a split dedup cannot be suspended");
+        debug_assert!(
+            self.base_names.is_none(),
+            "a split dedup cannot be suspended"
+        );
         Suspended {
             flavor: self.flavor,
-            ids: IdVectors { map: self.map, kinds: self.kinds, slot_start: self.slot_start, slots: self.slots },
+            ids: IdVectors {
+                map: self.map,
+                kinds: self.kinds,
+                slot_start: self.slot_start,
+                slots: self.slots,
+            },
             table: self.table.into_frozen(),
-            scratch: Scratch { hypot: self.hypot, hypot_list: self.hypot_list, work: self.work, cands: self.cands },
+            scratch: Scratch {
+                hypot: self.hypot,
+                hypot_list: self.hypot_list,
+                work: self.work,
+                cands: self.cands,
+            },
         }
     }
 
@@ -302,7 +363,12 @@ impl<'t, 'a> Deduper<'t, 'a> {
     /// types it had: the ids added since are validated and set up.
     pub(super) fn resume(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
         let count = checked_id_count(&types)?;
-        let Suspended { flavor, mut ids, table, mut scratch } = suspended;
+        let Suspended {
+            flavor,
+            mut ids,
+            table,
+            mut scratch,
+        } = suspended;
         let known = ids.map.len() as u32;
         if count > known {
             // `set_up_ids` ends `slot_start` with the end of the last

@@ -94,7 +94,10 @@ impl StreamingDedup {
     /// ([`super::dedup_as`] of `btf`, without a base).
     pub fn finish<'a>(self, btf: &Btf<'a>) -> Result<Dedup<'a>, Error> {
         if btf.base_type_count != 0 {
-            return Err(Error::BaseMismatch { expected: btf.base_type_count, found: 0 });
+            return Err(Error::BaseMismatch {
+                expected: btf.base_type_count,
+                found: 0,
+            });
         }
         let mut d = Deduper::resume(Types::new(&[], &btf.types), self.state?)?;
         let end = d.types.id_count();
@@ -110,10 +113,10 @@ impl StreamingDedup {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
     use crate::dedup::dedup_as;
     use crate::test_types::int;
+    use crate::test_types::test_name;
     use crate::types::{Composite, Fwd, IntEncoding, Member, TypeId};
 
     fn st(name: &'static str, size: u32, members: &[(&'static str, u32)]) -> Type<'static> {
@@ -122,7 +125,12 @@ mod tests {
             size,
             members: members
                 .iter()
-                .map(|&(name, ty)| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 })
+                .map(|&(name, ty)| Member {
+                    name: test_name(name),
+                    ty: TypeId(ty),
+                    bit_offset: 0,
+                    bitfield_size: 0,
+                })
                 .collect(),
             kind_flag: false,
         })
@@ -170,11 +178,17 @@ mod tests {
             st("u1", 0, &[]),
             st("u2", 0, &[]),
             st("u3", 0, &[]),
-            Type::Fwd(Fwd { name: "t", union: false }),
+            Type::Fwd(Fwd {
+                name: "t",
+                union: false,
+            }),
             Type::Ptr(TypeId(14)),
             st("s", 8, &[("p", 15)]),
         ];
-        Btf { types, ..Btf::default() }
+        Btf {
+            types,
+            ..Btf::default()
+        }
     }
 
     #[test]
@@ -197,8 +211,14 @@ mod tests {
         let mut btf = two_fitting_candidates();
         btf.types[13] = st("t", 4, &[("y", 3)]);
         let streamed_types = btf.types.len();
-        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Box::default() }));
-        btf.types.push(Type::FuncProto(crate::types::FuncProto { ret: TypeId(1), params: Box::default() }));
+        btf.types.push(Type::FuncProto(crate::types::FuncProto {
+            ret: TypeId(1),
+            params: Box::default(),
+        }));
+        btf.types.push(Type::FuncProto(crate::types::FuncProto {
+            ret: TypeId(1),
+            params: Box::default(),
+        }));
         btf.types.push(int("int", 4, IntEncoding::SIGNED));
         let mut streaming = StreamingDedup::new(Flavor::Libbpf1_7);
         streaming.advance(&btf.types[..streamed_types]);
@@ -216,7 +236,10 @@ mod tests {
         streaming.advance(&btf.types);
         assert_eq!(
             streaming.finish(&btf).map(|d| d.btf.types.len()),
-            Err(Error::DanglingReference { type_id: TypeId(5), referenced: TypeId(99) })
+            Err(Error::DanglingReference {
+                type_id: TypeId(5),
+                referenced: TypeId(99)
+            })
         );
     }
 }

@@ -112,7 +112,11 @@ const NO_ID: u32 = u32::MAX;
 
 impl Chain {
     fn new(front_parity: bool) -> Chain {
-        Chain { front_first: NO_ID, front_parity, more: None }
+        Chain {
+            front_first: NO_ID,
+            front_parity,
+            more: None,
+        }
     }
 
     fn push_front(&mut self, id: u32) {
@@ -134,7 +138,11 @@ impl Chain {
 
     /// The front half in the order stored (the deque's front is its end).
     fn front(&self) -> impl DoubleEndedIterator<Item = &u32> {
-        let first: &[u32] = if self.front_first == NO_ID { &[] } else { std::slice::from_ref(&self.front_first) };
+        let first: &[u32] = if self.front_first == NO_ID {
+            &[]
+        } else {
+            std::slice::from_ref(&self.front_first)
+        };
         let rest: &[u32] = self.more.as_ref().map_or(&[], |m| &m.front_rest);
         first.iter().chain(rest)
     }
@@ -170,7 +178,10 @@ impl<'b> CandidateTable<'b> {
     /// that they can be filed again into another table later
     /// ([`CandidateTable::refile`]).
     pub(super) fn journaled() -> Self {
-        CandidateTable { journal: Some(Vec::new()), ..CandidateTable::default() }
+        CandidateTable {
+            journal: Some(Vec::new()),
+            ..CandidateTable::default()
+        }
     }
 
     /// Adds the entries of `journaled` (a [`CandidateTable::journaled`]
@@ -227,7 +238,10 @@ impl<'b> CandidateTable<'b> {
         let parity = self.parity;
         // A layer over a base chain keeps the base's orientation.
         let front_parity = self.base_chain(key).map_or(parity, |c| c.front_parity);
-        let chain = self.chains.entry(key).or_insert_with(|| Chain::new(front_parity));
+        let chain = self
+            .chains
+            .entry(key)
+            .or_insert_with(|| Chain::new(front_parity));
         if chain.front_parity == parity {
             chain.push_front(id);
         } else {
@@ -240,7 +254,9 @@ impl<'b> CandidateTable<'b> {
         out.clear();
         let own = self.chains.get(&key);
         let base = self.base_chain(key);
-        let Some(front_parity) = own.or(base).map(|c| c.front_parity) else { return };
+        let Some(front_parity) = own.or(base).map(|c| c.front_parity) else {
+            return;
+        };
         // The common case: one candidate, in either order.
         if let (Some(c), None) = (own, base) {
             if let Some(only) = c.single() {
@@ -310,15 +326,24 @@ mod tests {
 
     #[test]
     fn order_matches_chained_map_with_growth_reversals() {
-        let mut model = Model { buckets: Vec::new(), len: 0 };
+        let mut model = Model {
+            buckets: Vec::new(),
+            len: 0,
+        };
         let mut table = CandidateTable::default();
         let mut out = Vec::new();
         // A few hot keys interleaved with many cold ones, so that hot keys
         // see many growths between their insertions.
         let mut state = 12345u64;
         for id in 1..5000u32 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let key = if state >> 60 < 4 { state >> 62 } else { state >> 20 };
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = if state >> 60 < 4 {
+                state >> 62
+            } else {
+                state >> 20
+            };
             model.add(key, id);
             table.add(key, id);
             if id % 97 == 0 {
@@ -335,8 +360,14 @@ mod tests {
         let mut keys = Vec::new();
         let mut state = 987u64;
         for _ in 1..6000u32 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            keys.push(if state >> 60 < 4 { state >> 62 } else { state >> 20 });
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            keys.push(if state >> 60 < 4 {
+                state >> 62
+            } else {
+                state >> 20
+            });
         }
         let (base_keys, split_keys) = keys.split_at(4000);
         let mut one = CandidateTable::default();

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 
 use crate::types::*;
 
-use crate::refs::remap_ids;
 use super::view::for_each_ref;
+use crate::refs::remap_ids;
 
 /// A small deterministic PRNG (xorshift64*).
 pub(super) struct Rng(u64);

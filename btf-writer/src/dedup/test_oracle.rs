@@ -112,7 +112,10 @@ pub(super) fn libbpf_dedup(
     };
     // A vmlinux-sized base is 4 MB: left behind, every test run would
     // leave tens of them in the temporary directory.
-    for path in [Some(&input), Some(&output), base_path.as_ref()].into_iter().flatten() {
+    for path in [Some(&input), Some(&output), base_path.as_ref()]
+        .into_iter()
+        .flatten()
+    {
         let _ = std::fs::remove_file(path);
     }
     Some(result)

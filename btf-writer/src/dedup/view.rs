@@ -40,7 +40,16 @@ pub(super) mod kind {
     pub fn is_reference(kind: u8) -> bool {
         matches!(
             kind,
-            CONST | VOLATILE | RESTRICT | PTR | FUNC | TYPE_TAG | TYPEDEF | DECL_TAG | ARRAY | FUNC_PROTO
+            CONST
+                | VOLATILE
+                | RESTRICT
+                | PTR
+                | FUNC
+                | TYPE_TAG
+                | TYPEDEF
+                | DECL_TAG
+                | ARRAY
+                | FUNC_PROTO
         )
     }
 }
@@ -257,9 +266,13 @@ fn any_enum<'t, 'a>(t: Option<&'t Type<'a>>) -> Option<&'t Enum<'a>> {
 /// ignoring member types.
 pub(super) fn shallow_equal_struct(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
     match (a, b) {
-        (Some(Type::Struct(x)), Some(Type::Struct(y))) | (Some(Type::Union(x)), Some(Type::Union(y))) => {
+        (Some(Type::Struct(x)), Some(Type::Struct(y)))
+        | (Some(Type::Union(x)), Some(Type::Union(y))) => {
             composite_header_equal(x, y)
-                && x.members.iter().zip(&y.members).all(|(m, n)| members_shallow_equal(m, n))
+                && x.members
+                    .iter()
+                    .zip(&y.members)
+                    .all(|(m, n)| members_shallow_equal(m, n))
         }
         _ => false,
     }
@@ -342,7 +355,11 @@ pub(super) fn compat_array(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
 pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool {
     match (a, b) {
         (Some(Type::FuncProto(x)), Some(Type::FuncProto(y))) => {
-            fnproto_header_equal(x, y) && x.params.iter().zip(&y.params).all(|(p, q)| same_str(&p.name, &q.name))
+            fnproto_header_equal(x, y)
+                && x.params
+                    .iter()
+                    .zip(&y.params)
+                    .all(|(p, q)| same_str(&p.name, &q.name))
         }
         _ => false,
     }
@@ -428,7 +445,8 @@ mod tests {
             values: vec![EnumValue {
                 name: "A",
                 value: 1 << 40,
-            }].into(),
+            }]
+            .into(),
         });
         assert!(compat_enum(Some(&fwd), Some(&full64)));
         assert!(!equal_enum(Some(&fwd), Some(&full64)));

@@ -34,7 +34,8 @@ fn sample() -> Btf<'static> {
         members: vec![
             member("next", list_ptr, 0, 0),
             member("prev", list_ptr, 64, 0),
-        ].into(),
+        ]
+        .into(),
     }));
     let anon_union = btf.add(Type::Union(Composite {
         name: "",
@@ -51,7 +52,8 @@ fn sample() -> Btf<'static> {
             member("b", uint, 3, 5),
             member("", anon_union, 32, 0),
             member("list", list, 64, 0),
-        ].into(),
+        ]
+        .into(),
     }));
     btf.add(Type::Enum(Enum {
         name: "e",
@@ -60,7 +62,8 @@ fn sample() -> Btf<'static> {
         values: vec![EnumValue {
             name: "NEG",
             value: u64::MAX,
-        }].into(),
+        }]
+        .into(),
     }));
     btf.add(Type::Enum64(Enum {
         name: "",
@@ -69,7 +72,8 @@ fn sample() -> Btf<'static> {
         values: vec![EnumValue {
             name: "BIG",
             value: 1 << 40,
-        }].into(),
+        }]
+        .into(),
     }));
     let fwd = btf.add(Type::Fwd(Fwd {
         name: "opaque",
@@ -108,7 +112,8 @@ fn sample() -> Btf<'static> {
                 name: test_name(""),
                 ty: TypeId::VOID,
             },
-        ].into(),
+        ]
+        .into(),
     }));
     let func = btf.add(Type::Func(Object {
         name: "fn",
@@ -141,7 +146,8 @@ fn sample() -> Btf<'static> {
             ty: var,
             offset: 0,
             size: 48,
-        }].into(),
+        }]
+        .into(),
     }));
     // Two equal anonymous PTRs: multisets, not sets.
     btf.add(Type::Ptr(int));
@@ -431,7 +437,8 @@ fn invalid_graphs_terminate() {
         members: vec![
             member("self", anon_ptr, 0, 0),
             member("bad", TypeId(9_999_999), 0, 0),
-        ].into(),
+        ]
+        .into(),
     }));
     let mut previous = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
     for _ in 0..200_000 {

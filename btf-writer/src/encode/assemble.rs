@@ -102,26 +102,42 @@ impl<'input> Assembler<'input> {
     /// as it can be while CUs are still being added (see
     /// [`StreamingDedup`]).
     pub fn deduplicating(flavor: Flavor) -> Self {
-        Assembler { dedup: Some(StreamingDedup::new(flavor)), ..Assembler::new(None) }
+        Assembler {
+            dedup: Some(StreamingDedup::new(flavor)),
+            ..Assembler::new(None)
+        }
     }
 
     /// Adds the next CU; returns what is left of it, to be dropped where
     /// the caller sees fit (see [`Leftovers`]).
     pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<SpentCu<'input>, Error> {
         let ReadyCu {
-            offset, types, functions: mut cu_functions, variables: mut cu_variables, ..
+            offset,
+            types,
+            functions: mut cu_functions,
+            variables: mut cu_variables,
+            ..
         } = cu;
         let in_cu = || format!("CU at .debug_info+{offset:#x}");
-        let (ids, leftovers) =
-            self.table.add(types).map_err(|err| Error::from(err).context(in_cu()))?;
+        let (ids, leftovers) = self
+            .table
+            .add(types)
+            .map_err(|err| Error::from(err).context(in_cu()))?;
         let remap = |id: TypeId| {
-            ids.get(id).ok_or(lower::Error::DanglingReference { cu_offset: offset, node: id.0 })
+            ids.get(id).ok_or(lower::Error::DanglingReference {
+                cu_offset: offset,
+                node: id.0,
+            })
         };
         LoweredCu::remap_candidates(&mut cu_functions, &mut cu_variables, remap)?;
         // Drained, not consumed: the emptied lists go back with the rest.
         self.functions.append(&mut cu_functions);
         self.variables.append(&mut cu_variables);
-        Ok(SpentCu { _leftovers: leftovers, _functions: cu_functions, _variables: cu_variables })
+        Ok(SpentCu {
+            _leftovers: leftovers,
+            _functions: cu_functions,
+            _variables: cu_variables,
+        })
     }
 
     /// For a [`Assembler::deduplicating`] table: runs the dedup passes
@@ -139,7 +155,10 @@ impl<'input> Assembler<'input> {
     pub fn finish(self, ctx: &Context<'_, 'input>) -> Assembled<'input> {
         let mut btf = self.table.into_btf();
         lower::add_functions_and_variables(&mut btf, self.functions, self.variables, ctx);
-        Assembled { btf, dedup: self.dedup }
+        Assembled {
+            btf,
+            dedup: self.dedup,
+        }
     }
 }
 

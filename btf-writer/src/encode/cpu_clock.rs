@@ -30,10 +30,16 @@ pub(crate) fn thread() -> Duration {
 }
 
 fn read(clock: libc::clockid_t) -> Duration {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime only writes the struct it is given.
     if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
         return Duration::ZERO;
     }
-    Duration::new(now.tv_sec.max(0) as u64, now.tv_nsec.clamp(0, 999_999_999) as u32)
+    Duration::new(
+        now.tv_sec.max(0) as u64,
+        now.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }

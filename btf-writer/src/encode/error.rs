@@ -33,7 +33,10 @@ pub enum Error {
 impl Error {
     /// The same error, said to have happened in `context`.
     pub fn context(self, context: impl Into<String>) -> Error {
-        Error::Context { context: context.into(), source: Box::new(self) }
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
     }
 
     /// The stage error at the bottom of the context layers.
@@ -130,7 +133,13 @@ mod tests {
         let err = Error::from(crate::dedup::Error::TooManyTypes { count: 5 })
             .context("x.ko: dedup")
             .context("batch");
-        assert_eq!(chain(&err), "batch: x.ko: dedup: dedup: 5 type ids exceed BTF's limit");
-        assert!(matches!(err.root(), Error::Dedup(crate::dedup::Error::TooManyTypes { count: 5 })));
+        assert_eq!(
+            chain(&err),
+            "batch: x.ko: dedup: dedup: 5 type ids exceed BTF's limit"
+        );
+        assert!(matches!(
+            err.root(),
+            Error::Dedup(crate::dedup::Error::TooManyTypes { count: 5 })
+        ));
     }
 }

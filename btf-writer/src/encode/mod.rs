@@ -117,17 +117,27 @@ impl Options {
     /// Encodes `features`, every language, freeing everything before
     /// returning.
     pub fn new(features: Features) -> Options {
-        Options { features, lang_exclude: Vec::new(), last_in_process: false }
+        Options {
+            features,
+            lang_exclude: Vec::new(),
+            last_in_process: false,
+        }
     }
 }
 
 impl PhaseTimer {
     fn start() -> Self {
-        PhaseTimer { wall: Instant::now(), cpu: cpu_clock::process() }
+        PhaseTimer {
+            wall: Instant::now(),
+            cpu: cpu_clock::process(),
+        }
     }
 
     fn stop(self) -> Phase {
-        Phase { wall: self.wall.elapsed(), cpu: cpu_clock::process().saturating_sub(self.cpu) }
+        Phase {
+            wall: self.wall.elapsed(),
+            cpu: cpu_clock::process().saturating_sub(self.cpu),
+        }
     }
 }
 
@@ -165,7 +175,11 @@ impl<'p, 'a> SplitOn<'p, 'a> {
     pub fn new(path: &Path, parsed: &'p Parsed<'a>, features: &Features) -> Result<Self, Error> {
         let dedup = PreparedBase::new(&parsed.btf, dedup_flavor(features))
             .with_context(|| format!("{}: base BTF", path.display()))?;
-        Ok(SplitOn { parsed, strings: parsed.string_index(), dedup })
+        Ok(SplitOn {
+            parsed,
+            strings: parsed.string_index(),
+            dedup,
+        })
     }
 }
 
@@ -203,7 +217,11 @@ pub fn encode(
     ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
     ctx.machine = elf.machine();
     ctx.register_params = lower::register_params_for_machine(elf.machine());
-    let endian = if elf.is_big_endian() { Endian::Big } else { Endian::Little };
+    let endian = if elf.is_big_endian() {
+        Endian::Big
+    } else {
+        Endian::Little
+    };
     // Sections copied out of the map (relocated, as in modules, or
     // decompressed) were read whole: their pages would stay resident through
     // the walk (xfs.ko: +11 MB at the peak). Otherwise listing the units
@@ -220,11 +238,17 @@ pub fn encode(
     stats.cus = units.len();
     inline_names.resize_with(units.len(), Bump::new);
     let table = match base {
-        Some(b) => TableKind::Split(SplitBase { type_count: b.parsed.total_type_count(), str_len: b.parsed.str_end() }),
+        Some(b) => TableKind::Split(SplitBase {
+            type_count: b.parsed.total_type_count(),
+            str_len: b.parsed.str_end(),
+        }),
         None => TableKind::Standalone(dedup_flavor(&config.features)),
     };
-    let units::Walked { assembler, counts, warnings } =
-        units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
+    let units::Walked {
+        assembler,
+        counts,
+        warnings,
+    } = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
     stats.walk = counts;
     // Only .debug_str is read from now on (names borrow it); the other
     // sections the walk read (locations, abbreviations, lines) can go.
@@ -232,7 +256,10 @@ pub fn encode(
     stats.walk_and_lower = phase.stop();
 
     let phase = PhaseTimer::start();
-    let Assembled { btf: assembled, dedup: streamed } = assembler.finish(&ctx);
+    let Assembled {
+        btf: assembled,
+        dedup: streamed,
+    } = assembler.finish(&ctx);
     stats.types_before = assembled.types.len();
     stats.assemble = phase.stop();
 
@@ -268,8 +295,9 @@ pub fn encode(
             };
             Ok(match base {
                 Some(base) if config.features.distilled_base => {
-                    let mut distilled = crate::distill::distill_base(&deduped.btf, &base.parsed.btf)
-                        .with_context(|| format!("{}: distilling the base", path.display()))?;
+                    let mut distilled =
+                        crate::distill::distill_base(&deduped.btf, &base.parsed.btf)
+                            .with_context(|| format!("{}: distilling the base", path.display()))?;
                     let written = crate::distill::write_with_header(&mut distilled, endian, header)
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))
@@ -303,7 +331,12 @@ pub fn encode(
         std::mem::forget(inline_names);
         std::mem::forget(elf);
     }
-    Ok(Encoded { btf: bytes, distilled_base, warnings, stats })
+    Ok(Encoded {
+        btf: bytes,
+        distilled_base,
+        warnings,
+        stats,
+    })
 }
 
 /// The header btfenc writes, as pahole does: without `layout`, the 24-byte

@@ -110,7 +110,9 @@ struct Returns<'input> {
 
 impl<'input> Returns<'input> {
     fn new(workers: usize) -> Self {
-        Returns { by_worker: (0..workers).map(|_| Mutex::new(Vec::new())).collect() }
+        Returns {
+            by_worker: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
+        }
     }
 
     /// Hands `spent` to the worker that lowered it, or frees it now when
@@ -163,7 +165,14 @@ impl<'input> Table<'input> {
             TableKind::Split(base) => Assembler::new(Some(base)),
             TableKind::Standalone(flavor) => Assembler::deduplicating(flavor),
         };
-        Table { path, assembler, added: 0, counts: Counts::default(), warnings: Vec::new(), failed: None }
+        Table {
+            path,
+            assembler,
+            added: 0,
+            counts: Counts::default(),
+            warnings: Vec::new(),
+            failed: None,
+        }
     }
 
     /// Adds the next CU in unit order, returning what is left of it with
@@ -181,8 +190,15 @@ impl<'input> Table<'input> {
             self.counts.types += cu.type_count();
             let path = self.path;
             // In unit order, as the CUs are added: the same lines for any -j.
-            self.warnings.extend(cu.warnings().iter().map(|w| format!("{}: {w}", path.display())));
-            let spent = self.assembler.add(cu).with_context(|| path.display().to_string())?;
+            self.warnings.extend(
+                cu.warnings()
+                    .iter()
+                    .map(|w| format!("{}: {w}", path.display())),
+            );
+            let spent = self
+                .assembler
+                .add(cu)
+                .with_context(|| path.display().to_string())?;
             Ok((costs.worker, spent))
         });
         let added_at = cpu_clock::thread();
@@ -204,7 +220,11 @@ impl<'input> Table<'input> {
     fn finish(self) -> Result<Walked<'input>, Error> {
         match self.failed {
             Some(err) => Err(err),
-            None => Ok(Walked { assembler: self.assembler, counts: self.counts, warnings: self.warnings }),
+            None => Ok(Walked {
+                assembler: self.assembler,
+                counts: self.counts,
+                warnings: self.warnings,
+            }),
         }
     }
 }
@@ -240,7 +260,10 @@ fn walk_each_unit<'input>(
 ) -> Result<Walked<'input>, Error> {
     let work = Mutex::new(units.iter().zip(inline_names.iter_mut()).enumerate());
     let stop = AtomicBool::new(false);
-    let queue = Mutex::new(Queue { waiting: BTreeMap::new(), next: 0 });
+    let queue = Mutex::new(Queue {
+        waiting: BTreeMap::new(),
+        next: 0,
+    });
     let table = Mutex::new(Table::new(dwarf.path(), kind));
     let returns = Returns::new(rayon::current_num_threads());
     rayon::scope(|workers| {
@@ -252,7 +275,9 @@ fn walk_each_unit<'input>(
                     break;
                 }
                 let next = lock(work).next();
-                let Some((index, (unit, names))) = next else { break };
+                let Some((index, (unit, names))) = next else {
+                    break;
+                };
                 let names: &'input Bump = names;
                 let lowered = walk_and_lower(dwarf, unit, names, ctx);
                 if index % RELEASE_EVERY == RELEASE_EVERY - 1 {
@@ -267,7 +292,10 @@ fn walk_each_unit<'input>(
         }
     });
     add_whose_turn_it_is(&queue, &table, &stop, &returns, Wait::Yes);
-    table.into_inner().unwrap_or_else(PoisonError::into_inner).finish()
+    table
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .finish()
 }
 
 /// Whether to wait for the table when another worker is adding to it.
@@ -343,7 +371,13 @@ fn walk_and_lower<'input>(
     let start = cpu_clock::thread();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_unit_copying_inline_names(dwarf, unit, &arena, names)?;
-    lower_walked(&cu, start, ctx, || format!("{}: CU at .debug_info+{:#x}", dwarf.path().display(), cu.offset))
+    lower_walked(&cu, start, ctx, || {
+        format!(
+            "{}: CU at .debug_info+{:#x}",
+            dwarf.path().display(),
+            cu.offset
+        )
+    })
 }
 
 /// All units as one, for DWARF whose units refer to each other.

@@ -13,8 +13,8 @@ use bumpalo::Bump;
 use dwarf::{ElfFile, ElfKind};
 
 use super::*;
-use crate::encode::{assemble, SplitBase};
 use crate::diff::{diff_with_examples, DiffReport};
+use crate::encode::{assemble, SplitBase};
 
 /// A scratch directory under the system temp dir, removed on drop.
 struct Scratch(PathBuf);

@@ -270,7 +270,10 @@ pub(crate) fn function_candidates<'input>(
             map.leave_out(
                 map.force,
                 None,
-                format!("function {:?}: the name {bad:?} is not a C identifier", function.name),
+                format!(
+                    "function {:?}: the name {bad:?} is not a C identifier",
+                    function.name
+                ),
             )?;
             continue;
         }
@@ -739,7 +742,11 @@ fn protos_match(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> bool {
 /// instance in the source order), so no single prototype is right.
 fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
     fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
-        proto.params.iter().map(|param| param.name.as_str()).collect()
+        proto
+            .params
+            .iter()
+            .map(|param| param.name.as_str())
+            .collect()
     }
     // Mostly the same names in the same order: no need to collect them.
     let name = |param: &Param<'a>| param.name;
@@ -846,9 +853,9 @@ pub fn register_params_for_machine(e_machine: u16) -> &'static [u16] {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
     use crate::lower::test_support::*;
+    use crate::test_types::test_name;
     use crate::types::{Composite, Fwd, Int, IntEncoding};
     use dwarf::symbols::FuncSymbol;
 
@@ -1157,7 +1164,8 @@ mod tests {
             vec![Param {
                 name: test_name("a"),
                 ty: TypeId(1)
-            }].into()
+            }]
+            .into()
         );
         assert!(!found[0].unexpected_register && !found[0].optimized_params);
 
@@ -1338,7 +1346,8 @@ mod tests {
                 params: vec![Param {
                     name: test_name("x"),
                     ty: TypeId(1)
-                }].into()
+                }]
+                .into()
             })
         );
         assert_eq!(

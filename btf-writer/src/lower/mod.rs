@@ -31,7 +31,9 @@ use dwarf::model::{CuModel, Language};
 use dwarf::SymbolFacts;
 
 pub use self::error::Error;
-pub use self::features::{FeatureNotes, FeatureOption, Features, LegacyFlags, Rules, UnknownFeature};
+pub use self::features::{
+    FeatureNotes, FeatureOption, Features, LegacyFlags, Rules, UnknownFeature,
+};
 pub use self::functions::{register_params_for_machine, FunctionCandidate};
 pub use self::types::SANITIZED_INT_NAME;
 pub use self::vars::{VariableCandidate, PERCPU_SECTION};
@@ -72,8 +74,10 @@ impl<'facts, 'input> Context<'facts, 'input> {
     pub fn new(features: Features, symbols: &'facts SymbolFacts<'input>) -> Self {
         // A kernel has tens of thousands of each: building the two tables
         // side by side takes a sizable part off the sequential start.
-        let (functions, data) =
-            rayon::join(|| FunctionTable::new(symbols, features.rules), || DataSymbols::new(symbols));
+        let (functions, data) = rayon::join(
+            || FunctionTable::new(symbols, features.rules),
+            || DataSymbols::new(symbols),
+        );
         Context {
             features,
             symbols,
@@ -215,8 +219,6 @@ pub fn lower_cu<'input>(
 pub(crate) mod test_support {
     use dwarf::model::*;
 
-
-
     pub fn cu_with<'arena>(nodes: Vec<Node<'static, 'arena>>) -> CuModel<'static, 'arena> {
         CuModel {
             offset: 0,
@@ -330,10 +332,10 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
-    use crate::encode::{assemble, SplitBase};
     use super::test_support::*;
     use super::*;
+    use crate::encode::{assemble, SplitBase};
+    use crate::test_types::test_name;
     use crate::types::{FuncProto, Linkage, Object, Param};
     use dwarf::model::{Language, ParamLocation};
     use dwarf::symbols::FuncSymbol;
@@ -378,7 +380,11 @@ mod tests {
         );
 
         let mut lowered = lowered;
-        let cu2 = cu_with(vec![base("char", 1, dwarf::model::BaseEncoding::SignedChar)]);
+        let cu2 = cu_with(vec![base(
+            "char",
+            1,
+            dwarf::model::BaseEncoding::SignedChar,
+        )]);
         lowered.push(lower_cu(&cu2, &ctx).unwrap());
 
         let btf = assemble(
@@ -393,8 +399,13 @@ mod tests {
         assert_eq!(btf.first_id(), TypeId(11));
         // CU 1 repeats CU 0 exactly, so it adds nothing; CU 2's new type
         // continues the ids.
-        assert_eq!(btf.get(TypeId(12)), Some(&crate::types::Type::Ptr(TypeId(11))));
-        assert!(matches!(btf.get(TypeId(13)), Some(crate::types::Type::Int(i)) if i.name == "char"));
+        assert_eq!(
+            btf.get(TypeId(12)),
+            Some(&crate::types::Type::Ptr(TypeId(11)))
+        );
+        assert!(
+            matches!(btf.get(TypeId(13)), Some(crate::types::Type::Int(i)) if i.name == "char")
+        );
         // One FUNC for "f" (1.24: first definition), after the types.
         assert_eq!(btf.count(), 5);
         assert_eq!(
@@ -404,7 +415,8 @@ mod tests {
                 params: vec![Param {
                     name: test_name("x"),
                     ty: TypeId(12)
-                }].into()
+                }]
+                .into()
             }))
         );
         assert_eq!(

@@ -79,7 +79,10 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// if it is a node's.
     pub(crate) fn node_of(&self, index: usize) -> Option<NodeId> {
         let id = TypeId(index as u32 + 1);
-        self.ids.iter().position(|&node_id| node_id == id).map(|node| NodeId(node as u32))
+        self.ids
+            .iter()
+            .position(|&node_id| node_id == id)
+            .map(|node| NodeId(node as u32))
     }
 
     /// Whether a name of the CU's types, members, enumerators, parameters
@@ -109,7 +112,12 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// Something of node `node` cannot be encoded. With `encode_force` it
     /// is left out (`Ok`), with a warning naming it, as pahole leaves out
     /// what it cannot encode; otherwise it is an error.
-    pub(crate) fn leave_out(&self, force: bool, node: Option<NodeId>, what: String) -> Result<(), Error> {
+    pub(crate) fn leave_out(
+        &self,
+        force: bool,
+        node: Option<NodeId>,
+        what: String,
+    ) -> Result<(), Error> {
         let err = self.unencodable(node, what);
         if !force {
             return Err(err);
@@ -599,7 +607,11 @@ fn lower_composite<'input>(
     let describe = |name: &str| format!("{} {}", kind_name(kind), quoted(name));
     // btf_struct_check_meta: a name, if any, is a C identifier.
     if !name.is_empty() && !map.name_ok(name) {
-        map.leave_out(force, this, format!("{}: the kernel wants a C identifier", describe(name)))?;
+        map.leave_out(
+            force,
+            this,
+            format!("{}: the kernel wants a C identifier", describe(name)),
+        )?;
         name = "";
     }
     let mut lowered = Vec::with_capacity(members.len());
@@ -610,18 +622,31 @@ fn lower_composite<'input>(
     for (index, member) in members.iter().enumerate() {
         let ty = map.id(member.ty)?;
         let mut member_name = map.name(member.name)?;
-        let what = || format!("{}: member {} ({})", describe(name), index, quoted(member.name.unwrap_or("")));
+        let what = || {
+            format!(
+                "{}: member {} ({})",
+                describe(name),
+                index,
+                quoted(member.name.unwrap_or(""))
+            )
+        };
         // What BTF cannot hold or the kernel's btf_struct_check_meta and
         // member checks refuse; with encode_force the member is left out.
         let bit_offset = member.bit_offset;
         let problem = if bit_offset > u64::from(u32::MAX) {
-            Some(format!("bit offset {bit_offset} does not fit BTF's 32 bits"))
+            Some(format!(
+                "bit offset {bit_offset} does not fit BTF's 32 bits"
+            ))
         } else if is_union && bit_offset != 0 {
             Some(format!("a union member at bit {bit_offset}, not 0"))
         } else if bit_offset < last_offset {
-            Some(format!("bit offset {bit_offset} is before the previous member's ({last_offset})"))
+            Some(format!(
+                "bit offset {bit_offset} is before the previous member's ({last_offset})"
+            ))
         } else if bit_offset.div_ceil(8) > u64::from(byte_size) {
-            Some(format!("bit offset {bit_offset} is past the end of the {byte_size} bytes"))
+            Some(format!(
+                "bit offset {bit_offset} is past the end of the {byte_size} bytes"
+            ))
         } else if member.bitfield_size == 0
             && (bit_offset / 8).saturating_add(map.byte_size(member.ty)?) > u64::from(byte_size)
         {
@@ -646,7 +671,11 @@ fn lower_composite<'input>(
         // A name that is no C identifier: with encode_force the member
         // stays, anonymous (the kernel takes anonymous members).
         if !member_name.is_empty() && !map.name_ok(&member_name) {
-            map.leave_out(force, this, format!("{}: its name is not a C identifier", what()))?;
+            map.leave_out(
+                force,
+                this,
+                format!("{}: its name is not a C identifier", what()),
+            )?;
             member_name = Name::EMPTY;
         }
         last_offset = bit_offset;
@@ -670,7 +699,8 @@ fn lower_composite<'input>(
             ),
         )?;
         lowered.truncate(MAX_VLEN);
-        kept.get_or_insert_with(|| (0..MAX_VLEN).collect()).truncate(MAX_VLEN);
+        kept.get_or_insert_with(|| (0..MAX_VLEN).collect())
+            .truncate(MAX_VLEN);
     }
     if let (Some(kept), Some(node)) = (kept, this) {
         map.kept_members.borrow_mut().insert(node.0, kept);
@@ -849,11 +879,18 @@ fn lower_enum<'input>(
     if !matches!(byte_size, 1 | 2 | 4 | 8) {
         return Err(map.unencodable(
             this,
-            format!("enum {} of {byte_size} bytes: BTF enums have 1, 2, 4 or 8", quoted(name)),
+            format!(
+                "enum {} of {byte_size} bytes: BTF enums have 1, 2, 4 or 8",
+                quoted(name)
+            ),
         ));
     }
     if !name.is_empty() && !map.name_ok(name) {
-        map.leave_out(force, this, format!("enum {}: the kernel wants a C identifier", quoted(name)))?;
+        map.leave_out(
+            force,
+            this,
+            format!("enum {}: the kernel wants a C identifier", quoted(name)),
+        )?;
         name = "";
     }
     let mut valid = Vec::new();
@@ -868,7 +905,11 @@ fn lower_enum<'input>(
                     map.leave_out(
                         force,
                         this,
-                        format!("enum {}: enumerator {} is no C identifier", quoted(name), quoted(e.name)),
+                        format!(
+                            "enum {}: enumerator {} is no C identifier",
+                            quoted(name),
+                            quoted(e.name)
+                        ),
                     )?;
                 }
             }
@@ -928,9 +969,9 @@ fn lower_enum<'input>(
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
     use crate::lower::test_support::*;
+    use crate::test_types::test_name;
     use dwarf::model::{Enumerator, Member as DwMember, Param as DwParam, ParamLocation};
 
     fn lower(cu: &CuModel<'static, '_>, features: &Features) -> Vec<Type<'static>> {
@@ -1078,7 +1119,10 @@ mod tests {
                 Some("v"),
                 4,
                 false,
-                arena.alloc_slice_copy(&[DwMember { bit_offset: 0, ..members[1] }]),
+                arena.alloc_slice_copy(&[DwMember {
+                    bit_offset: 0,
+                    ..members[1]
+                }]),
             ),
         ]);
         let types = lower(&cu, &Features::default());
@@ -1357,7 +1401,8 @@ mod tests {
                         name: test_name(""),
                         ty: TypeId::VOID
                     }
-                ].into(),
+                ]
+                .into(),
             })
         );
         assert_eq!(
@@ -1403,16 +1448,33 @@ mod tests {
 
     /// Lowers `cu`, returning the types or the error's text, and the
     /// warnings.
-    fn try_lower(cu: &CuModel<'static, '_>, force: bool) -> (Result<Vec<Type<'static>>, String>, Vec<String>) {
-        let features = Features { encode_force: force, float: true, ..Features::default() };
+    fn try_lower(
+        cu: &CuModel<'static, '_>,
+        force: bool,
+    ) -> (Result<Vec<Type<'static>>, String>, Vec<String>) {
+        let features = Features {
+            encode_force: force,
+            float: true,
+            ..Features::default()
+        };
         let mut map = TypeMap::new(cu, 8).unwrap();
         map.force = force;
         let types = lower_types(&map, &features).map_err(|err| err.to_string());
         (types, map.take_warnings())
     }
 
-    fn member(name: Option<&'static str>, bit_offset: u64, tags: &'static [&'static str]) -> DwMember<'static, 'static> {
-        DwMember { name, ty: node(0), bit_offset, bitfield_size: 0, decl_tags: tags }
+    fn member(
+        name: Option<&'static str>,
+        bit_offset: u64,
+        tags: &'static [&'static str],
+    ) -> DwMember<'static, 'static> {
+        DwMember {
+            name,
+            ty: node(0),
+            bit_offset,
+            bitfield_size: 0,
+            decl_tags: tags,
+        }
     }
 
     #[test]
@@ -1420,15 +1482,27 @@ mod tests {
         let arena = bumpalo::Bump::new();
         // struct bigs { char pad[0x20000000]; int after; }: `after` at bit
         // 2^32, which BTF's 32-bit offset would cut to 0.
-        let members = arena.alloc_slice_copy(&[member(Some("pad"), 0, &[]), member(Some("after"), 1 << 32, &["t"])]);
+        let members = arena.alloc_slice_copy(&[
+            member(Some("pad"), 0, &[]),
+            member(Some("after"), 1 << 32, &["t"]),
+        ]);
         let mut cu = cu_with(vec![
             base("int", 4, BaseEncoding::Signed),
-            composite(CompositeKind::Struct, Some("bigs"), 0x2000_0004, false, members),
+            composite(
+                CompositeKind::Struct,
+                Some("bigs"),
+                0x2000_0004,
+                false,
+                members,
+            ),
         ]);
         cu.node_offsets = vec![0x10, 0x2a];
         let (types, warnings) = try_lower(&cu, false);
         let err = types.unwrap_err();
-        assert!(err.contains("DIE 0x2a") && err.contains("\"bigs\"") && err.contains("\"after\""), "{err}");
+        assert!(
+            err.contains("DIE 0x2a") && err.contains("\"bigs\"") && err.contains("\"after\""),
+            "{err}"
+        );
         assert!(warnings.is_empty());
         let (types, warnings) = try_lower(&cu, true);
         let types = types.unwrap();
@@ -1442,13 +1516,22 @@ mod tests {
         // int a[65536][65536][16]: the element count wraps in 32 bits.
         let cu = cu_with(vec![
             base("int", 4, BaseEncoding::Signed),
-            Node::Array { elem: node(0), dims: arena.alloc_slice_copy(&[65536, 65536, 16]) },
+            Node::Array {
+                elem: node(0),
+                dims: arena.alloc_slice_copy(&[65536, 65536, 16]),
+            },
         ]);
-        assert!(try_lower(&cu, true).0.unwrap_err().contains("2^32 - 1 elements"));
+        assert!(try_lower(&cu, true)
+            .0
+            .unwrap_err()
+            .contains("2^32 - 1 elements"));
         // Wide dimensions with a zero among them are no elements.
         let cu = cu_with(vec![
             base("int", 4, BaseEncoding::Signed),
-            Node::Array { elem: node(0), dims: arena.alloc_slice_copy(&[u64::MAX, u64::MAX, 0]) },
+            Node::Array {
+                elem: node(0),
+                dims: arena.alloc_slice_copy(&[u64::MAX, u64::MAX, 0]),
+            },
         ]);
         assert!(try_lower(&cu, false).0.is_ok());
     }
@@ -1456,20 +1539,33 @@ mod tests {
     #[test]
     fn kernel_layout_and_size_rules() {
         let arena = bumpalo::Bump::new();
-        let out_of_order = arena.alloc_slice_copy(&[member(Some("a"), 32, &[]), member(Some("b"), 0, &[])]);
+        let out_of_order =
+            arena.alloc_slice_copy(&[member(Some("a"), 32, &[]), member(Some("b"), 0, &[])]);
         let past_end = arena.alloc_slice_copy(&[member(Some("a"), 64, &[])]);
         let union_at_32 = arena.alloc_slice_copy(&[member(Some("a"), 32, &[])]);
         for (kind, size, members, what) in [
-            (CompositeKind::Struct, 8, &out_of_order[..], "before the previous"),
+            (
+                CompositeKind::Struct,
+                8,
+                &out_of_order[..],
+                "before the previous",
+            ),
             (CompositeKind::Struct, 8, &past_end[..], "past"),
             (CompositeKind::Struct, 2, &out_of_order[..1], "past the end"),
             (CompositeKind::Union, 8, &union_at_32[..], "not 0"),
         ] {
-            let cu = cu_with(vec![base("int", 4, BaseEncoding::Signed), composite(kind, Some("s"), size, false, members)]);
+            let cu = cu_with(vec![
+                base("int", 4, BaseEncoding::Signed),
+                composite(kind, Some("s"), size, false, members),
+            ]);
             let err = try_lower(&cu, false).0.unwrap_err();
             assert!(err.contains(what), "{err}");
         }
-        let enumerators = arena.alloc_slice_copy(&[Enumerator { name: "A", value: 1, negative: false }]);
+        let enumerators = arena.alloc_slice_copy(&[Enumerator {
+            name: "A",
+            value: 1,
+            negative: false,
+        }]);
         let cu = cu_with(vec![Node::Enum {
             name: Some("e"),
             byte_size: 3,
@@ -1495,13 +1591,23 @@ mod tests {
         let err = try_lower(&cu, false).0.unwrap_err();
         assert!(err.contains("\"s t\""), "{err}");
         let (types, warnings) = try_lower(&cu, true);
-        let Type::Struct(s) = &types.unwrap()[1] else { panic!() };
+        let Type::Struct(s) = &types.unwrap()[1] else {
+            panic!()
+        };
         assert_eq!((s.name, s.members[0].name.is_empty()), ("", true));
         assert_eq!(warnings.len(), 2);
 
         let enumerators = arena.alloc_slice_copy(&[
-            Enumerator { name: "", value: 1, negative: false },
-            Enumerator { name: "B", value: 2, negative: false },
+            Enumerator {
+                name: "",
+                value: 1,
+                negative: false,
+            },
+            Enumerator {
+                name: "B",
+                value: 2,
+                negative: false,
+            },
         ]);
         let cu = cu_with(vec![Node::Enum {
             name: Some("e"),
@@ -1511,19 +1617,38 @@ mod tests {
             enumerators,
         }]);
         assert!(try_lower(&cu, false).0.unwrap_err().contains("enumerator"));
-        let Type::Enum(e) = &try_lower(&cu, true).0.unwrap()[0] else { panic!() };
+        let Type::Enum(e) = &try_lower(&cu, true).0.unwrap()[0] else {
+            panic!()
+        };
         assert_eq!(e.values.len(), 1);
 
         let long = "x".repeat(129);
         let long: &'static str = Box::leak(long.into_boxed_str());
         for node in [
-            Node::Typedef { name: long, target: TypeRef::Void, decl_tags: &[] },
-            Node::Typedef { name: "", target: TypeRef::Void, decl_tags: &[] },
+            Node::Typedef {
+                name: long,
+                target: TypeRef::Void,
+                decl_tags: &[],
+            },
+            Node::Typedef {
+                name: "",
+                target: TypeRef::Void,
+                decl_tags: &[],
+            },
             composite(CompositeKind::Union, Some("1u"), 0, true, &[]),
         ] {
             assert!(try_lower(&cu_with(vec![node]), true).0.is_err());
         }
-        assert!(try_lower(&cu_with(vec![Node::Typedef { name: &long[..128], target: TypeRef::Void, decl_tags: &[] }]), false).0.is_ok());
+        assert!(try_lower(
+            &cu_with(vec![Node::Typedef {
+                name: &long[..128],
+                target: TypeRef::Void,
+                decl_tags: &[]
+            }]),
+            false
+        )
+        .0
+        .is_ok());
 
         // An empty btf_decl_tag value: "Invalid value" in the kernel.
         let cu = cu_with(vec![Node::Typedef {
@@ -1531,31 +1656,57 @@ mod tests {
             target: TypeRef::Void,
             decl_tags: arena.alloc_slice_copy(&[""]),
         }]);
-        assert!(try_lower(&cu, false).0.unwrap_err().contains("btf_decl_tag"));
+        assert!(try_lower(&cu, false)
+            .0
+            .unwrap_err()
+            .contains("btf_decl_tag"));
         assert_eq!(try_lower(&cu, true).0.unwrap().len(), 1);
     }
 
     #[test]
     fn loops_and_chains_the_kernel_cannot_resolve() {
         let arena = bumpalo::Bump::new();
-        let ptr = |to: u32| Node::Pointer { target: node(to), type_tags: &[] };
-        let typedef = |name: &'static str, to: u32| Node::Typedef { name, target: node(to), decl_tags: &[] };
+        let ptr = |to: u32| Node::Pointer {
+            target: node(to),
+            type_tags: &[],
+        };
+        let typedef = |name: &'static str, to: u32| Node::Typedef {
+            name,
+            target: node(to),
+            decl_tags: &[],
+        };
         // A typedef loop, and a struct holding itself through a typedef
         // and an array (a pointer to itself is fine).
         let cu = cu_with(vec![typedef("a", 1), typedef("b", 0)]);
-        assert!(try_lower(&cu, true).0.unwrap_err().contains("Loop detected"));
-        let members = arena.alloc_slice_copy(&[member(Some("next"), 0, &[]), member(Some("self"), 0, &[])]);
+        assert!(try_lower(&cu, true)
+            .0
+            .unwrap_err()
+            .contains("Loop detected"));
+        let members =
+            arena.alloc_slice_copy(&[member(Some("next"), 0, &[]), member(Some("self"), 0, &[])]);
         let members: &[DwMember<'static, '_>] = arena.alloc_slice_copy(&[
-            DwMember { ty: node(1), ..members[0] },
-            DwMember { ty: node(3), ..members[1] },
+            DwMember {
+                ty: node(1),
+                ..members[0]
+            },
+            DwMember {
+                ty: node(3),
+                ..members[1]
+            },
         ]);
         let cu = cu_with(vec![
             composite(CompositeKind::Struct, Some("s"), 16, false, members),
             ptr(0),
             typedef("t", 0),
-            Node::Array { elem: node(2), dims: arena.alloc_slice_copy(&[1]) },
+            Node::Array {
+                elem: node(2),
+                dims: arena.alloc_slice_copy(&[1]),
+            },
         ]);
-        assert!(try_lower(&cu, false).0.unwrap_err().contains("Loop detected"));
+        assert!(try_lower(&cu, false)
+            .0
+            .unwrap_err()
+            .contains("Loop detected"));
         let cu = cu_with(vec![
             composite(CompositeKind::Struct, Some("s"), 16, false, &members[..1]),
             ptr(0),
@@ -1567,7 +1718,10 @@ mod tests {
         // each refers to an earlier one and the kernel takes it.
         let mut nodes: Vec<Node<'static, '_>> = (1..=40).map(ptr).collect();
         nodes.push(base("int", 4, BaseEncoding::Signed));
-        assert!(try_lower(&cu_with(nodes), false).0.unwrap_err().contains("MAX_RESOLVE_DEPTH"));
+        assert!(try_lower(&cu_with(nodes), false)
+            .0
+            .unwrap_err()
+            .contains("MAX_RESOLVE_DEPTH"));
         let mut nodes = vec![base("int", 4, BaseEncoding::Signed)];
         nodes.extend((0..40).map(ptr));
         assert!(try_lower(&cu_with(nodes), false).0.is_ok());

@@ -1,13 +1,13 @@
 //! Reader tests: round trips through the writer, every malformation, the
 //! reference kernel BTF, and bpftool as an outside judge.
 
-use crate::test_types::test_name;
 use super::*;
 use crate::raw::{self, HeaderFormat, Kind};
 use crate::test_reference::{
     debian_debug, read as reference, read_73, DEBIAN_MODULES, DEBIAN_VMLINUX,
 };
 use crate::test_types;
+use crate::test_types::test_name;
 use crate::types::*;
 use crate::write::{write, write_split, write_with, WriteOptions};
 
@@ -44,7 +44,8 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 bit_offset: 35,
                 bitfield_size: 5,
             },
-        ].into(),
+        ]
+        .into(),
         kind_flag: true,
     }));
     btf.add(Type::Union(Composite {
@@ -63,7 +64,8 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 bit_offset: 0,
                 bitfield_size: 0,
             },
-        ].into(),
+        ]
+        .into(),
         kind_flag: false,
     }));
     btf.add(Type::Enum(Enum {
@@ -79,7 +81,8 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "B",
                 value: 2,
             },
-        ].into(),
+        ]
+        .into(),
     }));
     btf.add(Type::Fwd(Fwd {
         name: "f",
@@ -96,7 +99,11 @@ pub(crate) fn all_kinds() -> Btf<'static> {
     }));
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
-        params: vec![Param { name: test_name("a"), ty: int }].into(),
+        params: vec![Param {
+            name: test_name("a"),
+            ty: int,
+        }]
+        .into(),
     }));
     let var = btf.add(Type::Var(Object {
         name: "v",
@@ -110,7 +117,8 @@ pub(crate) fn all_kinds() -> Btf<'static> {
             ty: var,
             offset: 0,
             size: 4,
-        }].into(),
+        }]
+        .into(),
     }));
     btf.add(Type::Float(Float {
         name: "double",
@@ -138,19 +146,24 @@ pub(crate) fn all_kinds() -> Btf<'static> {
                 name: "A",
                 value: 1,
             },
-        ].into(),
+        ]
+        .into(),
     }));
     // Varargs, on a prototype of its own: the kernel refuses a FUNC whose
     // prototype has them.
     btf.add(Type::FuncProto(FuncProto {
         ret: int,
         params: vec![
-            Param { name: test_name("a"), ty: int },
+            Param {
+                name: test_name("a"),
+                ty: int,
+            },
             Param {
                 name: test_name(""),
                 ty: TypeId::VOID,
             },
-        ].into(),
+        ]
+        .into(),
     }));
     btf
 }
@@ -261,7 +274,8 @@ fn split_on(base: &Parsed<'_>) -> Btf<'static> {
             ty: own,
             bit_offset: 0,
             bitfield_size: 0,
-        }].into(),
+        }]
+        .into(),
         kind_flag: false,
     }));
     split.add(Type::Ptr(TypeId(split.first_id().0 + 1)));
@@ -1016,7 +1030,11 @@ fn agrees_with_bpftool(parsed: &Parsed<'_>, file: &str, base: Option<&str>) {
         expected += &format!("[{id}] {} '{name}'\n", raw::kind_name(ty));
         if let Type::Struct(c) | Type::Union(c) = ty {
             for m in &c.members {
-                let name = if m.name.is_empty() { "(anon)" } else { m.name.as_str() };
+                let name = if m.name.is_empty() {
+                    "(anon)"
+                } else {
+                    m.name.as_str()
+                };
                 expected += &format!("\t'{name}' type_id={} bits_offset={}", m.ty.0, m.bit_offset);
                 if m.bitfield_size != 0 {
                     expected += &format!(" bitfield_size={}", m.bitfield_size);

@@ -473,10 +473,17 @@ fn parse_header(
     let layout_header = layout_section && hdr_len as usize >= LAYOUT_HEADER_LEN;
     if layout_header {
         if let Err(err) = crate::read::parse_header(data) {
-            return Err(header_violation(RULE, &format!("Invalid kind layout section: {err}")));
+            return Err(header_violation(
+                RULE,
+                &format!("Invalid kind layout section: {err}"),
+            ));
         }
     }
-    let known = if layout_header { LAYOUT_HEADER_LEN } else { KNOWN_HEADER_LEN };
+    let known = if layout_header {
+        LAYOUT_HEADER_LEN
+    } else {
+        KNOWN_HEADER_LEN
+    };
     // Ensure the unsupported header fields are zero.
     if hdr_len as usize > known && data[known..hdr_len as usize].iter().any(|&b| b != 0) {
         return Err(header_violation(RULE, "Unsupported btf_header"));
@@ -494,8 +501,16 @@ fn parse_header(
         type_len: word(12),
         str_off: word(16),
         str_len: word(20),
-        layout_off: if layout_header { read_u32(data, endian, 24) } else { 0 },
-        layout_len: if layout_header { read_u32(data, endian, 28) } else { 0 },
+        layout_off: if layout_header {
+            read_u32(data, endian, 24)
+        } else {
+            0
+        },
+        layout_len: if layout_header {
+            read_u32(data, endian, 28)
+        } else {
+            0
+        },
     };
     if hdr.magic != crate::raw::MAGIC {
         return Err(header_violation(RULE, "Invalid magic"));

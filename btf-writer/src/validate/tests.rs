@@ -168,13 +168,19 @@ fn layout_section_is_taken_only_by_7_1_rules() {
         header: crate::raw::HeaderFormat::WithLayout,
     };
     let with_layout = crate::write::write_with(&parsed.btf, options).expect("write with layout");
-    assert!(with_layout.len() > data.len() + 8, "no layout section was written");
+    assert!(
+        with_layout.len() > data.len() + 8,
+        "no layout section was written"
+    );
     let as_6_18 = validate(&with_layout, None, Options::default());
     assert_eq!(
         as_6_18.map(|_| ()).map_err(|v| v[0].message.clone()),
         Err("Unsupported btf_header".to_string())
     );
-    let as_7_1 = Options { layout_section: true, ..Options::default() };
+    let as_7_1 = Options {
+        layout_section: true,
+        ..Options::default()
+    };
     assert!(validate(&with_layout, None, as_7_1).is_ok());
     // A layout section that overlaps the strings.
     let mut broken = with_layout.clone();

@@ -1,11 +1,11 @@
 //! Writer tests: every limit of the format is an error, never a
 //! truncation. Round trips with the reader live in `read`'s tests.
 
-use crate::test_types::test_name;
 use super::*;
 use crate::error::ErrorKind;
 use crate::raw;
 use crate::test_types;
+use crate::test_types::test_name;
 use crate::types::*;
 
 fn one(ty: Type<'static>) -> Btf<'static> {
@@ -55,7 +55,10 @@ fn writer_rejects_what_the_format_cannot_hold() {
             bit_offset: 1 << 24
         }
     );
-    let e = write_err(&one(composite(vec![member(0, 0), member(8, 1)].into(), false)));
+    let e = write_err(&one(composite(
+        vec![member(0, 0), member(8, 1)].into(),
+        false,
+    )));
     assert_eq!(e.kind, ErrorKind::BitfieldWithoutKindFlag { member: 1 });
 
     let e = write_err(&one(Type::Enum(Enum {
@@ -65,7 +68,8 @@ fn writer_rejects_what_the_format_cannot_hold() {
         values: vec![EnumValue {
             name: "X",
             value: 1 << 32,
-        }].into(),
+        }]
+        .into(),
     })));
     assert_eq!(e.kind, ErrorKind::EnumValueTooLarge(1 << 32));
 
@@ -188,7 +192,8 @@ fn many_named_types(pool: &[String]) -> Btf<'_> {
                 params: vec![Param {
                     name: test_name(name(i + 5)),
                     ty: TypeId(1),
-                }].into(),
+                }]
+                .into(),
             }),
             3 => Type::Typedef(Named {
                 name: name(i),

@@ -487,7 +487,10 @@ pub(super) fn plan(
             if skip > 0 {
                 steps.push(Step::Skip(std::mem::take(&mut skip)));
             }
-            steps.push(Step::Read(slot as u8, decode_for(*spec, position, encoding)));
+            steps.push(Step::Read(
+                slot as u8,
+                decode_for(*spec, position, encoding),
+            ));
         } else if let Some(size) = fixed_size(spec.form(), encoding) {
             // Saturates on absurd abbreviations: the read then fails
             // and gimli reports the error.

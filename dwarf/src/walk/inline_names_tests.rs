@@ -56,7 +56,10 @@ fn copied_inline_names_are_the_same_names_outside_debug_info() {
     );
     assert_eq!(names(&copied), plain_names);
     for name in names(&copied) {
-        assert!(!inside(name, unit_bytes), "{name} still borrows .debug_info");
+        assert!(
+            !inside(name, unit_bytes),
+            "{name} still borrows .debug_info"
+        );
     }
 
     // Giving the pages back changes no byte that is read afterwards.

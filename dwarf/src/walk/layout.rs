@@ -448,10 +448,9 @@ impl Layout {
     pub(super) fn name<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
         Some(match self.name_form {
             NameForm::Absent => return None,
-            NameForm::Inline => AttributeValue::String(Reader::new(
-                self.inline_name(die)?,
-                die.endian,
-            )),
+            NameForm::Inline => {
+                AttributeValue::String(Reader::new(self.inline_name(die)?, die.endian))
+            }
             NameForm::Strp => AttributeValue::DebugStrRef(gimli::DebugStrOffset(
                 usize::try_from(self.value(die, self.name)?).ok()?,
             )),
@@ -701,7 +700,12 @@ mod tests {
     }
 
     fn layout_of(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Option<Layout> {
-        Layout::of(abbrev.tag(), abbrev.has_children(), abbrev.attributes(), encoding)
+        Layout::of(
+            abbrev.tag(),
+            abbrev.has_children(),
+            abbrev.attributes(),
+            encoding,
+        )
     }
 
     /// Bitfields, children and forms the layout does not read are left to

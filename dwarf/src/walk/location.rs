@@ -524,7 +524,10 @@ mod tests {
         assert_eq!(sole(&[0x55, 0x08], true), None);
         // An entry value whose inner expression is cut short.
         let entry = [0xa3, 0x02, 0x54];
-        assert_eq!(parameter_register(&[reader(&entry)], encoding(), Some(4)), None);
+        assert_eq!(
+            parameter_register(&[reader(&entry)], encoding(), Some(4)),
+            None
+        );
     }
 
     #[test]

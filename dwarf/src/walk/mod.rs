@@ -35,8 +35,8 @@ use gimli::constants as dw;
 
 use crate::elf::{Dwarf, Reader, UnitHeader};
 use crate::error::{Error, ErrorKind, Result};
-use crate::strings::{StringError, Strings};
 use crate::model::{CuModel, Language, Member, Node, NodeId, Param, TypeRef};
+use crate::strings::{StringError, Strings};
 
 use self::abbrevs::{UnitAbbrevs, Worker};
 use self::attrs::Attrs;
@@ -199,8 +199,7 @@ fn open_unit<'input>(
         let root = codes
             .get(code)
             .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
-        let mut entries =
-            gimli::EntriesRaw::new(input, encoding, &unit.abbreviations, root_offset);
+        let mut entries = gimli::EntriesRaw::new(input, encoding, &unit.abbreviations, root_offset);
         for spec in codes.specs(root) {
             let value = entries.read_attribute(*spec)?.value();
             match (spec.name(), value) {
@@ -393,8 +392,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn walk(&mut self, abbrevs: &UnitAbbrevs) -> Result<()> {
         let unit = self.unit;
         let unit_offset = self.unit_offset;
-        let mut entries = Entries::new(unit, abbrevs)
-            .map_err(|err| self.gimli_error(err, unit_offset))?;
+        let mut entries =
+            Entries::new(unit, abbrevs).map_err(|err| self.gimli_error(err, unit_offset))?;
         let mut attrs = Attrs::default();
         let mut root_seen = false;
         let mut root_offset = unit_offset;
@@ -563,7 +562,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// The string a string-class attribute value names.
-    fn string_value(&self, value: attrs::Value<'input>) -> std::result::Result<&'input str, StringError> {
+    fn string_value(
+        &self,
+        value: attrs::Value<'input>,
+    ) -> std::result::Result<&'input str, StringError> {
         let text = self.strings.get(self.dwarf, self.unit, value)?;
         match (value, self.inline_names) {
             (gimli::AttributeValue::String(_), Some(names)) => Ok(names.alloc_str(text)),
@@ -707,6 +709,6 @@ fn language(lang: u64) -> Language {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod inline_names_tests;
+#[cfg(test)]
+mod tests;

@@ -103,7 +103,11 @@ impl NodeIds {
                     return id;
                 }
                 let id = make();
-                match id.0.checked_add(1).filter(|&value| value <= u32::MAX >> SHIFT) {
+                match id
+                    .0
+                    .checked_add(1)
+                    .filter(|&value| value <= u32::MAX >> SHIFT)
+                {
                     Some(value) => {
                         *slot = (value << SHIFT) | low;
                         // Table indexes fit u32: the table is at most

@@ -7,8 +7,7 @@ use super::Walker;
 use crate::error::{ErrorKind, Result};
 use crate::model::{
     BaseEncoding, CuModel, Enumerator, Function, Node, NodeId, Param, ParamEntry, ParamLocation,
-    TypeRef,
-    Variable,
+    TypeRef, Variable,
 };
 
 /// How many `DW_AT_abstract_origin`/`DW_AT_specification` links are
@@ -358,8 +357,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         for raw in &self.variables {
             let mut chain = Vec::new();
             let mut origin = raw.origin;
-            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(offset))
-            {
+            while let Some(&index) = origin.and_then(|offset| self.variable_by_offset.get(offset)) {
                 if chain.len() >= MAX_CHAIN {
                     break;
                 }

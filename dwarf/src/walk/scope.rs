@@ -1034,9 +1034,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 varargs,
                 decl_tags,
             } => {
-                let params = self.arena.alloc_slice_copy(
-                    self.open_function_params.get(first_param..).unwrap_or(&[]),
-                );
+                let params = self
+                    .arena
+                    .alloc_slice_copy(self.open_function_params.get(first_param..).unwrap_or(&[]));
                 self.open_function_params.truncate(first_param);
                 let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                 if let Some(function) = self.functions.get_mut(index) {

@@ -108,7 +108,9 @@ impl Chains {
             self.grow();
         }
         let at = self.slot_of(key);
-        let (Some(ends), Some(tail)) = (self.slots.get_mut(at), self.tails.get_mut(at)) else { return };
+        let (Some(ends), Some(tail)) = (self.slots.get_mut(at), self.tails.get_mut(at)) else {
+            return;
+        };
         if ends.head == NONE {
             *ends = ChainHead { key, head: entry };
             self.used += 1;
@@ -122,9 +124,14 @@ impl Chains {
         let size = (self.slots.len() * 2).max(1 << 10);
         let old = std::mem::replace(&mut self.slots, vec![FREE; size]);
         let old_tails = std::mem::replace(&mut self.tails, vec![NONE; size]);
-        for (ends, tail) in old.into_iter().zip(old_tails).filter(|(ends, _)| ends.head != NONE) {
+        for (ends, tail) in old
+            .into_iter()
+            .zip(old_tails)
+            .filter(|(ends, _)| ends.head != NONE)
+        {
             let at = self.slot_of(ends.key);
-            if let (Some(slot), Some(slot_tail)) = (self.slots.get_mut(at), self.tails.get_mut(at)) {
+            if let (Some(slot), Some(slot_tail)) = (self.slots.get_mut(at), self.tails.get_mut(at))
+            {
                 *slot = ends;
                 *slot_tail = tail;
             }
@@ -190,7 +197,9 @@ impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`).
     pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
         let mut own = Vec::with_capacity(types.len());
-        let comps = components(&Graph::new(&types, |t, edges| own.push(own_hash_and_refs(t, |id| edges.add(id))))?);
+        let comps = components(&Graph::new(&types, |t, edges| {
+            own.push(own_hash_and_refs(t, |id| edges.add(id)))
+        })?);
         Ok(PreparedCu { types, comps, own })
     }
 
@@ -238,7 +247,11 @@ impl<'a> Collapser<'a> {
     /// An empty table; with a base, ids continue after its types.
     pub fn new(base_type_count: u32, base_str_len: u32) -> Self {
         Collapser {
-            btf: Btf { types: Vec::new(), base_type_count, base_str_len },
+            btf: Btf {
+                types: Vec::new(),
+                base_type_count,
+                base_str_len,
+            },
             singles: Chains::default(),
             cycles: Chains::default(),
             cycle_list: Vec::new(),
@@ -260,7 +273,12 @@ impl<'a> Collapser<'a> {
     /// in the table; returns where each went, and the rest of the CU.
     pub fn add(&mut self, prepared: PreparedCu<'a>) -> Result<(CuIds, Leftovers<'a>), Error> {
         let PreparedCu { types, comps, own } = prepared;
-        let mut cu = CuMatch { types: &types, comps: &comps, own: &own, ids: vec![NONE; types.len()] };
+        let mut cu = CuMatch {
+            types: &types,
+            comps: &comps,
+            own: &own,
+            ids: vec![NONE; types.len()],
+        };
         let mut scratch = Scratch {
             pairs: Vec::new(),
             tentative: vec![NONE; types.len()],
@@ -282,7 +300,9 @@ impl<'a> Collapser<'a> {
         for (index, id) in cu.ids.iter_mut().enumerate() {
             if *id == NEW {
                 *id = next;
-                next = next.checked_add(1).ok_or(Error::TooManyTypes { count: u64::from(next) + 1 })?;
+                next = next.checked_add(1).ok_or(Error::TooManyTypes {
+                    count: u64::from(next) + 1,
+                })?;
                 fresh.push(index as u32);
             }
         }
@@ -294,12 +314,23 @@ impl<'a> Collapser<'a> {
         let mut types = types;
         self.btf.types.reserve(fresh.len());
         for &index in &fresh {
-            let Some(slot) = types.get_mut(index as usize) else { continue };
+            let Some(slot) = types.get_mut(index as usize) else {
+                continue;
+            };
             let mut t = std::mem::replace(slot, Type::Ptr(TypeId::VOID));
-            crate::refs::remap_ids(&mut t, |id| ids.get(id).ok_or(Error::Unresolved { type_id: id }))?;
+            crate::refs::remap_ids(&mut t, |id| {
+                ids.get(id).ok_or(Error::Unresolved { type_id: id })
+            })?;
             self.btf.types.push(t);
         }
-        Ok((ids, Leftovers { _types: types, _comps: comps, _own: own }))
+        Ok((
+            ids,
+            Leftovers {
+                _types: types,
+                _comps: comps,
+                _own: own,
+            },
+        ))
     }
 
     fn match_component(&self, cu: &mut CuMatch<'_, 'a>, c: usize, scratch: &mut Scratch) {
@@ -309,7 +340,11 @@ impl<'a> Collapser<'a> {
             return;
         }
         let refers_to_new = cu.member_keys(c, scratch);
-        let found = if refers_to_new { None } else { self.find_cycle(cu, c, scratch) };
+        let found = if refers_to_new {
+            None
+        } else {
+            self.find_cycle(cu, c, scratch)
+        };
         match found {
             Some(()) => {
                 for &(node, id) in &scratch.pairs {
@@ -334,7 +369,9 @@ impl<'a> Collapser<'a> {
     /// copy. Whether a target is new is seen while computing the key,
     /// which reads every target's table id anyway.
     fn match_single(&self, cu: &mut CuMatch<'_, 'a>, node: u32, scratch: &mut Scratch) {
-        let Some(t) = cu.types.get(node as usize) else { return };
+        let Some(t) = cu.types.get(node as usize) else {
+            return;
+        };
         let mut refers_to_new = false;
         let own = cu.own.get(node as usize).copied().unwrap_or(0);
         let key = shape_key(own, t, |id| {
@@ -342,11 +379,17 @@ impl<'a> Collapser<'a> {
             refers_to_new |= table_id == NEW;
             u64::from(table_id)
         });
-        let found = if refers_to_new { None } else { self.find_single(cu, node, key) };
+        let found = if refers_to_new {
+            None
+        } else {
+            self.find_single(cu, node, key)
+        };
         let id = match found {
             Some(id) => id,
             None => {
-                if let (false, Some(slot)) = (refers_to_new, scratch.new_keys.get_mut(node as usize)) {
+                if let (false, Some(slot)) =
+                    (refers_to_new, scratch.new_keys.get_mut(node as usize))
+                {
                     *slot = key;
                 }
                 NEW
@@ -362,11 +405,14 @@ impl<'a> Collapser<'a> {
     fn find_single(&self, cu: &CuMatch<'_, 'a>, node: u32, key: u64) -> Option<u32> {
         let t = cu.types.get(node as usize)?;
         let first = self.btf.first_id().0;
-        self.singles.iter(key).map(|index| first + index).find(|&id| {
-            self.btf.get(TypeId(id)).is_some_and(|candidate| {
-                same_shape(t, candidate, |a, b| cu.id_of(a) == b.0)
+        self.singles
+            .iter(key)
+            .map(|index| first + index)
+            .find(|&id| {
+                self.btf
+                    .get(TypeId(id))
+                    .is_some_and(|candidate| same_shape(t, candidate, |a, b| cu.id_of(a) == b.0))
             })
-        })
     }
 
     /// A table cycle identical to component `c`, whose member keys are in
@@ -383,7 +429,9 @@ impl<'a> Collapser<'a> {
             .zip(scratch.keys.iter().copied())
             .min_by_key(|&(node, key)| (key, node))?;
         for cycle in self.cycles.iter(fingerprint) {
-            let Some(cycle) = self.cycle_list.get(cycle as usize) else { continue };
+            let Some(cycle) = self.cycle_list.get(cycle as usize) else {
+                continue;
+            };
             if cycle.fingerprint != fingerprint || cycle.len as usize != members.len() {
                 continue;
             }
@@ -399,7 +447,10 @@ impl<'a> Collapser<'a> {
                 *slot = key;
             }
         }
-        if let Some(slot) = members.first().and_then(|&m| scratch.fingerprints.get_mut(m as usize)) {
+        if let Some(slot) = members
+            .first()
+            .and_then(|&m| scratch.fingerprints.get_mut(m as usize))
+        {
             *slot = fingerprint;
         }
         None
@@ -408,7 +459,14 @@ impl<'a> Collapser<'a> {
     /// Walks component `c` from `node` and the table from `id` in step,
     /// pairing types; true when every pair is identical and the whole
     /// component got paired.
-    fn pair_up(&self, cu: &CuMatch<'_, 'a>, c: usize, node: u32, id: u32, scratch: &mut Scratch) -> bool {
+    fn pair_up(
+        &self,
+        cu: &CuMatch<'_, 'a>,
+        c: usize,
+        node: u32,
+        id: u32,
+        scratch: &mut Scratch,
+    ) -> bool {
         let component = c as u32;
         scratch.pairs.clear();
         let mut stack = std::mem::take(&mut scratch.stack);
@@ -435,7 +493,8 @@ impl<'a> Collapser<'a> {
                 *slot = b;
             }
             scratch.touched.push(a);
-            let (Some(t), Some(candidate)) = (cu.types.get(a as usize), self.btf.get(TypeId(b))) else {
+            let (Some(t), Some(candidate)) = (cu.types.get(a as usize), self.btf.get(TypeId(b)))
+            else {
                 ok = false;
                 break;
             };
@@ -473,10 +532,14 @@ impl<'a> Collapser<'a> {
     fn file_new_types(&mut self, cu: &CuMatch<'_, 'a>, fresh: &[u32], scratch: &mut Scratch) {
         let first = self.btf.first_id().0;
         for &node in fresh {
-            let Some(&c) = cu.comps.of.get(node as usize) else { continue };
+            let Some(&c) = cu.comps.of.get(node as usize) else {
+                continue;
+            };
             let members = cu.comps.members(c as usize);
             if !cu.comps.is_cycle(c as usize) {
-                if let (Some(t), Some(&id)) = (cu.types.get(node as usize), cu.ids.get(node as usize)) {
+                if let (Some(t), Some(&id)) =
+                    (cu.types.get(node as usize), cu.ids.get(node as usize))
+                {
                     let key = match scratch.new_keys.get(node as usize) {
                         Some(&key) if key != 0 => key,
                         _ => cu.key(node, t),
@@ -493,7 +556,11 @@ impl<'a> Collapser<'a> {
                 Some(&known) if known != 0 => {
                     scratch.keys.clear();
                     let new_keys = &scratch.new_keys;
-                    scratch.keys.extend(members.iter().map(|&m| new_keys.get(m as usize).copied().unwrap_or(0)));
+                    scratch.keys.extend(
+                        members
+                            .iter()
+                            .map(|&m| new_keys.get(m as usize).copied().unwrap_or(0)),
+                    );
                     known
                 }
                 _ => {
@@ -503,10 +570,15 @@ impl<'a> Collapser<'a> {
             };
             let start = self.cycle_members.len() as u32;
             for (&m, &key) in members.iter().zip(&scratch.keys) {
-                self.cycle_members.push((cu.ids.get(m as usize).copied().unwrap_or(NONE), key));
+                self.cycle_members
+                    .push((cu.ids.get(m as usize).copied().unwrap_or(NONE), key));
             }
             let index = self.cycle_list.len() as u32;
-            self.cycle_list.push(Cycle { fingerprint, start, len: members.len() as u32 });
+            self.cycle_list.push(Cycle {
+                fingerprint,
+                start,
+                len: members.len() as u32,
+            });
             self.cycles.push(fingerprint, index);
         }
     }
@@ -592,14 +664,16 @@ struct Scratch {
 /// keys, each mixed first, does not depend on their order, so they need
 /// no sorting.
 fn fingerprint(keys: &[u64]) -> u64 {
-    let sum = keys.iter().fold(0u64, |sum, &key| sum.wrapping_add(Key::new(1).word(key).finish()));
+    let sum = keys.iter().fold(0u64, |sum, &key| {
+        sum.wrapping_add(Key::new(1).word(key).finish())
+    });
     Key::new(keys.len() as u64).word(sum).finish()
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
+    use crate::test_types::test_name;
     use crate::types::{Composite, Fwd, IntEncoding, Member};
 
     #[test]
@@ -615,7 +689,11 @@ mod tests {
             expected[k as usize].push(entry);
         }
         for (k, entries) in expected.iter().enumerate() {
-            assert_eq!(chains.iter(key(k as u64)).collect::<Vec<_>>(), *entries, "key {k}");
+            assert_eq!(
+                chains.iter(key(k as u64)).collect::<Vec<_>>(),
+                *entries,
+                "key {k}"
+            );
         }
         assert_eq!(chains.iter(key(3000)).count(), 0);
         assert_eq!(Chains::default().iter(1).count(), 0);
@@ -628,7 +706,10 @@ mod tests {
             chains.push(7 << 32 | u64::from(entry % 2), entry);
         }
         chains.push(8 << 32, 6);
-        assert_eq!(chains.iter(7 << 32 | 5).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            chains.iter(7 << 32 | 5).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4, 5]
+        );
         assert_eq!(chains.iter(8 << 32 | 1).collect::<Vec<_>>(), [6]);
     }
 
@@ -643,11 +724,17 @@ mod tests {
         let mut collapsed = Collapser::new(0, 0);
         let mut whole = Btf::default();
         for types in cus {
-            collapsed.add(PreparedCu::new(types.clone()).expect("prepare")).expect("add");
+            collapsed
+                .add(PreparedCu::new(types.clone()).expect("prepare"))
+                .expect("add");
             let shift = whole.types.len() as u32;
             whole.types.extend(types.iter().cloned().map(|mut t| {
                 let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
-                    Ok(if id == TypeId::VOID { id } else { TypeId(id.0 + shift) })
+                    Ok(if id == TypeId::VOID {
+                        id
+                    } else {
+                        TypeId(id.0 + shift)
+                    })
                 });
                 t
             }));
@@ -662,7 +749,12 @@ mod tests {
             members: members
                 .iter()
                 .enumerate()
-                .map(|(i, &(name, ty))| Member { name: test_name(name), ty: TypeId(ty), bit_offset: 64 * i as u32, bitfield_size: 0 })
+                .map(|(i, &(name, ty))| Member {
+                    name: test_name(name),
+                    ty: TypeId(ty),
+                    bit_offset: 64 * i as u32,
+                    bitfield_size: 0,
+                })
                 .collect(),
             kind_flag: false,
         })
@@ -675,7 +767,10 @@ mod tests {
     }
 
     fn list_head_cu() -> Vec<Type<'static>> {
-        vec![st("list_head", &[("next", 2), ("prev", 2)]), Type::Ptr(TypeId(1))]
+        vec![
+            st("list_head", &[("next", 2), ("prev", 2)]),
+            Type::Ptr(TypeId(1)),
+        ]
     }
 
     #[test]
@@ -683,7 +778,11 @@ mod tests {
         let mut c = Collapser::new(0, 0);
         assert_eq!(add(&mut c, list_head_cu()), vec![1, 2]);
         // The same cycle listed pointer first, after a new type.
-        let shuffled = vec![int("int"), Type::Ptr(TypeId(3)), st("list_head", &[("next", 2), ("prev", 2)])];
+        let shuffled = vec![
+            int("int"),
+            Type::Ptr(TypeId(3)),
+            st("list_head", &[("next", 2), ("prev", 2)]),
+        ];
         assert_eq!(add(&mut c, shuffled), vec![3, 2, 1]);
         assert_eq!(c.btf().types.len(), 3);
     }
@@ -691,11 +790,19 @@ mod tests {
     #[test]
     fn a_declared_struct_keeps_what_reaches_it_apart() {
         let mut c = Collapser::new(0, 0);
-        let full = vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])];
+        let full = vec![
+            int("int"),
+            st("foo", &[("x", 1)]),
+            Type::Ptr(TypeId(2)),
+            st("bar", &[("f", 3)]),
+        ];
         assert_eq!(add(&mut c, full), vec![1, 2, 3, 4]);
         let declared = vec![
             int("int"),
-            Type::Fwd(Fwd { name: "foo", union: false }),
+            Type::Fwd(Fwd {
+                name: "foo",
+                union: false,
+            }),
             Type::Ptr(TypeId(2)),
             st("bar", &[("f", 3)]),
         ];
@@ -707,7 +814,10 @@ mod tests {
     fn every_field_counts() {
         let mut c = Collapser::new(0, 0);
         add(&mut c, list_head_cu());
-        let renamed = vec![st("list_head", &[("next", 2), ("last", 2)]), Type::Ptr(TypeId(1))];
+        let renamed = vec![
+            st("list_head", &[("next", 2), ("last", 2)]),
+            Type::Ptr(TypeId(1)),
+        ];
         assert_eq!(add(&mut c, renamed), vec![3, 4]);
         let mut bitfield = list_head_cu();
         if let Type::Struct(s) = &mut bitfield[0] {
@@ -728,14 +838,27 @@ mod tests {
     fn dedup_gives_the_same_types_with_or_without_collapsing() {
         let cus = [
             list_head_cu(),
-            vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])],
             vec![
                 int("int"),
-                Type::Fwd(Fwd { name: "foo", union: false }),
+                st("foo", &[("x", 1)]),
                 Type::Ptr(TypeId(2)),
                 st("bar", &[("f", 3)]),
             ],
-            vec![int("int"), st("foo", &[("x", 1)]), Type::Ptr(TypeId(2)), st("bar", &[("f", 3)])],
+            vec![
+                int("int"),
+                Type::Fwd(Fwd {
+                    name: "foo",
+                    union: false,
+                }),
+                Type::Ptr(TypeId(2)),
+                st("bar", &[("f", 3)]),
+            ],
+            vec![
+                int("int"),
+                st("foo", &[("x", 1)]),
+                Type::Ptr(TypeId(2)),
+                st("bar", &[("f", 3)]),
+            ],
             list_head_cu(),
         ];
         let (collapsed, whole) = collapsed_and_concatenated(&cus);

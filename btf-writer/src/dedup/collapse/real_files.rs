@@ -48,7 +48,9 @@ fn check(path: &std::path::Path) {
         let mut table = Collapser::new(0, 0);
         let mut streaming = StreamingDedup::new(flavor);
         for types in &cus {
-            table.add(PreparedCu::new(types.clone()).expect("prepare")).expect("add");
+            table
+                .add(PreparedCu::new(types.clone()).expect("prepare"))
+                .expect("add");
             streaming.advance(&table.btf().types);
         }
         let table = table.into_btf();
@@ -67,7 +69,12 @@ fn check(path: &std::path::Path) {
 #[test]
 fn multi_cu_fixtures_dedup_alike_collapsed_or_not() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/obj");
-    for file in ["multi-cu/gcc-dwarf5.o", "multi-cu/clang.o", "exec/prog-gcc", "exec/prog-clang"] {
+    for file in [
+        "multi-cu/gcc-dwarf5.o",
+        "multi-cu/clang.o",
+        "exec/prog-gcc",
+        "exec/prog-clang",
+    ] {
         check(&std::path::Path::new(root).join(file));
     }
 }
@@ -76,7 +83,11 @@ fn multi_cu_fixtures_dedup_alike_collapsed_or_not() {
 fn debian_modules_dedup_alike_collapsed_or_not() {
     let modules = crate::test_reference::debian_debug(crate::test_reference::DEBIAN_MODULES);
     let mut checked = 0;
-    for module in ["net/key/af_key.ko", "net/ipv4/tcp_bbr.ko", "net/netfilter/nf_conntrack.ko"] {
+    for module in [
+        "net/key/af_key.ko",
+        "net/ipv4/tcp_bbr.ko",
+        "net/netfilter/nf_conntrack.ko",
+    ] {
         let path = modules.join(module);
         if !path.exists() {
             eprintln!("SKIPPED: {} (run `make corpus`)", path.display());

@@ -26,7 +26,10 @@ impl Graph {
     /// to, in record order, for a caller with a pass of its own over the
     /// types that reads the references anyway (see
     /// [`super::shape::own_hash_and_refs`]).
-    pub(super) fn new(types: &[Type<'_>], mut visit: impl FnMut(&Type<'_>, &mut EdgeSink<'_>)) -> Result<Graph, Error> {
+    pub(super) fn new(
+        types: &[Type<'_>],
+        mut visit: impl FnMut(&Type<'_>, &mut EdgeSink<'_>),
+    ) -> Result<Graph, Error> {
         let mut starts = Vec::with_capacity(types.len() + 1);
         let mut edges: Vec<u32> = Vec::with_capacity(types.len() * 3);
         let mut dangling = None;
@@ -66,7 +69,9 @@ impl Graph {
     pub(super) fn children(&self, node: u32) -> &[u32] {
         let node = node as usize;
         match (self.starts.get(node), self.starts.get(node + 1)) {
-            (Some(&start), Some(&end)) => self.edges.get(start as usize..end as usize).unwrap_or(&[]),
+            (Some(&start), Some(&end)) => {
+                self.edges.get(start as usize..end as usize).unwrap_or(&[])
+            }
             _ => &[],
         }
     }
@@ -143,7 +148,9 @@ impl Components {
     /// The nodes of component `c`, in ascending order.
     pub(super) fn members(&self, c: usize) -> &[u32] {
         match (self.starts.get(c), self.starts.get(c + 1)) {
-            (Some(&start), Some(&end)) => self.nodes.get(start as usize..end as usize).unwrap_or(&[]),
+            (Some(&start), Some(&end)) => {
+                self.nodes.get(start as usize..end as usize).unwrap_or(&[])
+            }
             _ => &[],
         }
     }
@@ -208,7 +215,13 @@ pub(super) fn components(graph: &Graph) -> Components {
             continue;
         };
         rank[start as usize] = next_rank;
-        calls.push(Frame { node: start, next, end, low: next_rank, root: true });
+        calls.push(Frame {
+            node: start,
+            next,
+            end,
+            low: next_rank,
+            root: true,
+        });
         next_rank += 1;
         while let Some(top) = calls.last_mut() {
             let mut unvisited = None;
@@ -240,11 +253,22 @@ pub(super) fn components(graph: &Graph) -> Components {
             if let Some((child, next, end)) = unvisited {
                 rank[top.node as usize] = top.low;
                 rank[child as usize] = next_rank;
-                calls.push(Frame { node: child, next, end, low: next_rank, root: true });
+                calls.push(Frame {
+                    node: child,
+                    next,
+                    end,
+                    low: next_rank,
+                    root: true,
+                });
                 next_rank += 1;
                 continue;
             }
-            let Some(Frame { node, low, root, .. }) = calls.pop() else { break };
+            let Some(Frame {
+                node, low, root, ..
+            }) = calls.pop()
+            else {
+                break;
+            };
             let v = node as usize;
             rank[v] = low;
             if root {
@@ -266,7 +290,8 @@ pub(super) fn components(graph: &Graph) -> Components {
                 if size > 1 {
                     out.nodes[first..].sort_unstable();
                 }
-                out.cyclic.push(size > 1 || graph.children(node).contains(&node));
+                out.cyclic
+                    .push(size > 1 || graph.children(node).contains(&node));
                 out.starts.push(out.nodes.len() as u32);
             } else {
                 open.push(node);
@@ -288,7 +313,9 @@ pub(super) fn components(graph: &Graph) -> Components {
 fn first_open_edge(graph: &Graph, rank: &[u32], node: u32) -> Option<(u32, u32)> {
     let (first, end) = graph.edge_range(node);
     let targets = graph.edges.get(first as usize..end as usize).unwrap_or(&[]);
-    let open = targets.iter().position(|&target| rank.get(target as usize) != Some(&FINISHED))?;
+    let open = targets
+        .iter()
+        .position(|&target| rank.get(target as usize) != Some(&FINISHED))?;
     Some((first + open as u32, end))
 }
 
@@ -307,8 +334,8 @@ impl Components {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_types::test_name;
     use super::*;
+    use crate::test_types::test_name;
     use crate::types::{Composite, Member};
 
     fn node_struct(targets: &[u32]) -> Type<'static> {
@@ -317,7 +344,12 @@ mod tests {
             size: 8,
             members: targets
                 .iter()
-                .map(|&t| Member { name: test_name("m"), ty: TypeId(t), bit_offset: 0, bitfield_size: 0 })
+                .map(|&t| Member {
+                    name: test_name("m"),
+                    ty: TypeId(t),
+                    bit_offset: 0,
+                    bitfield_size: 0,
+                })
                 .collect(),
             kind_flag: false,
         })
@@ -336,16 +368,31 @@ mod tests {
         ];
         let graph = Graph::new(&types, refs_only).unwrap();
         let comps = components(&graph);
-        let sets: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
+        let sets: Vec<Vec<u32>> = (0..comps.len())
+            .map(|c| comps.members(c).to_vec())
+            .collect();
         let position = |node: u32| sets.iter().position(|s| s.contains(&node)).unwrap();
-        assert_eq!(sets[position(1)], vec![1, 2], "2 and 3 (0-based 1, 2) reach each other");
-        assert!(position(3) < position(1), "4 is finished before the cycle that reaches it");
-        assert!(position(1) < position(0), "1 after the cycle it points into");
+        assert_eq!(
+            sets[position(1)],
+            vec![1, 2],
+            "2 and 3 (0-based 1, 2) reach each other"
+        );
+        assert!(
+            position(3) < position(1),
+            "4 is finished before the cycle that reaches it"
+        );
+        assert!(
+            position(1) < position(0),
+            "1 after the cycle it points into"
+        );
         assert_eq!(sets.iter().map(Vec::len).sum::<usize>(), 6);
         assert_eq!(comps.of[5], position(5) as u32);
         assert!(comps.is_cycle(position(1)), "2 <-> 3");
         assert!(comps.is_cycle(position(5)), "6 refers to itself");
-        assert!(!comps.is_cycle(position(0)) && !comps.is_cycle(position(4)), "no way back to 1 or 5");
+        assert!(
+            !comps.is_cycle(position(0)) && !comps.is_cycle(position(4)),
+            "no way back to 1 or 5"
+        );
     }
 
     /// Textbook recursive Tarjan: components in the order their roots
@@ -373,7 +420,9 @@ mod tests {
                         visit(s, w);
                         s.low[v as usize] = s.low[v as usize].min(s.low[w as usize]);
                     }
-                    Some(index) if s.on_stack[w as usize] => s.low[v as usize] = s.low[v as usize].min(index),
+                    Some(index) if s.on_stack[w as usize] => {
+                        s.low[v as usize] = s.low[v as usize].min(index)
+                    }
                     Some(_) => {}
                 }
             }
@@ -387,7 +436,8 @@ mod tests {
                     }
                 }
                 members.sort_unstable();
-                s.cyclic.push(members.len() > 1 || s.graph.children(v).contains(&v));
+                s.cyclic
+                    .push(members.len() > 1 || s.graph.children(v).contains(&v));
                 s.out.push(members);
             }
         }
@@ -427,18 +477,30 @@ mod tests {
             let fanout = 1 + round % 4;
             let types: Vec<Type<'static>> = (0..n)
                 .map(|_| {
-                    let targets: Vec<u32> = (0..random(fanout + 1)).map(|_| random(n + 1)).collect();
+                    let targets: Vec<u32> =
+                        (0..random(fanout + 1)).map(|_| random(n + 1)).collect();
                     node_struct(&targets)
                 })
                 .collect();
             let graph = Graph::new(&types, refs_only).unwrap();
             let comps = components(&graph);
             let (expected, cyclic) = reference_components(&graph);
-            let got: Vec<Vec<u32>> = (0..comps.len()).map(|c| comps.members(c).to_vec()).collect();
+            let got: Vec<Vec<u32>> = (0..comps.len())
+                .map(|c| comps.members(c).to_vec())
+                .collect();
             assert_eq!(got, expected, "round {round}");
-            assert_eq!((0..comps.len()).map(|c| comps.is_cycle(c)).collect::<Vec<_>>(), cyclic, "round {round}");
+            assert_eq!(
+                (0..comps.len())
+                    .map(|c| comps.is_cycle(c))
+                    .collect::<Vec<_>>(),
+                cyclic,
+                "round {round}"
+            );
             for (c, members) in got.iter().enumerate() {
-                assert!(members.iter().all(|&m| comps.of[m as usize] == c as u32), "round {round}");
+                assert!(
+                    members.iter().all(|&m| comps.of[m as usize] == c as u32),
+                    "round {round}"
+                );
             }
         }
     }
@@ -447,7 +509,10 @@ mod tests {
     fn references_past_the_table_are_refused() {
         assert_eq!(
             Graph::new(&[Type::Ptr(TypeId(2))], refs_only).err(),
-            Some(Error::DanglingReference { type_id: TypeId(1), referenced: TypeId(2) })
+            Some(Error::DanglingReference {
+                type_id: TypeId(1),
+                referenced: TypeId(2)
+            })
         );
     }
 }

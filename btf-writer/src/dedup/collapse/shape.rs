@@ -32,7 +32,10 @@ pub(super) fn same_shape(
                 && x.size == y.size
                 && x.signed == y.signed
                 && x.values.len() == y.values.len()
-                && x.values.iter().zip(&y.values).all(|(v, w)| v.value == w.value && same_str(v.name, w.name))
+                && x.values
+                    .iter()
+                    .zip(&y.values)
+                    .all(|(v, w)| v.value == w.value && same_str(v.name, w.name))
         }
         (Type::Ptr(x), Type::Ptr(y))
         | (Type::Volatile(x), Type::Volatile(y))
@@ -65,13 +68,19 @@ pub(super) fn same_shape(
         (Type::FuncProto(x), Type::FuncProto(y)) => {
             x.params.len() == y.params.len()
                 && refs(x.ret, y.ret)
-                && x.params.iter().zip(y.params.iter()).all(|(p, q)| same_str(&p.name, &q.name) && refs(p.ty, q.ty))
+                && x.params
+                    .iter()
+                    .zip(y.params.iter())
+                    .all(|(p, q)| same_str(&p.name, &q.name) && refs(p.ty, q.ty))
         }
         (Type::Datasec(x), Type::Datasec(y)) => {
             same_str(x.name, y.name)
                 && x.size == y.size
                 && x.vars.len() == y.vars.len()
-                && x.vars.iter().zip(y.vars.iter()).all(|(v, w)| v.offset == w.offset && v.size == w.size && refs(v.ty, w.ty))
+                && x.vars
+                    .iter()
+                    .zip(y.vars.iter())
+                    .all(|(v, w)| v.offset == w.offset && v.size == w.size && refs(v.ty, w.ty))
         }
         _ => false,
     }
@@ -94,7 +103,9 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
         Type::Float(x) => k.word(sketch(x.name)).word(u64::from(x.size)),
         Type::Fwd(x) => k.word(sketch(x.name)).word(u64::from(x.union)),
         Type::Enum(x) | Type::Enum64(x) => {
-            let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.signed));
+            let mut k = k
+                .word(sketch(x.name))
+                .word(u64::from(x.size) << 1 | u64::from(x.signed));
             for v in x.values.iter() {
                 k = k.word(sketch(v.name)).word(v.value);
             }
@@ -110,10 +121,14 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
             k.word(u64::from(x.nelems))
         }
         Type::Struct(x) | Type::Union(x) => {
-            let mut k = k.word(sketch(x.name)).word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
+            let mut k = k
+                .word(sketch(x.name))
+                .word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
             for m in x.members.iter() {
                 refs(m.ty);
-                k = k.word(sketch(&m.name)).word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
+                k = k
+                    .word(sketch(&m.name))
+                    .word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
             }
             k
         }
@@ -123,7 +138,8 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
         }
         Type::Func(x) | Type::Var(x) => {
             refs(x.ty);
-            k.word(sketch(x.name)).word(u64::from(crate::raw::linkage_value(x.linkage)))
+            k.word(sketch(x.name))
+                .word(u64::from(crate::raw::linkage_value(x.linkage)))
         }
         Type::DeclTag(x) => {
             refs(x.ty);
@@ -161,12 +177,18 @@ fn sketch(name: &str) -> u64 {
     let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
         (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
         _ => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-            (Some(head), Some(tail)) => (u64::from(u32::from_le_bytes(*head)), u64::from(u32::from_le_bytes(*tail))),
+            (Some(head), Some(tail)) => (
+                u64::from(u32::from_le_bytes(*head)),
+                u64::from(u32::from_le_bytes(*tail)),
+            ),
             // Up to three bytes: the first, middle and last say it all.
             _ => {
                 let byte = |at: usize| bytes.get(at).map_or(0, |&b| u64::from(b));
                 let len = bytes.len();
-                (byte(0) | byte(len / 2) << 8 | byte(len.wrapping_sub(1)) << 16, 0)
+                (
+                    byte(0) | byte(len / 2) << 8 | byte(len.wrapping_sub(1)) << 16,
+                    0,
+                )
             }
         },
     };
@@ -185,23 +207,51 @@ pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
     use crate::test_types::test_name;
+    use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
 
     /// The references handed out are those `for_each_id` visits, in its
     /// order, for every kind that has any.
     #[test]
     fn own_hash_hands_out_the_references_in_record_order() {
-        let member = |ty: u32| Member { name: test_name("m"), ty: TypeId(ty), bit_offset: 0, bitfield_size: 0 };
+        let member = |ty: u32| Member {
+            name: test_name("m"),
+            ty: TypeId(ty),
+            bit_offset: 0,
+            bitfield_size: 0,
+        };
         let types = [
             Type::Ptr(TypeId(3)),
             Type::Const(TypeId(0)),
-            Type::Array(Array { elem: TypeId(4), index: TypeId(5), nelems: 2 }),
-            Type::Struct(Composite { name: "s", size: 8, members: [member(6), member(6), member(0)].into_iter().collect(), kind_flag: false }),
-            Type::Typedef(Named { name: "t", ty: TypeId(7) }),
+            Type::Array(Array {
+                elem: TypeId(4),
+                index: TypeId(5),
+                nelems: 2,
+            }),
+            Type::Struct(Composite {
+                name: "s",
+                size: 8,
+                members: [member(6), member(6), member(0)].into_iter().collect(),
+                kind_flag: false,
+            }),
+            Type::Typedef(Named {
+                name: "t",
+                ty: TypeId(7),
+            }),
             Type::FuncProto(FuncProto {
                 ret: TypeId(8),
-                params: [Param { name: test_name("a"), ty: TypeId(9) }, Param { name: test_name("b"), ty: TypeId(1) }].into_iter().collect(),
+                params: [
+                    Param {
+                        name: test_name("a"),
+                        ty: TypeId(9),
+                    },
+                    Param {
+                        name: test_name("b"),
+                        ty: TypeId(1),
+                    },
+                ]
+                .into_iter()
+                .collect(),
             }),
         ];
         for t in &types {
@@ -216,11 +266,31 @@ mod tests {
     #[test]
     fn sketch_tells_apart_names_that_differ_at_either_end_or_in_length() {
         let names = [
-            "", "a", "b", "ab", "ba", "abc", "abd", "xbc", "abcd", "abce", "abcde", "abcdf", "abcdefgh",
-            "abcdefgi", "abcdefghi", "bbcdefghi", "abcdefghj", "a_rather_long_member_name",
+            "",
+            "a",
+            "b",
+            "ab",
+            "ba",
+            "abc",
+            "abd",
+            "xbc",
+            "abcd",
+            "abce",
+            "abcde",
+            "abcdf",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghi",
+            "bbcdefghi",
+            "abcdefghj",
+            "a_rather_long_member_name",
         ];
         for (i, a) in names.iter().enumerate() {
-            assert_eq!(sketch(a), sketch(&String::from(*a)), "{a:?} is sketched by content");
+            assert_eq!(
+                sketch(a),
+                sketch(&String::from(*a)),
+                "{a:?} is sketched by content"
+            );
             for b in &names[i + 1..] {
                 assert_ne!(sketch(a), sketch(b), "{a:?} vs {b:?}");
             }
