@@ -77,6 +77,9 @@
 #   [x] linux73_modules_distilled  the distilled pairs, as modules_distilled
 #   [x] linux73_modules_in_place, linux73_modules_relocate  as for 6.1 (relocate
 #                              reads the layout vmlinux as --base)
+#   [x] linux73_debian_btf     Debian's own 7.3 .BTF (TYPE_TAG attributes,
+#                              kind_flag 1): `btfenc dump` == bpftool's, and the
+#                              first reference module encodes split on it
 #   [x] linux73_modules_all    all 1,019 modules in one batch on our vmlinux BTF,
 #                              bpftool -B reads each
 #
@@ -516,7 +519,7 @@ modules_relocate() {
 			"$btfenc" relocate "$out/$name.ours-distilled.btf" --distilled-base "$out/$name.ours-distilled.btf.base" \
 				--base "$out/debian-vmlinux.btf" -o "$out/$name.onto-debian.btf" &&
 			"$BPFTOOL" -B "$out/debian-vmlinux.btf" btf dump file "$out/$name.onto-debian.btf" > /dev/null &&
-				echo "    onto Debian's pahole 1.24 vmlinux BTF: ok" || { log "$name: relocation onto Debian's vmlinux BTF failed"; failed=1; }
+				echo "    onto Debian's own vmlinux BTF: ok" || { log "$name: relocation onto Debian's vmlinux BTF failed"; failed=1; }
 		fi
 		if "$btfenc" relocate "$out/$name.ours-distilled.btf" --distilled-base "$out/$name.ours-distilled.btf.base" \
 			--base "$fixture_base" -o "$out/$name.onto-unrelated.btf" 2> "$out/$name.onto-unrelated.err"; then
@@ -682,6 +685,23 @@ run_check() {
 run_check vmlinux_vs_reference
 run_check legacy_flags_vs_reference
 run_check vmlinux_vs_debian
+# Debian's own 7.3 .BTF (pahole 1.30, then resolve_btfids) holds TYPE_TAGs
+# with kind_flag set (attributes such as 'address_space(1)'): btfenc reads
+# it as bpftool does, and a module encodes split on it.
+debian_btf_attributes() {
+	extract_section "$VMLINUX" .BTF "$out/debian-vmlinux.btf" || return 1
+	"$BPFTOOL" btf dump file "$out/debian-vmlinux.btf" > "$out/debian-vmlinux.bpftool.txt" || return 1
+	"$btfenc" dump "$out/debian-vmlinux.btf" > "$out/debian-vmlinux.btfenc.txt" || return 1
+	cmp "$out/debian-vmlinux.bpftool.txt" "$out/debian-vmlinux.btfenc.txt" || return 1
+	local name ko
+	name=$(reference_modules | head -n 1)
+	ko=$(module_path "$name")
+	[[ -n $ko ]] || return 1
+	"$btfenc" "${modern_flags[@]}" --btf_base "$out/debian-vmlinux.btf" \
+		--btf_encode_detached="$out/$name.on-debian.btf" "$ko" || return 1
+	"$BPFTOOL" -B "$out/debian-vmlinux.btf" btf dump file "$out/$name.on-debian.btf" > /dev/null
+}
+
 run_check vmlinux_kernel_load
 run_check vmlinux_dump
 run_check c_dump
@@ -714,11 +734,8 @@ run_check linux73_vmlinux_determinism vmlinux_determinism
 run_check linux73_modules_split modules_split_73
 run_check linux73_modules_distilled modules_distilled_73
 run_check linux73_modules_in_place modules_in_place
-# Not onto Debian's own 7.3 .BTF (pahole 1.30, then resolve_btfids): it
-# holds TYPE_TAGs with kind_flag set (type attributes such as
-# 'address_space(1)'), which btfenc's reader refuses (its model has no
-# kind_flag on TYPE_TAG/DECL_TAG yet).
-RELOCATE_ONTO_DEBIAN=0 run_check linux73_modules_relocate modules_relocate
+run_check linux73_modules_relocate modules_relocate
+run_check linux73_debian_btf debian_btf_attributes
 run_check linux73_modules_all modules_all
 out=${out%/linux-7.3}
 

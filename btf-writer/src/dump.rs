@@ -59,7 +59,8 @@ pub fn dump_type(
         | Type::Volatile(target)
         | Type::Const(target)
         | Type::Restrict(target) => write!(out, " type_id={}", target.0)?,
-        Type::Typedef(named) | Type::TypeTag(named) => write!(out, " type_id={}", named.ty.0)?,
+        Type::Typedef(named) => write!(out, " type_id={}", named.ty.0)?,
+        Type::TypeTag(named) => write!(out, " type_id={}", named.ty.0)?,
         Type::Array(array) => write!(
             out,
             " type_id={} index_type_id={} nr_elems={}",
@@ -270,9 +271,10 @@ mod tests {
             name: "uptr",
             ty: ptr,
         }));
-        btf.add(Type::TypeTag(Named {
+        btf.add(Type::TypeTag(TypeTag {
             name: "user",
             ty: int,
+            attribute: false,
         }));
         btf.add(Type::Array(Array {
             elem: int,
@@ -420,11 +422,13 @@ mod tests {
             name: "ftag",
             ty: func,
             component_idx: -1,
+            attribute: false,
         }));
         btf.add(Type::DeclTag(DeclTag {
             name: "mtag",
             ty: bits,
             component_idx: 1,
+            attribute: false,
         }));
         let var = btf.add(Type::Var(Object {
             name: "gvar",

@@ -152,7 +152,8 @@ fn each_reference(ty: &Type<'_>, mut f: impl FnMut(TypeId)) {
         | Type::Volatile(target)
         | Type::Const(target)
         | Type::Restrict(target) => f(*target),
-        Type::Typedef(named) | Type::TypeTag(named) => f(named.ty),
+        Type::Typedef(named) => f(named.ty),
+        Type::TypeTag(named) => f(named.ty),
         Type::Func(object) | Type::Var(object) => f(object.ty),
         Type::DeclTag(tag) => f(tag.ty),
         Type::Array(array) => {
@@ -1042,7 +1043,8 @@ impl<'t, 'a> CDump<'t, 'a> {
             Type::Enum(e) | Type::Enum64(e) => ptr.min(e.size as i32),
             Type::Float(f) => ptr.min(f.size as i32),
             Type::Ptr(_) => ptr,
-            Type::Typedef(n) | Type::TypeTag(n) => self.align_of(n.ty.0),
+            Type::Typedef(n) => self.align_of(n.ty.0),
+            Type::TypeTag(n) => self.align_of(n.ty.0),
             Type::Volatile(t) | Type::Const(t) | Type::Restrict(t) => self.align_of(t.0),
             Type::Array(a) => self.align_of(a.elem.0),
             Type::Struct(c) | Type::Union(c) => {
@@ -1098,7 +1100,8 @@ impl<'t, 'a> CDump<'t, 'a> {
                     size = i64::from(self.ptr_size);
                     break;
                 }
-                Type::Typedef(n) | Type::TypeTag(n) => n.ty.0,
+                Type::Typedef(n) => n.ty.0,
+                Type::TypeTag(n) => n.ty.0,
                 Type::Volatile(t) | Type::Const(t) | Type::Restrict(t) => t.0,
                 Type::Var(o) => o.ty.0,
                 Type::DeclTag(t) => t.ty.0,

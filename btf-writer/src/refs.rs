@@ -13,7 +13,8 @@ pub(crate) fn for_each_id(t: &Type<'_>, mut f: impl FnMut(TypeId)) {
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => f(*id),
-        Type::Typedef(x) | Type::TypeTag(x) => f(x.ty),
+        Type::Typedef(x) => f(x.ty),
+        Type::TypeTag(x) => f(x.ty),
         Type::Func(x) | Type::Var(x) => f(x.ty),
         Type::DeclTag(x) => f(x.ty),
         Type::Array(a) => {
@@ -38,7 +39,8 @@ pub(crate) fn id_at(t: &Type<'_>, index: usize) -> Option<TypeId> {
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
             (index == 0).then_some(*id)
         }
-        Type::Typedef(x) | Type::TypeTag(x) => (index == 0).then_some(x.ty),
+        Type::Typedef(x) => (index == 0).then_some(x.ty),
+        Type::TypeTag(x) => (index == 0).then_some(x.ty),
         Type::Func(x) | Type::Var(x) => (index == 0).then_some(x.ty),
         Type::DeclTag(x) => (index == 0).then_some(x.ty),
         Type::Array(a) => match index {
@@ -64,7 +66,8 @@ pub(crate) fn remap_ids<E>(
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,
-        Type::Typedef(x) | Type::TypeTag(x) => x.ty = f(x.ty)?,
+        Type::Typedef(x) => x.ty = f(x.ty)?,
+        Type::TypeTag(x) => x.ty = f(x.ty)?,
         Type::Func(x) | Type::Var(x) => x.ty = f(x.ty)?,
         Type::DeclTag(x) => x.ty = f(x.ty)?,
         Type::Array(a) => {
@@ -111,7 +114,8 @@ pub(crate) fn embedded_composite<'t, 'a: 't>(
         }
         id = match lookup(id)? {
             Type::Const(next) | Type::Volatile(next) | Type::Restrict(next) => *next,
-            Type::Typedef(x) | Type::TypeTag(x) => x.ty,
+            Type::Typedef(x) => x.ty,
+            Type::TypeTag(x) => x.ty,
             Type::Array(a) => a.elem,
             Type::Struct(_) | Type::Union(_) => return Some(id),
             _ => return None,

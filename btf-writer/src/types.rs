@@ -121,10 +121,10 @@ pub struct Fwd<'a> {
     pub union: bool,
 }
 
-/// TYPEDEF and TYPE_TAG: a name and a referenced type.
+/// TYPEDEF: a name and a referenced type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Named<'a> {
-    /// Name (the tag value for TYPE_TAG).
+    /// Name.
     pub name: &'a str,
     /// Referenced type.
     pub ty: TypeId,
@@ -210,6 +210,21 @@ pub struct DeclTag<'a> {
     pub ty: TypeId,
     /// -1 for the type itself, else the member or parameter index.
     pub component_idx: i32,
+    /// kind_flag: the tag is an attribute (`__attribute__((NAME))`), not a
+    /// `btf_decl_tag("NAME")`. Only with `component_idx` -1.
+    pub attribute: bool,
+}
+
+/// `BTF_KIND_TYPE_TAG`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TypeTag<'a> {
+    /// The tag value.
+    pub name: &'a str,
+    /// Referenced type.
+    pub ty: TypeId,
+    /// kind_flag: the tag is an attribute (`__attribute__((NAME))`, as in
+    /// Linux's `address_space(1)`), not a `btf_type_tag("NAME")`.
+    pub attribute: bool,
 }
 
 /// One BTF type.
@@ -250,7 +265,7 @@ pub enum Type<'a> {
     /// `BTF_KIND_DECL_TAG` (17).
     DeclTag(DeclTag<'a>),
     /// `BTF_KIND_TYPE_TAG` (18).
-    TypeTag(Named<'a>),
+    TypeTag(TypeTag<'a>),
     /// `BTF_KIND_ENUM64` (19).
     Enum64(Enum<'a>),
 }

@@ -54,6 +54,7 @@ macro_rules! kernel_features {
     };
 }
 
+mod attributes;
 mod bad_input;
 mod bpftool_dump;
 mod c_dump;

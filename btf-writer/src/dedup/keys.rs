@@ -150,6 +150,7 @@ mod tests {
             name: "kfunc",
             ty: TypeId(3),
             component_idx: 1,
+            attribute: false,
         });
         let arr = Type::Array(Array {
             elem: TypeId(3),

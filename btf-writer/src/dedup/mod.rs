@@ -852,9 +852,10 @@ mod tests {
         let cu = |o: u32| {
             vec![
                 int("int"),
-                Type::TypeTag(Named {
+                Type::TypeTag(TypeTag {
                     name: "user",
                     ty: TypeId(o + 1),
+                    attribute: false,
                 }),
                 ptr(o + 2),
                 st("s", 8, &[("p", o + 3, 0)]),
@@ -862,11 +863,13 @@ mod tests {
                     name: "tag",
                     ty: TypeId(o + 4),
                     component_idx: -1,
+                    attribute: false,
                 }),
                 Type::DeclTag(DeclTag {
                     name: "tag",
                     ty: TypeId(o + 4),
                     component_idx: 0,
+                    attribute: false,
                 }),
             ]
         };

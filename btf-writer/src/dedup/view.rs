@@ -136,7 +136,8 @@ pub(super) fn name<'a>(t: Option<&Type<'a>>) -> &'a str {
         Some(Type::Struct(x) | Type::Union(x)) => x.name,
         Some(Type::Enum(x) | Type::Enum64(x)) => x.name,
         Some(Type::Fwd(x)) => x.name,
-        Some(Type::Typedef(x) | Type::TypeTag(x)) => x.name,
+        Some(Type::Typedef(x)) => x.name,
+        Some(Type::TypeTag(x)) => x.name,
         Some(Type::Func(x) | Type::Var(x)) => x.name,
         Some(Type::Datasec(x)) => x.name,
         Some(Type::Float(x)) => x.name,
@@ -166,6 +167,8 @@ pub(super) fn info(t: Option<&Type<'_>>) -> u32 {
         Type::Func(f) => (crate::raw::linkage_value(f.linkage) as usize, false),
         Type::FuncProto(p) => (p.params.len(), false),
         Type::Datasec(d) => (d.vars.len(), false),
+        Type::TypeTag(t) => (0, t.attribute),
+        Type::DeclTag(t) => (0, t.attribute),
         _ => (0, false),
     };
     // vlen is truncated as the on-disk field would be; the writer rejects
@@ -181,7 +184,8 @@ pub(super) fn size_or_type(t: Option<&Type<'_>>) -> u32 {
         Some(Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id)) => id.0,
         Some(Type::Struct(x) | Type::Union(x)) => x.size,
         Some(Type::Enum(x) | Type::Enum64(x)) => x.size,
-        Some(Type::Typedef(x) | Type::TypeTag(x)) => x.ty.0,
+        Some(Type::Typedef(x)) => x.ty.0,
+        Some(Type::TypeTag(x)) => x.ty.0,
         Some(Type::Func(x) | Type::Var(x)) => x.ty.0,
         Some(Type::FuncProto(x)) => x.ret.0,
         Some(Type::Datasec(x)) => x.size,
@@ -197,7 +201,8 @@ pub(super) fn size_or_type(t: Option<&Type<'_>>) -> u32 {
 pub(super) fn target(t: Option<&Type<'_>>) -> u32 {
     match t {
         Some(Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id)) => id.0,
-        Some(Type::Typedef(x) | Type::TypeTag(x)) => x.ty.0,
+        Some(Type::Typedef(x)) => x.ty.0,
+        Some(Type::TypeTag(x)) => x.ty.0,
         Some(Type::Func(x)) => x.ty.0,
         _ => 0,
     }
@@ -378,7 +383,8 @@ pub(super) fn for_each_ref(t: &Type<'_>, mut f: impl FnMut(u32)) {
     match t {
         Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
         Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => f(id.0),
-        Type::Typedef(x) | Type::TypeTag(x) => f(x.ty.0),
+        Type::Typedef(x) => f(x.ty.0),
+        Type::TypeTag(x) => f(x.ty.0),
         Type::Func(x) | Type::Var(x) => f(x.ty.0),
         Type::DeclTag(x) => f(x.ty.0),
         Type::Array(a) => {

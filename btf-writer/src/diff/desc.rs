@@ -87,6 +87,7 @@ pub(super) enum Desc<'s> {
     TypeTag {
         name: &'s str,
         ty: NodeId,
+        attribute: bool,
     },
     Func {
         name: &'s str,
@@ -117,6 +118,7 @@ pub(super) enum Desc<'s> {
         name: &'s str,
         ty: NodeId,
         component_idx: i32,
+        attribute: bool,
     },
 }
 

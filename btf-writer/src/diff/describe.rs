@@ -244,9 +244,10 @@ impl<'t, 's> Describer<'t, 's> {
                 name: named.name,
                 ty: node(named.ty),
             },
-            Type::TypeTag(named) => Desc::TypeTag {
-                name: named.name,
-                ty: node(named.ty),
+            Type::TypeTag(tag) => Desc::TypeTag {
+                name: tag.name,
+                ty: node(tag.ty),
+                attribute: tag.attribute,
             },
             Type::Func(func) => Desc::Func {
                 name: func.name,
@@ -291,6 +292,7 @@ impl<'t, 's> Describer<'t, 's> {
                 name: tag.name,
                 ty: node(tag.ty),
                 component_idx: tag.component_idx,
+                attribute: tag.attribute,
             },
         }
     }

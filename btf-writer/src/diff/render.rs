@@ -117,8 +117,12 @@ impl Interner<'_> {
                 let _ = write!(out, "TYPEDEF '{name}' = ");
                 self.render_into(out, *ty, depth);
             }
-            Desc::TypeTag { name, ty } => {
-                let _ = write!(out, "TYPE_TAG '{name}'(");
+            Desc::TypeTag {
+                name,
+                ty,
+                attribute,
+            } => {
+                let _ = write!(out, "TYPE_TAG '{name}'{}(", attribute_mark(*attribute));
                 self.render_into(out, *ty, depth);
                 out.push(')');
             }
@@ -167,8 +171,13 @@ impl Interner<'_> {
                 name,
                 ty,
                 component_idx,
+                attribute,
             } => {
-                let _ = write!(out, "DECL_TAG '{name}' component_idx={component_idx} on ");
+                let _ = write!(
+                    out,
+                    "DECL_TAG '{name}'{} component_idx={component_idx} on ",
+                    attribute_mark(*attribute)
+                );
                 self.render_into(out, *ty, depth);
             }
         }
@@ -233,4 +242,14 @@ fn render_enum(
         }
     }
     out.push('}');
+}
+
+/// How a kind_flag (attribute) TYPE_TAG or DECL_TAG is told apart from a
+/// plain tag of the same name.
+fn attribute_mark(attribute: bool) -> &'static str {
+    if attribute {
+        " attribute"
+    } else {
+        ""
+    }
 }

@@ -86,9 +86,10 @@ fn sample() -> Btf<'static> {
     }));
     let cint = btf.add(Type::Const(int));
     let vint = btf.add(Type::Volatile(cint));
-    let tagged = btf.add(Type::TypeTag(Named {
+    let tagged = btf.add(Type::TypeTag(TypeTag {
         name: "user",
         ty: vint,
+        attribute: false,
     }));
     let tagged_ptr = btf.add(Type::Ptr(tagged));
     btf.add(Type::Restrict(tagged_ptr));
@@ -124,11 +125,13 @@ fn sample() -> Btf<'static> {
         name: "kfunc",
         ty: func,
         component_idx: -1,
+        attribute: false,
     }));
     btf.add(Type::DeclTag(DeclTag {
         name: "m",
         ty: flags,
         component_idx: 2,
+        attribute: false,
     }));
     let var = btf.add(Type::Var(Object {
         name: "v",

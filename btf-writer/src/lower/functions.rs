@@ -707,12 +707,14 @@ fn add_function<'input>(
                 name: KFUNC_TAG,
                 ty: func,
                 component_idx: -1,
+                attribute: false,
             }));
             if flags & KF_FASTCALL != 0 {
                 btf.add(Type::DeclTag(DeclTag {
                     name: FASTCALL_TAG,
                     ty: func,
                     component_idx: -1,
+                    attribute: false,
                 }));
             }
         }
@@ -721,6 +723,7 @@ fn add_function<'input>(
                 name,
                 ty: func,
                 component_idx,
+                attribute: false,
             }));
         }
     }
@@ -1363,7 +1366,8 @@ mod tests {
             Type::DeclTag(DeclTag {
                 name: "tag",
                 ty: TypeId(before + 2),
-                component_idx: -1
+                component_idx: -1,
+                attribute: false,
             })
         );
     }

@@ -14,7 +14,7 @@ use super::error::Error;
 use super::features::Features;
 use crate::types::{
     Array, Composite, DeclTag, Enum, EnumValue, Float, FuncProto, Fwd, Int, IntEncoding, Member,
-    Name, Named, Param, Type, TypeId,
+    Name, Named, Param, Type, TypeId, TypeTag,
 };
 
 /// `DW_ATE_complex_float`.
@@ -320,9 +320,10 @@ pub(crate) fn lower_types<'input>(
                     // LLVM agree on this order).
                     for tag in type_tags.iter() {
                         let id = next_extra_id(&extra);
-                        extra.push(Type::TypeTag(Named {
+                        extra.push(Type::TypeTag(TypeTag {
                             name: tag,
                             ty: pointee,
+                            attribute: false,
                         }));
                         pointee = id;
                     }
@@ -518,6 +519,7 @@ pub(crate) fn lower_types<'input>(
                         name: tag,
                         ty: tagged,
                         component_idx: member_index as i32,
+                        attribute: false,
                     }));
                 }
             }
@@ -530,6 +532,7 @@ pub(crate) fn lower_types<'input>(
                     name: tag,
                     ty: tagged,
                     component_idx: -1,
+                    attribute: false,
                 }));
             }
         }
@@ -725,7 +728,8 @@ const MAX_RESOLVE_DEPTH: u32 = 32;
 fn reference_target(ty: &Type<'_>) -> Option<TypeId> {
     match ty {
         Type::Ptr(t) | Type::Const(t) | Type::Volatile(t) | Type::Restrict(t) => Some(*t),
-        Type::Typedef(named) | Type::TypeTag(named) => Some(named.ty),
+        Type::Typedef(named) => Some(named.ty),
+        Type::TypeTag(named) => Some(named.ty),
         Type::Array(array) => Some(array.elem),
         _ => None,
     }
@@ -1276,16 +1280,18 @@ mod tests {
         assert_eq!(types[1], Type::Ptr(TypeId(4)));
         assert_eq!(
             types[2],
-            Type::TypeTag(Named {
+            Type::TypeTag(TypeTag {
                 name: "tag1",
-                ty: TypeId(1)
+                ty: TypeId(1),
+                attribute: false,
             })
         );
         assert_eq!(
             types[3],
-            Type::TypeTag(Named {
+            Type::TypeTag(TypeTag {
                 name: "tag2",
-                ty: TypeId(3)
+                ty: TypeId(3),
+                attribute: false,
             })
         );
 
@@ -1343,17 +1349,20 @@ mod tests {
                 Type::DeclTag(DeclTag {
                     name: "mtag",
                     ty: TypeId(2),
-                    component_idx: 1
+                    component_idx: 1,
+                    attribute: false,
                 }),
                 Type::DeclTag(DeclTag {
                     name: "stag",
                     ty: TypeId(2),
-                    component_idx: -1
+                    component_idx: -1,
+                    attribute: false,
                 }),
                 Type::DeclTag(DeclTag {
                     name: "tdtag",
                     ty: TypeId(3),
-                    component_idx: -1
+                    component_idx: -1,
+                    attribute: false,
                 }),
             ]
         );

@@ -364,6 +364,7 @@ pub(crate) fn emit_variables<'input>(
                     name,
                     ty: var,
                     component_idx: -1,
+                    attribute: false,
                 }));
             }
         }

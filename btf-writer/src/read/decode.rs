@@ -294,17 +294,22 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
                 union: head.kind_flag,
             })
         }
-        Kind::TYPEDEF | Kind::TYPE_TAG => {
+        Kind::TYPEDEF => {
             head.plain()?;
-            let named = Named {
+            Type::Typedef(Named {
                 name: name(head.name_off)?,
                 ty: reference(head.size_or_type)?,
-            };
-            if head.kind == Kind::TYPEDEF {
-                Type::Typedef(named)
-            } else {
-                Type::TypeTag(named)
-            }
+            })
+        }
+        Kind::TYPE_TAG => {
+            // kind_flag: an attribute (the kernel accepts it since the BTF
+            // attributes of 6.x; Linux 7.x vmlinux has `address_space(1)`).
+            head.no_vlen()?;
+            Type::TypeTag(TypeTag {
+                name: name(head.name_off)?,
+                ty: reference(head.size_or_type)?,
+                attribute: head.kind_flag,
+            })
         }
         Kind::FUNC => {
             head.no_kind_flag()?;
@@ -370,13 +375,15 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
             })
         }
         Kind::DECL_TAG => {
-            head.plain()?;
+            // kind_flag: an attribute, as for TYPE_TAG.
+            head.no_vlen()?;
             let ty = reference(head.size_or_type)?;
             let component_idx = c.u32()? as i32;
             Type::DeclTag(DeclTag {
                 name: name(head.name_off)?,
                 ty,
                 component_idx,
+                attribute: head.kind_flag,
             })
         }
         other => return Err(ErrorKind::UnknownKind(other.0)),

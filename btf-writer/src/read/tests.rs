@@ -128,10 +128,12 @@ pub(crate) fn all_kinds() -> Btf<'static> {
         name: "tag",
         ty: var,
         component_idx: -1,
+        attribute: false,
     }));
-    btf.add(Type::TypeTag(Named {
+    btf.add(Type::TypeTag(TypeTag {
         name: "user",
         ty: int,
+        attribute: false,
     }));
     btf.add(Type::Enum64(Enum {
         name: "e64",
@@ -210,6 +212,38 @@ fn round_trip_every_kind_both_byte_orders() {
             "write(parse(x)) == x"
         );
     }
+}
+
+/// TYPE_TAG and DECL_TAG with kind_flag (BTF attributes, as in Linux 7.x
+/// vmlinux's `address_space(1)`): read, kept, and written back with the
+/// bit set (btf.rst: bit 31 of `info`).
+#[test]
+fn attribute_tags_round_trip_with_kind_flag() {
+    let mut btf = Btf::default();
+    let int = btf.add(test_types::int("int", 4, IntEncoding::SIGNED));
+    for attribute in [false, true] {
+        btf.add(Type::TypeTag(TypeTag {
+            name: "address_space(1)",
+            ty: int,
+            attribute,
+        }));
+        btf.add(Type::DeclTag(DeclTag {
+            name: "attr",
+            ty: int,
+            component_idx: -1,
+            attribute,
+        }));
+    }
+    let blob = write(&btf, Endian::Little).unwrap();
+    // int (16 bytes), then TYPE_TAG (12), DECL_TAG (16), twice.
+    let info = |at: usize| get(&blob, raw::HEADER_LEN as usize + at + 4);
+    assert_eq!(info(16), raw::info(Kind::TYPE_TAG, 0, false));
+    assert_eq!(info(28), raw::info(Kind::DECL_TAG, 0, false));
+    assert_eq!(info(44), raw::info(Kind::TYPE_TAG, 0, true));
+    assert_eq!(info(56), raw::info(Kind::DECL_TAG, 0, true));
+    let parsed = parse(&blob, None).unwrap();
+    same(&btf, &parsed.btf);
+    assert_eq!(write(&parsed.btf, Endian::Little).unwrap(), blob);
 }
 
 #[test]

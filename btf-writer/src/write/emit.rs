@@ -196,7 +196,8 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
             }
         }
         Type::Fwd(f) => out.named(f.name, kind, f.union, 0)?,
-        Type::Typedef(n) | Type::TypeTag(n) => out.named(n.name, kind, false, n.ty.0)?,
+        Type::Typedef(n) => out.named(n.name, kind, false, n.ty.0)?,
+        Type::TypeTag(t) => out.named(t.name, kind, t.attribute, t.ty.0)?,
         Type::Func(o) => {
             let name = out.name(o.name)?;
             // FUNC keeps its linkage in vlen.
@@ -231,7 +232,7 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
         }
         Type::Float(f) => out.named(f.name, kind, false, f.size)?,
         Type::DeclTag(t) => {
-            out.named(t.name, kind, false, t.ty.0)?;
+            out.named(t.name, kind, t.attribute, t.ty.0)?;
             out.u32(t.component_idx as u32);
         }
     }

@@ -286,9 +286,14 @@ fn check_type<'a>(ty: &Type<'a>, last_id: u32, names: &mut impl Names<'a>) -> Re
             names.name(f.name)?;
             0
         }
-        Type::Typedef(n) | Type::TypeTag(n) => {
+        Type::Typedef(n) => {
             names.name(n.name)?;
             check_ref(n.ty)?;
+            0
+        }
+        Type::TypeTag(t) => {
+            names.name(t.name)?;
+            check_ref(t.ty)?;
             0
         }
         Type::Func(o) | Type::Var(o) => {

@@ -56,14 +56,18 @@ pub(super) fn same_shape(
                         && refs(m.ty, n.ty)
                 })
         }
-        (Type::Typedef(x), Type::Typedef(y)) | (Type::TypeTag(x), Type::TypeTag(y)) => {
-            same_str(x.name, y.name) && refs(x.ty, y.ty)
+        (Type::Typedef(x), Type::Typedef(y)) => same_str(x.name, y.name) && refs(x.ty, y.ty),
+        (Type::TypeTag(x), Type::TypeTag(y)) => {
+            same_str(x.name, y.name) && x.attribute == y.attribute && refs(x.ty, y.ty)
         }
         (Type::Func(x), Type::Func(y)) | (Type::Var(x), Type::Var(y)) => {
             same_str(x.name, y.name) && x.linkage == y.linkage && refs(x.ty, y.ty)
         }
         (Type::DeclTag(x), Type::DeclTag(y)) => {
-            same_str(x.name, y.name) && x.component_idx == y.component_idx && refs(x.ty, y.ty)
+            same_str(x.name, y.name)
+                && x.component_idx == y.component_idx
+                && x.attribute == y.attribute
+                && refs(x.ty, y.ty)
         }
         (Type::FuncProto(x), Type::FuncProto(y)) => {
             x.params.len() == y.params.len()
@@ -132,9 +136,20 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
             }
             k
         }
-        Type::Typedef(x) | Type::TypeTag(x) => {
+        Type::Typedef(x) => {
             refs(x.ty);
             k.word(sketch(x.name))
+        }
+        Type::TypeTag(x) => {
+            refs(x.ty);
+            // The attribute bit only when set: kind_flag-0 keys stay as
+            // they were.
+            let k = k.word(sketch(x.name));
+            if x.attribute {
+                k.word(1)
+            } else {
+                k
+            }
         }
         Type::Func(x) | Type::Var(x) => {
             refs(x.ty);
@@ -143,7 +158,12 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
         }
         Type::DeclTag(x) => {
             refs(x.ty);
-            k.word(sketch(x.name)).word(x.component_idx as u64)
+            let k = k.word(sketch(x.name)).word(x.component_idx as u64);
+            if x.attribute {
+                k.word(1)
+            } else {
+                k
+            }
         }
         Type::FuncProto(x) => {
             refs(x.ret);
