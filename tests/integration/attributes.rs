@@ -284,3 +284,74 @@ fn split_on_a_base_with_attributes() {
         diff.describe()
     );
 }
+
+/// The `info` word of each record of raw BTF `bytes` (kinds INT, PTR,
+/// STRUCT, DECL_TAG and TYPE_TAG only, as the blobs here hold).
+fn infos(bytes: &[u8]) -> Vec<u32> {
+    let word = |at: usize| {
+        let b = bytes.get(at..at + 4).expect("word in range");
+        u32::from_le_bytes(b.try_into().expect("4 bytes"))
+    };
+    let (hdr_len, type_off, type_len) = (word(4) as usize, word(8) as usize, word(12) as usize);
+    let mut at = hdr_len + type_off;
+    let end = at + type_len;
+    let mut out = Vec::new();
+    while at < end {
+        let info = word(at + 4);
+        let extra = match (info >> 24) & 0x1f {
+            INT | DECL_TAG => 4,
+            STRUCT => 12 * (info & 0xffff) as usize,
+            PTR | TYPE_TAG => 0,
+            other => panic!("unexpected kind {other}"),
+        };
+        out.push(info);
+        at += 12 + extra;
+    }
+    out
+}
+
+#[test]
+fn distill_and_relocate_keep_attributes() {
+    let dir = scratch();
+    let base_blob = tagged(true);
+    let base = base_blob.write(&dir.path().join("base.btf"));
+    // Split on it: struct t { int address_space(1) *q; } (type 6, using
+    // the base's PTR 3), strings after the base's.
+    let str_base = base_blob.strings.len() as u32;
+    let mut split = Blob::new();
+    split.strings.clear();
+    split.strings.extend_from_slice(b"t\0q\0");
+    split
+        .types
+        .extend([str_base, (STRUCT << 24) | 1, 8, str_base + 2, 3, 0]);
+    let split = split.write(&dir.path().join("split.btf"));
+    let distilled = dir.path().join("distilled.btf");
+    let (base_s, split_s, distilled_s) = (
+        base.display().to_string(),
+        split.display().to_string(),
+        distilled.display().to_string(),
+    );
+    btfenc(&["distill", "--base", &base_s, "-o", &distilled_s, &split_s]).assert_success();
+    let relocated = dir.path().join("relocated.btf");
+    btfenc(&[
+        "relocate",
+        &distilled_s,
+        "--distilled-base",
+        &format!("{distilled_s}.base"),
+        "--base",
+        &base_s,
+        "-o",
+        &relocated.display().to_string(),
+    ])
+    .assert_success();
+    // libbpf's distill moves the tag (and the pointer) into the split;
+    // both outputs must keep its kind_flag.
+    let attribute_tag = 1 << 31 | TYPE_TAG << 24;
+    for file in [&distilled, &relocated] {
+        let tags: Vec<u32> = infos(&read(file))
+            .into_iter()
+            .filter(|info| (info >> 24) & 0x1f == TYPE_TAG)
+            .collect();
+        assert_eq!(tags, [attribute_tag], "{}", file.display());
+    }
+}
