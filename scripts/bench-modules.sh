@@ -24,7 +24,10 @@ trap 'rm -rf "$out"' EXIT
 mapfile -t modules < <(find "$MODULES_DIR" -name '*.ko' | sort)
 (( ${#modules[@]} )) || die "no modules under $MODULES_DIR"
 printf '%s\n' "${modules[@]}" > "$out/list"
-flags=(-J --btf_gen_floats --lang_exclude=rust --btf_base "$base")
+# --compat=1.24: the sampled outputs are compared with the installed
+# pahole's (1.24), so btfenc does the same work by the same rules (its
+# default, pahole 1.31's, keeps more reference types in a module's split).
+flags=(-J --compat=1.24 --btf_gen_floats --lang_exclude=rust --btf_base "$base")
 
 # One module, as kbuild's modfinal rule does it.
 cat > "$out/pahole-one.sh" <<EOF
