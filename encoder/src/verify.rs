@@ -149,11 +149,9 @@ pub(crate) fn check_output<'a>(
 ) -> Result<Checked<'a>> {
     validate(raw, base, AS_WRITTEN).map_err(|v| {
         anyhow!(
-            "{}: refusing to write {what} the kernel would reject: {} ({} violation{})",
+            "{}: refusing to write {what} the kernel would reject: {}",
             out.display(),
-            v[0],
-            v.len(),
-            if v.len() == 1 { "" } else { "s" }
+            first_of(&v)
         )
     })
 }
@@ -167,13 +165,20 @@ pub(crate) fn check_input<'a>(
 ) -> Result<Checked<'a>> {
     validate(raw, base, AS_WRITTEN).map_err(|v| {
         anyhow!(
-            "{}: {what} the kernel would reject: {} ({} violation{})",
+            "{}: {what} the kernel would reject: {}",
             path.display(),
-            v[0],
-            v.len(),
-            if v.len() == 1 { "" } else { "s" }
+            first_of(&v)
         )
     })
+}
+
+/// `FIRST (N violations)`: the one line an error gives for a rejected BTF.
+fn first_of(violations: &[Violation]) -> String {
+    let first = violations
+        .first()
+        .map_or_else(String::new, ToString::to_string);
+    let n = violations.len();
+    format!("{first} ({n} violation{})", if n == 1 { "" } else { "s" })
 }
 
 /// For `dump` and `diff`, which show BTF as it is: a one-line warning on
