@@ -74,6 +74,15 @@ pub fn btfenc_bin() -> PathBuf {
     }
 }
 
+/// The pahole 1.31 reference outputs: `$BTFENC_REFERENCE`, else
+/// `../shared/reference` beside the workspace (where CI puts it). May not
+/// exist: the tests that need it skip loudly.
+pub fn reference_root() -> PathBuf {
+    std::env::var_os("BTFENC_REFERENCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/reference"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,8 @@ use btfenc_tests::{
     Encoder, LoadResult,
 };
 
+use btfenc_tests::rng::Rng;
+
 use crate::fixtures::{files_in, read, scratch};
 
 /// btfenc on `bad/causes/NAME.o` (with `flags`) fails cleanly, leaves no
@@ -272,21 +274,6 @@ fn compressed_size_claims_are_not_trusted() {
     assert!(!out.exists());
 }
 
-/// xorshift64*: a fixed, dependency-free sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// How many mutants the campaign tries (BTFENC_MUTANTS overrides).
 const MUTANTS: usize = 300;
 
@@ -319,7 +306,7 @@ fn dwarf_mutation_campaign() {
                 0 => 0,
                 1 => 0xff,
                 2 => bytes[at] ^ (1 << rng.below(8)),
-                _ => rng.next() as u8,
+                _ => rng.next_u64() as u8,
             };
         }
         let input = dir.path().join(format!("mutant-{index:04}.o"));

@@ -464,10 +464,7 @@ fn distill_matches_pahole_reference() {
 
 /// The pahole 1.31 reference outputs for Debian 6.1, when present.
 fn tools_reference_dir() -> Option<PathBuf> {
-    let root = std::env::var_os("BTFENC_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| btfenc_tests::paths::workspace_root().join("../shared/reference"));
-    let dir = root.join("debian-6.1.0-56-cloud-amd64");
+    let dir = btfenc_tests::reference_root().join("debian-6.1.0-56-cloud-amd64");
     dir.join("vmlinux.btf").is_file().then_some(dir)
 }
 

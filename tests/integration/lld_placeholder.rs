@@ -18,7 +18,7 @@ const LLD_PROG: &str = "obj/lld/prog-btf-placeholder";
 
 /// The clang/lld tinyconfig kernel's `.tmp_vmlinux.btf` (see the
 /// reference README), when the shared reference is there.
-const TINYCONFIG_XZ: &str = "../shared/reference/clang14-tinyconfig-6.1/tmp_vmlinux.btf.xz";
+const TINYCONFIG_XZ: &str = "clang14-tinyconfig-6.1/tmp_vmlinux.btf.xz";
 
 /// One row of `readelf -SW`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,7 +314,7 @@ fn lld_empty_alloc_btf_with_linux_6_1_flags() {
 /// functions clang's locations allow is another matter (issue 13 item 4).
 #[test]
 fn lld_tinyconfig_kernel_is_filled_like_pahole() {
-    let xz = btfenc_tests::workspace_root().join(TINYCONFIG_XZ);
+    let xz = btfenc_tests::reference_root().join(TINYCONFIG_XZ);
     if !xz.is_file() {
         report_skip(
             "lld_tinyconfig_kernel_is_filled_like_pahole",

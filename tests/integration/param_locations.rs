@@ -8,11 +8,11 @@
 //! the whole clang14 tinyconfig kernel must also equal pahole's own BTF.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use btfenc_tests::raw_dump::Dump;
-use btfenc_tests::{btfenc, fixture, report_skip, workspace_root};
+use btfenc_tests::{btfenc, fixture, reference_root, report_skip};
 
 use crate::fixtures::scratch;
 
@@ -111,14 +111,6 @@ fn gcc_parameter_rules_pick_paholes_funcs() {
         "FUNCs of {}",
         input.display()
     );
-}
-
-/// The pahole 1.31 reference outputs (`BTFENC_REFERENCE`, else
-/// `../shared/reference` beside the workspace).
-fn reference_root() -> PathBuf {
-    std::env::var_os("BTFENC_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("../shared/reference"))
 }
 
 /// `xz -dc SOURCE > TARGET`; `Err` says why it could not run.

@@ -19,24 +19,15 @@ use btfenc_tests::{
     LoadResult,
 };
 
+use btfenc_tests::rng::Rng;
+
 use crate::fixtures::{read, scratch};
 
 const SEED: u64 = 0x6274_6665_6e63_0015;
-const REFERENCE: &str = "/work/shared/reference/debian-6.1.0-56-cloud-amd64";
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
+/// The Debian 6.1 reference outputs (`$BTFENC_REFERENCE`, else
+/// `../shared/reference` beside the workspace).
+fn reference() -> PathBuf {
+    btfenc_tests::reference_root().join("debian-6.1.0-56-cloud-amd64")
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -107,7 +98,7 @@ fn mutate(blob: &mut Vec<u8>, rng: &mut Rng, recs: &[Record], nr_types: u32) -> 
         1 => nr_types + rng.below(3) as u32,
         2 => rng.below(nr_types as usize + 1) as u32,
         3 => 0x000f_ffff + rng.below(2) as u32,
-        _ => rng.next() as u32,
+        _ => rng.next_u64() as u32,
     };
     let small_change = |rng: &mut Rng, v: u32| match rng.below(6) {
         0 => v.wrapping_add(1),
@@ -115,7 +106,7 @@ fn mutate(blob: &mut Vec<u8>, rng: &mut Rng, recs: &[Record], nr_types: u32) -> 
         2 => v ^ (1 << rng.below(32)),
         3 => v.wrapping_add(8 * (1 + rng.below(64) as u32)),
         4 => 0,
-        _ => rng.next() as u32,
+        _ => rng.next_u64() as u32,
     };
     match rng.below(12) {
         0 => {
@@ -276,8 +267,9 @@ fn sources(dir: &Path) -> Vec<Source> {
             count,
         });
     }
-    let vmlinux = Path::new(REFERENCE).join("vmlinux.btf");
-    let module = Path::new(REFERENCE).join("modules/tcp_bbr.btf");
+    let reference = reference();
+    let vmlinux = reference.join("vmlinux.btf");
+    let module = reference.join("modules/tcp_bbr.btf");
     if vmlinux.exists() && module.exists() {
         let base = read(&vmlinux);
         let split = read(&module);
@@ -294,7 +286,10 @@ fn sources(dir: &Path) -> Vec<Source> {
     } else {
         report_skip(
             "verify_kernel vmlinux mutants",
-            &format!("{REFERENCE} is not here; only fixture BTF is mutated"),
+            &format!(
+                "{} is not here; only fixture BTF is mutated",
+                reference.display()
+            ),
         );
         // Still at least 1,000 blobs.
         for s in &mut out {
