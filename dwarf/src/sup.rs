@@ -111,6 +111,17 @@ fn bytes_to_path(bytes: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
+/// A path for a one-line message: as it is, or quoted and escaped when it
+/// holds control characters (a newline would split the line).
+fn shown(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text.chars().any(char::is_control) {
+        format!("{text:?}")
+    } else {
+        text
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -223,23 +234,23 @@ pub fn find_supplementary(
     let mut looked: Vec<String> = Vec::new();
     let try_path = |path: &Path, looked: &mut Vec<String>| -> Option<ElfFile> {
         if !path.is_file() {
-            looked.push(path.display().to_string());
+            looked.push(shown(path));
             return None;
         }
         match ElfFile::open(path) {
             Ok(file) => match file.matches_link(link) {
                 Ok(()) if file.has_debug_info() => Some(file),
                 Ok(()) => {
-                    looked.push(format!("{} (no .debug_info)", path.display()));
+                    looked.push(format!("{} (no .debug_info)", shown(path)));
                     None
                 }
                 Err(why) => {
-                    looked.push(format!("{} (has {why})", path.display()));
+                    looked.push(format!("{} (has {why})", shown(path)));
                     None
                 }
             },
             Err(err) => {
-                looked.push(format!("{} ({})", path.display(), err.kind()));
+                looked.push(format!("{} ({})", shown(path), err.kind()));
                 None
             }
         }
@@ -319,7 +330,7 @@ pub fn find_supplementary(
         if let Some(file) = found {
             return Ok(file);
         }
-        looked.push(format!("{}/** (by build-id)", dwz.display()));
+        looked.push(format!("{}/** (by build-id)", shown(&dwz)));
     }
     Err(not_found(main, link, &looked, false))
 }

@@ -46,7 +46,7 @@ fn encode(
 ) -> RunOutput {
     let detached = format!("--btf_encode_detached={}", out.display());
     let mut args: Vec<&std::ffi::OsStr> = vec!["-J".as_ref()];
-    args.extend(flags.iter().map(|flag| std::ffi::OsStr::new(flag)));
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
     if let Some(alt) = alt {
         args.push("--dwarf-alt".as_ref());
         args.push(alt.as_os_str());
@@ -93,7 +93,7 @@ const FLAG_SETS: [&[&str]; 3] = [
     &[concat!("--btf_features=", kernel_features!())],
 ];
 
-fn section_names(path: &Path) -> Vec<u8> {
+fn read_bytes(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
 
@@ -107,7 +107,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[test]
 fn fixtures_carry_their_links() {
     for (dwz, _) in DWZ_FILES {
-        let bytes = section_names(&fixture(dwz));
+        let bytes = read_bytes(&fixture(dwz));
         let gnu = contains(&bytes, b".gnu_debugaltlink\0");
         let sup = contains(&bytes, b".debug_sup\0");
         match dwz.split('/').nth(2) {
