@@ -706,12 +706,21 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// [`Walker::string_at`] for the other cases.
     fn string_at_slowly(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
         if let gimli::AttributeValue::DebugStrRefSup(strp) = value {
+            if self.in_sup {
+                return Err(self.error(
+                    ErrorKind::InvalidDwarf(format!(
+                        "the supplementary file refers to string {:#x} of another \
+                         supplementary file",
+                        strp.0
+                    )),
+                    offset,
+                ));
+            }
             if self.dwarf.sup().is_none() {
                 return Err(self.error(
                     ErrorKind::UnsupportedDwarf(format!(
-                        "string {:#x} in the supplementary file{}, which was not read",
-                        strp.0,
-                        if self.in_sup { " of the supplementary file" } else { "" }
+                        "string {:#x} of the supplementary file, which was not read",
+                        strp.0
                     )),
                     offset,
                 ));
