@@ -16,7 +16,7 @@ PREFIX          ?= /usr/local
 BINDIR          ?= $(PREFIX)/bin
 PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
-.PHONY: all build release run test lint deps fixtures corpus check-kernel check-kbuild \
+.PHONY: all build release run test lint deps fixtures corpus check-kernel check-kbuild check-dwz \
         bench bench-modules install uninstall clean
 
 all: build
@@ -65,6 +65,10 @@ check-kernel:
 
 check-kbuild:
 	scripts/check-kbuild.sh
+
+# btfenc on dwz'd kernel images vs the same images before dwz (slow).
+check-dwz:
+	scripts/check-dwz.sh
 
 bench:
 	scripts/bench.sh

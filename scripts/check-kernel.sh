@@ -20,8 +20,10 @@
 #                              reference vmlinux.btf of each kernel under
 #                              ../shared/reference (6.1, 7.3.4) and its modules
 #                              (split with -B, and the distilled pairs)
-#   [x] vmlinux_header_compiles  btfenc's vmlinux.h (== bpftool's): a CO-RE
-#                              program reading task->pid builds with clang -target bpf
+#   [x] vmlinux_header_compiles  btfenc's vmlinux.h (== bpftool's) of our 6.1
+#                              BTF and of both reference vmlinux.btf (6.1, 7.3.4):
+#                              a CO-RE program reading task->pid builds with
+#                              clang -target bpf (its .BTF.ext has the relocation)
 #   [x] vmlinux_determinism    -j1, -j2, -j8 byte-identical to -j
 #   [x] modules_split          each reference module: split BTF on the reference
 #                              vmlinux.btf, same rules as vmlinux
@@ -201,11 +203,11 @@ vmlinux_vs_debian() {
 	JUDGE_FUNCS=ignore diff_and_judge "$out/vmlinux-debian.diff" "$out/vmlinux-1.24-flags.btf" "$out/debian-vmlinux.btf"
 }
 
-# btfenc's C dump of our BTF (c_dump checks it is bpftool's) must be a
-# usable vmlinux.h: a CO-RE program reading task->pid compiles against it.
+# btfenc's C dump (c_dump checks it is bpftool's) must be a usable
+# vmlinux.h: a CO-RE program reading task->pid compiles against it, for our
+# 6.1 vmlinux BTF and for both kernels' reference vmlinux.btf (6.1, 7.3.4).
 vmlinux_header_compiles() {
 	encode_vmlinux "$out/vmlinux.btf" "${modern_flags[@]}" || return 1
-	"$btfenc" dump --format c "$out/vmlinux.btf" > "$out/vmlinux.h" || return 1
 	cat > "$out/task_pid.bpf.c" <<-'EOF'
 		#include "vmlinux.h"
 		#include <bpf/bpf_helpers.h>
@@ -222,8 +224,30 @@ vmlinux_header_compiles() {
 			return 0;
 		}
 	EOF
-	clang -target bpf -O2 -g -D__TARGET_ARCH_x86 -I"$out" -c "$out/task_pid.bpf.c" -o "$out/task_pid.bpf.o" || return 1
-	echo "    vmlinux.h: $(wc -l < "$out/vmlinux.h") lines; task_pid.bpf.o built"
+	local failed=0 label btf dir
+	for label in btfenc debian-6.1.0-56-cloud-amd64 debian-7.3.4-cloud-amd64; do
+		case $label in
+			btfenc) btf=$out/vmlinux.btf ;;
+			*) btf=$reference_root/$label/vmlinux.btf ;;
+		esac
+		[[ -f $btf ]] || { log "no $btf"; failed=1; continue; }
+		dir=$out/header-$label
+		mkdir -p "$dir"
+		"$btfenc" dump --format c "$btf" > "$dir/vmlinux.h" || { failed=1; continue; }
+		if clang -target bpf -O2 -g -D__TARGET_ARCH_x86 -I"$dir" -c "$out/task_pid.bpf.c" -o "$dir/task_pid.bpf.o"; then
+			# The CO-RE relocation of task->pid is in the object's .BTF.ext.
+			if llvm-objdump -h "$dir/task_pid.bpf.o" | grep -q '\.BTF\.ext'; then
+				echo "    $label: vmlinux.h $(wc -l < "$dir/vmlinux.h") lines; task_pid.bpf.o built (with .BTF.ext)"
+			else
+				echo "    $label: task_pid.bpf.o has no .BTF.ext (no CO-RE relocation)"
+				failed=1
+			fi
+		else
+			echo "    $label: task_pid.bpf.c does not build against btfenc's vmlinux.h"
+			failed=1
+		fi
+	done
+	return "$failed"
 }
 
 vmlinux_kernel_load() {
@@ -266,10 +290,15 @@ c_dump() {
 	encode_vmlinux "$out/vmlinux.btf" "${modern_flags[@]}" || return 1
 	local failed=0 kernel dir file name
 	same_c_dump "btfenc's vmlinux BTF" "$out/vmlinux.btf" || failed=1
+	local splits
 	for kernel in debian-6.1.0-56-cloud-amd64 debian-7.3.4-cloud-amd64; do
 		dir=$reference_root/$kernel
 		[[ -f $dir/vmlinux.btf ]] || { log "no $dir/vmlinux.btf"; failed=1; continue; }
 		same_c_dump "$kernel vmlinux.btf" "$dir/vmlinux.btf" || failed=1
+		# The six reference modules, each split on vmlinux.btf and as its
+		# distilled pair: 12 dumps, none may be missing.
+		splits=$(find "$dir/modules" -maxdepth 1 -name '*.btf' ! -name '*.distilled*' | wc -l)
+		(( splits == 6 )) || { log "$kernel: $splits reference modules, not 6"; failed=1; }
 		for file in "$dir"/modules/*.btf; do
 			name=${file##*/}; name=${name%.btf}
 			case $name in

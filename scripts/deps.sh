@@ -11,7 +11,9 @@ set -euo pipefail
 # `make fixtures`), including the libbpf dedup oracle.
 # lld-14: `make fixtures` links obj/lld/ with it, and the in-place tests
 # extract .BTF with llvm-objcopy as an LLVM=1 kernel build does.
-test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm lld-14 dwarves bpftool libbpf-dev)
+# dwz: `make fixtures` compresses obj/dwz/ with it (the tests only read the
+# committed files), and `make check-dwz` runs it on a vmlinux.
+test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm lld-14 dwarves bpftool libbpf-dev dwz)
 # time: /usr/bin/time for the benchmarks; xz-utils: dpkg-deb -x of the
 # corpus; the rest builds linux-source-6.1 for check-kbuild, with gcc and
 # with LLVM=1 (clang-19/lld-19/llvm-19: Linux 7.3 wants clang >= 15), and

@@ -90,9 +90,20 @@ pub struct Dwarf<'input> {
     pub gimli: gimli::Dwarf<Reader<'input>>,
     units: Vec<UnitHeader<'input>>,
     pub(crate) strings: Strings<'input>,
+    /// The supplementary file's units and strings; its gimli view is
+    /// `gimli.sup()`.
+    pub(crate) sup: Option<SupDwarf<'input>>,
     path: &'input Path,
     machine: u16,
     big_endian: bool,
+}
+
+/// The supplementary file's part of a [`Dwarf`].
+#[derive(Debug)]
+pub(crate) struct SupDwarf<'input> {
+    pub(crate) units: Vec<UnitHeader<'input>>,
+    pub(crate) strings: Strings<'input>,
+    pub(crate) path: &'input Path,
 }
 
 impl<'input> Dwarf<'input> {
@@ -104,6 +115,11 @@ impl<'input> Dwarf<'input> {
     /// The file this DWARF came from, for error messages.
     pub fn path(&self) -> &'input Path {
         self.path
+    }
+
+    /// The supplementary file read along with this one, if any.
+    pub fn sup_path(&self) -> Option<&'input Path> {
+        self.sup.as_ref().map(|sup| sup.path)
     }
 
     /// The bytes of a unit (header included) in `.debug_info`.
@@ -126,7 +142,8 @@ impl<'input> Dwarf<'input> {
     }
 
     /// Whether some DIE may refer into another unit (`DW_FORM_ref_addr`
-    /// in an abbreviation, as LTO output has): such units must be walked
+    /// in an abbreviation, as LTO and dwz output have, or a reference into
+    /// the supplementary file): such units must be walked
     /// together with [`crate::walk::walk_units`]. Abbreviation codes are
     /// scanned from 1 while they are dense, as gcc and clang number them.
     pub fn has_cross_unit_references(&self) -> Result<bool> {
@@ -141,10 +158,15 @@ impl<'input> Dwarf<'input> {
             })?;
             let mut code = 1;
             while let Some(abbreviation) = abbreviations.get(code) {
-                if abbreviation
-                    .attributes()
-                    .iter()
-                    .any(|spec| spec.form() == gimli::DW_FORM_ref_addr)
+                if abbreviation.attributes().iter().any(|spec| {
+                    matches!(
+                        spec.form(),
+                        gimli::DW_FORM_ref_addr
+                            | gimli::DW_FORM_GNU_ref_alt
+                            | gimli::DW_FORM_ref_sup4
+                            | gimli::DW_FORM_ref_sup8
+                    )
+                })
                 {
                     return Ok(true);
                 }
@@ -360,7 +382,49 @@ impl ElfFile {
 
     /// The file's DWARF: all sections loaded (decompressed, relocated) and
     /// every unit header listed. Fails if there is no `.debug_info`.
+    /// DWARF that refers to a supplementary file (see
+    /// [`ElfFile::supplementary_link`]) needs [`ElfFile::dwarf_with_sup`].
     pub fn dwarf(&self) -> Result<Dwarf<'_>> {
+        self.dwarf_with_sup(None)
+    }
+
+    /// [`ElfFile::dwarf`], with `sup`'s DWARF as the supplementary file's
+    /// (`dwz -m`'s common file, found with [`crate::find_supplementary`]):
+    /// the alternate forms (`DW_FORM_GNU_ref_alt`, `DW_FORM_GNU_strp_alt`,
+    /// `DW_FORM_ref_sup4/8`, `DW_FORM_strp_sup`) then resolve into it.
+    pub fn dwarf_with_sup<'a>(&'a self, sup: Option<&'a ElfFile>) -> Result<Dwarf<'a>> {
+        let (mut gimli_dwarf, units) = self.load_gimli()?;
+        let sup = match sup {
+            Some(file) => {
+                let (sup_gimli, sup_units) = file.load_gimli()?;
+                let sup_strings = Strings::new(&sup_gimli);
+                gimli_dwarf.set_sup(sup_gimli);
+                Some(SupDwarf {
+                    units: sup_units,
+                    strings: sup_strings,
+                    path: &file.path,
+                })
+            }
+            None => None,
+        };
+        let mut strings = Strings::new(&gimli_dwarf);
+        if let Some(sup) = &sup {
+            strings.set_sup(&sup.strings);
+        }
+        Ok(Dwarf {
+            strings,
+            gimli: gimli_dwarf,
+            units,
+            sup,
+            path: &self.path,
+            machine: self.machine,
+            big_endian: self.is_big_endian(),
+        })
+    }
+
+    /// The gimli view of the file's DWARF sections, and its unit headers.
+    #[allow(clippy::type_complexity)]
+    fn load_gimli(&self) -> Result<(gimli::Dwarf<Reader<'_>>, Vec<UnitHeader<'_>>)> {
         let owned = self.owned_sections()?;
         let file = self.object()?;
         if file.section_by_name(".debug_info").is_none() {
@@ -416,14 +480,7 @@ impl ElfFile {
                 }
             }
         }
-        Ok(Dwarf {
-            strings: Strings::new(&gimli_dwarf),
-            gimli: gimli_dwarf,
-            units,
-            path: &self.path,
-            machine: self.machine,
-            big_endian: self.is_big_endian(),
-        })
+        Ok((gimli_dwarf, units))
     }
 
     /// The `STT_FUNC`/`STT_OBJECT` symbols and the section table.

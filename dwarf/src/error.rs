@@ -34,6 +34,9 @@ pub enum ErrorKind {
     /// DWARF that is structurally valid but makes no sense (a string that
     /// is not UTF-8, a size that does not fit, ...).
     InvalidDwarf(String),
+    /// The supplementary file (`dwz -m`'s common file) the DWARF refers
+    /// to was not found: where it was looked for.
+    MissingSupplementary(String),
 }
 
 /// An error, with the file, section and offset it happened at.
@@ -121,6 +124,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnsupportedDwarf(msg) => write!(f, "unsupported DWARF: {msg}"),
             ErrorKind::InvalidDwarf(msg) => write!(f, "invalid DWARF: {msg}"),
             ErrorKind::CrossUnitReference(msg) => write!(f, "cross-unit reference: {msg}"),
+            ErrorKind::MissingSupplementary(msg) => {
+                write!(f, "supplementary DWARF file not found: {msg}")
+            }
         }
     }
 }

@@ -8,6 +8,9 @@
 //!   [`model::CuModel`], the intermediate type model the BTF lowering
 //!   consumes; [`walk::walk_units`] walks several units as one, for LTO
 //!   output that refers across units ([`Dwarf::has_cross_unit_references`]).
+//! - [`ElfFile::supplementary_link`] and [`find_supplementary`] find the
+//!   common file of `dwz -m` output, which [`ElfFile::dwarf_with_sup`] reads
+//!   along with the file.
 //! - [`Error`] names the file, the section or DIE offset, and what is wrong.
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
@@ -18,9 +21,11 @@ mod error;
 pub mod model;
 mod reloc;
 mod strings;
+mod sup;
 pub mod symbols;
 pub mod walk;
 
 pub use self::elf::*;
 pub use self::error::*;
 pub use self::symbols::*;
+pub use self::sup::*;

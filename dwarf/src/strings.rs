@@ -50,6 +50,9 @@ impl<'input> StrSection<'input> {
 pub(crate) struct Strings<'input> {
     debug_str: StrSection<'input>,
     debug_line_str: StrSection<'input>,
+    /// The supplementary file's `.debug_str` (`DW_FORM_GNU_strp_alt`,
+    /// `DW_FORM_strp_sup`).
+    sup_str: StrSection<'input>,
 }
 
 /// Why a string attribute has no `&str` value.
@@ -67,7 +70,13 @@ impl<'input> Strings<'input> {
         Strings {
             debug_str: StrSection::new(dwarf.debug_str.reader().slice()),
             debug_line_str: StrSection::new(dwarf.debug_line_str.reader().slice()),
+            sup_str: StrSection::default(),
         }
+    }
+
+    /// Takes `sup`'s `.debug_str` as the supplementary file's strings.
+    pub(crate) fn set_sup(&mut self, sup: &Strings<'input>) {
+        self.sup_str = sup.debug_str;
     }
 
     /// The `.debug_str` string at `offset`, where [`Strings::get`] would
@@ -88,6 +97,7 @@ impl<'input> Strings<'input> {
         let fast = match value {
             AttributeValue::DebugStrRef(offset) => self.debug_str.get(offset.0),
             AttributeValue::DebugLineStrRef(offset) => self.debug_line_str.get(offset.0),
+            AttributeValue::DebugStrRefSup(offset) => self.sup_str.get(offset.0),
             _ => None,
         };
         match fast {

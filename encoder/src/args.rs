@@ -241,6 +241,13 @@ pub struct EncodeArgs {
     #[arg(long = "lang_exclude", value_name = "LANGS")]
     pub lang_exclude: Option<String>,
 
+    /// The supplementary DWARF file (`dwz -m`'s common file) of inputs
+    /// that name one in `.gnu_debugaltlink` or `.debug_sup`, instead of
+    /// looking for it (beside the input, by build-id under the debug
+    /// directory, BTFENC_DEBUG_DIR or /usr/lib/debug).
+    #[arg(long = "dwarf-alt", value_name = "FILE")]
+    pub dwarf_alt: Option<PathBuf>,
+
     /// Print per-phase times and counts on stderr.
     #[arg(short = 'V', long = "verbose")]
     pub verbose: bool,

@@ -21,6 +21,11 @@ use btf::encode::Options;
 /// `--compat` is not given.
 pub const COMPAT_ENV: &str = "BTFENC_COMPAT";
 
+/// The environment variable that replaces `/usr/lib/debug` as the
+/// directory where supplementary DWARF files are looked up by build-id
+/// (`.build-id/NN/REST.debug`, and below `.dwz/`).
+pub const DEBUG_DIR_ENV: &str = "BTFENC_DEBUG_DIR";
+
 /// Which pahole release btfenc behaves as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compat {
@@ -42,6 +47,10 @@ pub fn resolve(args: &EncodeArgs) -> Result<Options> {
     };
     let mut options = Options::new(features);
     options.lang_exclude = lang_exclude;
+    options.dwarf_alt = args.dwarf_alt.clone();
+    if let Some(dir) = std::env::var_os(DEBUG_DIR_ENV).filter(|dir| !dir.is_empty()) {
+        options.debug_dir = dir.into();
+    }
     Ok(options)
 }
 

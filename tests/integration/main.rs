@@ -63,6 +63,7 @@ mod cli;
 mod dedup_cli;
 mod determinism;
 mod diff_cli;
+mod dwz;
 mod facts;
 mod fixtures;
 mod in_place;

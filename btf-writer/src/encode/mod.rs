@@ -36,7 +36,7 @@ mod cpu_clock;
 mod error;
 mod units;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
@@ -68,6 +68,12 @@ pub struct Options {
     /// being freed type by type (~60 ms for a vmlinux, on the critical
     /// path). Batches, which go on to other files, free it.
     pub last_in_process: bool,
+    /// The supplementary DWARF file (`dwz -m`'s common file) of inputs
+    /// that name one, instead of looking for it.
+    pub dwarf_alt: Option<PathBuf>,
+    /// Where supplementary files are looked up by build-id
+    /// (`/usr/lib/debug`; see [`dwarf::find_supplementary`]).
+    pub debug_dir: PathBuf,
 }
 
 /// Per-phase times and counts, for `-V`.
@@ -121,6 +127,8 @@ impl Options {
             features,
             lang_exclude: Vec::new(),
             last_in_process: false,
+            dwarf_alt: None,
+            debug_dir: PathBuf::from("/usr/lib/debug"),
         }
     }
 }
@@ -207,9 +215,20 @@ pub fn encode(
     let mut inline_names: Vec<Bump> = Vec::new();
     let phase = PhaseTimer::start();
     let elf = ElfFile::open(path)?;
+    // dwz's common file, when the DWARF refers to one; a missing one is
+    // an error naming where it was looked for.
+    let sup = match elf.supplementary_link()? {
+        Some(link) => Some(dwarf::find_supplementary(
+            &elf,
+            &link,
+            config.dwarf_alt.as_deref(),
+            &config.debug_dir,
+        )?),
+        None => None,
+    };
     // Independent reads of the file: the symbol table, and the unit list
     // with its abbreviations.
-    let (symbols, dwarf) = rayon::join(|| elf.symbols(), || elf.dwarf());
+    let (symbols, dwarf) = rayon::join(|| elf.symbols(), || elf.dwarf_with_sup(sup.as_ref()));
     let (symbols, dwarf) = (symbols?, dwarf?);
     let mut ctx = lower::Context::new(config.features, &symbols);
     ctx.lang_exclude = config.lang_exclude.clone();
@@ -329,6 +348,7 @@ pub fn encode(
         std::mem::forget(symbols);
         std::mem::forget(dwarf);
         std::mem::forget(inline_names);
+        std::mem::forget(sup);
         std::mem::forget(elf);
     }
     Ok(Encoded {

@@ -240,6 +240,11 @@ pub(crate) fn walk_and_assemble<'input>(
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
 ) -> Result<Walked<'input>, Error> {
+    // dwz's common file holds what the units import: they are read with
+    // it, together.
+    if dwarf.sup_path().is_some() {
+        return walk_together(dwarf, units, ctx, kind);
+    }
     match walk_each_unit(elf, dwarf, units, inline_names, ctx, kind) {
         // LTO output refers across units, so no unit can be read alone:
         // read them as one (sequentially; such DWARF is rare). Asking
@@ -390,7 +395,14 @@ fn walk_together<'input>(
     let start = cpu_clock::thread();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_units(dwarf, units, &arena)?;
-    let what = || format!("{}: units walked together (LTO)", dwarf.path().display());
+    let what = || match dwarf.sup_path() {
+        Some(sup) => format!(
+            "{}: units walked together with {}",
+            dwarf.path().display(),
+            sup.display()
+        ),
+        None => format!("{}: units walked together (LTO)", dwarf.path().display()),
+    };
     let mut table = Table::new(dwarf.path(), kind);
     drop(table.add(lower_walked(&cu, start, ctx, what)));
     table.finish()

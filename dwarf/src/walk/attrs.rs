@@ -116,7 +116,7 @@ pub(super) enum Decode {
 }
 
 /// How many attributes the walker ever looks at.
-const SLOTS: usize = 26;
+const SLOTS: usize = 27;
 
 /// The slot of an attribute the walker looks at; others are skipped
 /// without being decoded. `DW_AT_sibling` is only read for DIEs that are
@@ -150,6 +150,7 @@ fn slot_of(name: dw::DwAt) -> Option<usize> {
         dw::DW_AT_language => 23,
         dw::DW_AT_sibling => 24,
         dw::DW_AT_producer => 25,
+        dw::DW_AT_import => 26,
         _ => return None,
     })
 }

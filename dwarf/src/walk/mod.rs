@@ -33,7 +33,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use bumpalo::Bump;
 use gimli::constants as dw;
 
-use crate::elf::{Dwarf, Reader, UnitHeader};
+use crate::elf::{Dwarf, Reader, SupDwarf, UnitHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{CuModel, Language, Member, Node, NodeId, Param, TypeRef};
 use crate::strings::{StringError, Strings};
@@ -60,7 +60,7 @@ pub fn walk_unit<'input, 'arena>(
     header: &UnitHeader<'input>,
     arena: &'arena Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk(dwarf, std::slice::from_ref(header), arena, None)
+    walk(dwarf, std::slice::from_ref(header), arena, None, false)
 }
 
 /// Like [`walk_unit`], but the strings that sit inside `.debug_info`
@@ -79,19 +79,25 @@ pub fn walk_unit_copying_inline_names<'input, 'arena>(
     arena: &'arena Bump,
     names: &'input Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk(dwarf, std::slice::from_ref(header), arena, Some(names))
+    walk(dwarf, std::slice::from_ref(header), arena, Some(names), false)
 }
 
 /// Walks several units into one model, as if they were one unit: what LTO
 /// output needs, where DIEs refer to other units' DIEs (`DW_FORM_ref_addr`).
 /// References into units that are not in `headers` are still refused.
-/// The model's `offset`, `name` and `language` are the first unit's.
+/// The model's `offset`, `name` and `language` are the first compile
+/// unit's.
+///
+/// With a supplementary file ([`crate::ElfFile::dwarf_with_sup`]), its
+/// units that `headers` import (`DW_TAG_imported_unit`) or refer to, and
+/// those these reach in turn, are walked too, after `headers`: what
+/// `dwz -m` moved there. Its other units are not.
 pub fn walk_units<'input, 'arena>(
     dwarf: &Dwarf<'input>,
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk(dwarf, headers, arena, None)
+    walk(dwarf, headers, arena, None, true)
 }
 
 fn walk<'input, 'arena>(
@@ -99,8 +105,9 @@ fn walk<'input, 'arena>(
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
     inline_names: Option<&'input Bump>,
+    together: bool,
 ) -> Result<CuModel<'input, 'arena>> {
-    Worker::with(|worker| walk_with(worker, dwarf, headers, arena, inline_names))
+    Worker::with(|worker| walk_with(worker, dwarf, headers, arena, inline_names, together))
 }
 
 fn walk_with<'input, 'arena>(
@@ -109,6 +116,7 @@ fn walk_with<'input, 'arena>(
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
     inline_names: Option<&'input Bump>,
+    together: bool,
 ) -> Result<CuModel<'input, 'arena>> {
     let mut units = Vec::with_capacity(headers.len());
     let mut codes = Vec::with_capacity(headers.len());
@@ -126,26 +134,146 @@ fn walk_with<'input, 'arena>(
             ErrorKind::InvalidDwarf("no unit to walk".into()),
         ));
     };
-    let spans = units
+    let mut spans: Vec<(u64, u64)> = units
         .iter()
         .map(|unit| {
             let start = unit.header.offset().0 as u64;
             (start, start + unit.header.length_including_self() as u64)
         })
         .collect();
+    // Walked together, the units may reach into the supplementary file:
+    // every one of its units is a span (in the offsets above `SUP_BASE`),
+    // and those the walked units import or refer to are walked after them.
+    let sup = match (&dwarf.sup, dwarf.gimli.sup()) {
+        (Some(sup), Some(sup_gimli)) if together => {
+            if let Some(&(_, end)) = spans.iter().max_by_key(|span| span.1) {
+                if end > SUP_BASE {
+                    return Err(Error::new(
+                        dwarf.path(),
+                        ErrorKind::UnsupportedDwarf(format!(
+                            ".debug_info of {end:#x} bytes with a supplementary file"
+                        )),
+                    ));
+                }
+            }
+            spans.extend(sup.units.iter().map(|header| {
+                let start = SUP_BASE + header.offset().0 as u64;
+                (start, start + header.length_including_self() as u64)
+            }));
+            Some((sup, sup_gimli))
+        }
+        _ => None,
+    };
+    // The supplementary file's units are opened (abbreviations and unit
+    // DIE) up front, so that they outlive the walker that borrows them;
+    // only those reached are walked.
+    let mut sup_units = Vec::new();
+    let mut sup_codes = Vec::new();
+    if let Some((sup, sup_gimli)) = sup {
+        for header in &sup.units {
+            let unit_offset = header.offset().0 as u64;
+            let opened = open_unit(sup_gimli, *header, worker).map_err(|err| {
+                Error::new(sup.path, ErrorKind::Dwarf(err)).at(".debug_info", unit_offset)
+            });
+            match opened {
+                Ok((unit, unit_codes)) => {
+                    sup_units.push(unit);
+                    sup_codes.push(unit_codes);
+                }
+                Err(err) => {
+                    for unit_codes in codes.into_iter().chain(sup_codes) {
+                        worker.recycle(unit_codes);
+                    }
+                    return Err(err);
+                }
+            }
+        }
+    }
     let mut walker = Walker::new(dwarf, first, spans, arena);
     walker.inline_names = inline_names;
+    walker.follow_sup = sup.is_some();
+    walker.sup_path = dwarf.sup.as_ref().map(|sup| sup.path);
+    let mut walked = Ok(());
     for (unit, codes) in units.iter().zip(&codes) {
         walker.unit = unit;
         walker.unit_offset = unit.header.offset().0 as u64;
-        walker.walk(codes)?;
+        walked = walker.walk(codes);
+        if walked.is_err() {
+            break;
+        }
     }
-    let model = walker.finish();
+    if let (Ok(()), Some((sup, sup_gimli))) = (&walked, sup) {
+        walked = walker.walk_sup_units(&sup_units, &sup_codes, sup, sup_gimli);
+    }
+    let model = walked.and_then(|()| walker.finish());
     drop(units);
-    for unit_codes in codes {
+    drop(sup_units);
+    for unit_codes in codes.into_iter().chain(sup_codes) {
         worker.recycle(unit_codes);
     }
     model
+}
+
+/// Where the supplementary file's `.debug_info` offsets start in the
+/// walker's offsets: the main file's are below, and every offset the
+/// walker keeps stays unique.
+const SUP_BASE: u64 = 1 << 40;
+
+impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
+    /// Walks the supplementary file's units that the walked units reach
+    /// (imported, or referred to), and those they reach in turn, each
+    /// once, in section order per round: a loop, not recursion, so that
+    /// chains of imports cost no stack.
+    fn walk_sup_units(
+        &mut self,
+        units: &'a [gimli::Unit<Reader<'input>>],
+        codes: &[UnitAbbrevs],
+        sup: &'a SupDwarf<'input>,
+        sup_gimli: &'a gimli::Dwarf<Reader<'input>>,
+    ) -> Result<()> {
+        let mut walked = vec![false; units.len()];
+        // Unit start offsets, ascending (gimli lists them in order).
+        let starts: Vec<u64> = units
+            .iter()
+            .map(|unit| unit.header.offset().0 as u64)
+            .collect();
+        self.dwarf = sup_gimli;
+        self.strings = &sup.strings;
+        self.in_sup = true;
+        loop {
+            let targets = std::mem::take(&mut self.sup_targets);
+            let mut next: Vec<usize> = targets
+                .iter()
+                .filter_map(|&target| {
+                    let offset = target.checked_sub(SUP_BASE)?;
+                    let index = starts
+                        .partition_point(|&start| start <= offset)
+                        .checked_sub(1)?;
+                    let unit = units.get(index)?;
+                    let end = unit.header.offset().0 as u64
+                        + unit.header.length_including_self() as u64;
+                    (offset < end).then_some(index)
+                })
+                .filter(|&index| !walked.get(index).copied().unwrap_or(true))
+                .collect();
+            if next.is_empty() {
+                return Ok(());
+            }
+            next.sort_unstable();
+            next.dedup();
+            for index in next {
+                let (Some(unit), Some(unit_codes)) = (units.get(index), codes.get(index)) else {
+                    continue;
+                };
+                if let Some(flag) = walked.get_mut(index) {
+                    *flag = true;
+                }
+                self.unit = unit;
+                self.unit_offset = SUP_BASE + unit.header.offset().0 as u64;
+                self.walk(unit_codes)?;
+            }
+        }
+    }
 }
 
 /// gimli's `Unit::new` without the line program: the walker never looks
@@ -276,6 +404,19 @@ struct Walker<'a, 'input, 'arena> {
     spans: Vec<(u64, u64)>,
     /// Whether a unit DIE gave the model its name and language yet.
     root_seen: bool,
+    /// Whether that unit DIE was a partial unit's (dwz's), which a
+    /// compile unit's replaces.
+    root_partial: bool,
+    /// Whether references into the supplementary file are followed (units
+    /// walked together), rather than refused as cross-unit references.
+    follow_sup: bool,
+    /// Whether the unit being walked is the supplementary file's.
+    in_sup: bool,
+    /// The supplementary file, for errors in its units.
+    sup_path: Option<&'input std::path::Path>,
+    /// Offsets (from `SUP_BASE`) in the supplementary file that the walked
+    /// units import or refer to: the units to walk next.
+    sup_targets: Vec<u64>,
 
     name: Option<&'input str>,
     language: Language,
@@ -353,6 +494,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             unit_offset: unit.header.offset().0 as u64,
             spans,
             root_seen: false,
+            root_partial: false,
+            follow_sup: false,
+            in_sup: false,
+            sup_path: None,
+            sup_targets: Vec::new(),
             name: None,
             language: Language::Other(0),
             producer_clang: false,
@@ -380,9 +526,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
-    /// An error at a section offset.
+    /// An error at a section offset: the supplementary file's above
+    /// `SUP_BASE`.
     fn error(&self, kind: ErrorKind, offset: u64) -> Error {
-        Error::new(self.path, kind).at(".debug_info", offset)
+        match (offset.checked_sub(SUP_BASE), self.sup_path) {
+            (Some(offset), Some(sup)) => Error::new(sup, kind).at(".debug_info", offset),
+            _ => Error::new(self.path, kind).at(".debug_info", offset),
+        }
     }
 
     fn gimli_error(&self, err: gimli::Error, offset: u64) -> Error {
@@ -422,7 +572,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 attrs
                     .read(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
-                self.visit_root(&attrs, offset)?;
+                self.visit_root(&attrs, offset, tag == dw::DW_TAG_partial_unit)?;
                 if !abbrev.has_children {
                     self.check_unit_end(&entries, root_offset)?;
                     break;
@@ -507,10 +657,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
-    fn visit_root(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<()> {
-        if std::mem::replace(&mut self.root_seen, true) {
+    fn visit_root(&mut self, attrs: &Attrs<'input>, offset: u64, partial: bool) -> Result<()> {
+        // The first compile unit names the model; a partial unit (dwz
+        // puts them first) only until one comes.
+        if self.root_seen && (partial || !self.root_partial) {
             return Ok(());
         }
+        self.root_seen = true;
+        self.root_partial = partial;
         self.name = self.string(attrs, dw::DW_AT_name, offset)?;
         self.language = match attrs.udata(dw::DW_AT_language) {
             Some(lang) => language(lang),
@@ -551,6 +705,27 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// [`Walker::string_at`] for the other cases.
     fn string_at_slowly(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
+        if let gimli::AttributeValue::DebugStrRefSup(strp) = value {
+            if self.in_sup {
+                return Err(self.error(
+                    ErrorKind::InvalidDwarf(format!(
+                        "the supplementary file refers to string {:#x} of another \
+                         supplementary file",
+                        strp.0
+                    )),
+                    offset,
+                ));
+            }
+            if self.dwarf.sup().is_none() {
+                return Err(self.error(
+                    ErrorKind::UnsupportedDwarf(format!(
+                        "string {:#x} of the supplementary file, which was not read",
+                        strp.0
+                    )),
+                    offset,
+                ));
+            }
+        }
         match self.string_value(value) {
             Ok(text) => Ok(text),
             Err(StringError::Dwarf(err)) => Err(self.gimli_error(err, offset)),
@@ -605,7 +780,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// The unit offset a reference attribute points at. References out of
     /// the unit (`DW_FORM_ref_addr`) and to type units are refused: the
     /// model is per unit and must not silently lose the link.
-    fn reference(&self, attrs: &Attrs<'input>, name: dw::DwAt, offset: u64) -> Result<Option<u64>> {
+    fn reference(
+        &mut self,
+        attrs: &Attrs<'input>,
+        name: dw::DwAt,
+        offset: u64,
+    ) -> Result<Option<u64>> {
         match attrs.get(name) {
             None => Ok(None),
             Some(gimli::AttributeValue::UnitRef(target)) => {
@@ -613,21 +793,49 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Some(gimli::AttributeValue::DebugInfoRef(target)) => {
                 let target = target.0 as u64;
-                if self
-                    .spans
-                    .iter()
-                    .any(|&(start, end)| (start..end).contains(&target))
-                {
-                    Ok(Some(target))
+                // The supplementary file's own references stay in it.
+                let target = if self.in_sup {
+                    SUP_BASE + target
                 } else {
-                    Err(self.error(
-                        ErrorKind::CrossUnitReference(format!(
-                            "{name} refers to another unit (DW_FORM_ref_addr to {target:#x}); \
-                             walk the units together with walk_units"
+                    target
+                };
+                self.cross_unit_target(target, name, "DW_FORM_ref_addr", offset)
+                    .map(Some)
+            }
+            Some(gimli::AttributeValue::DebugInfoRefSup(target)) => {
+                let form = "DW_FORM_GNU_ref_alt/DW_FORM_ref_sup";
+                if self.in_sup {
+                    return Err(self.error(
+                        ErrorKind::InvalidDwarf(format!(
+                            "{name} of the supplementary file refers to another \
+                             supplementary file ({form} to {:#x})",
+                            target.0
                         )),
                         offset,
-                    ))
+                    ));
                 }
+                if self.dwarf.sup().is_none() {
+                    return Err(self.error(
+                        ErrorKind::UnsupportedDwarf(format!(
+                            "{name} refers to the supplementary file ({form} to {:#x}), which \
+                             was not read",
+                            target.0
+                        )),
+                        offset,
+                    ));
+                }
+                if !self.follow_sup {
+                    return Err(self.error(
+                        ErrorKind::CrossUnitReference(format!(
+                            "{name} refers to the supplementary file ({form} to {:#x}); walk \
+                             the units together with walk_units",
+                            target.0
+                        )),
+                        offset,
+                    ));
+                }
+                let target = SUP_BASE.saturating_add(target.0 as u64);
+                self.cross_unit_target(target, name, form, offset).map(Some)
             }
             Some(gimli::AttributeValue::DebugTypesRef(signature)) => Err(self.error(
                 ErrorKind::UnsupportedDwarf(format!(
@@ -636,15 +844,46 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 )),
                 offset,
             )),
-            Some(gimli::AttributeValue::DebugInfoRefSup(_)) => Err(self.error(
-                ErrorKind::UnsupportedDwarf(format!("{name} refers to supplementary object file")),
-                offset,
-            )),
             Some(other) => Err(self.error(
                 ErrorKind::InvalidDwarf(format!("{name} is not a reference: {other:?}")),
                 offset,
             )),
         }
+    }
+
+    /// A reference to `target` (a walker offset) out of the unit: in one
+    /// of the units walked, or refused. Targets in the supplementary file
+    /// are noted, for their units to be walked.
+    fn cross_unit_target(
+        &mut self,
+        target: u64,
+        name: dw::DwAt,
+        form: &str,
+        offset: u64,
+    ) -> Result<u64> {
+        if self
+            .spans
+            .iter()
+            .any(|&(start, end)| (start..end).contains(&target))
+        {
+            if target >= SUP_BASE {
+                self.sup_targets.push(target);
+            }
+            return Ok(target);
+        }
+        let shown = target.checked_sub(SUP_BASE).unwrap_or(target);
+        let place = if target >= SUP_BASE {
+            "the supplementary file's units"
+        } else {
+            "the units walked"
+        };
+        Err(self.error(
+            ErrorKind::CrossUnitReference(format!(
+                "{name} refers to another unit ({form} to {shown:#x}, outside {place}); \
+                 walk the units together with walk_units"
+            )),
+            offset,
+        ))
     }
 
     /// `DW_AT_type` as a [`TypeRef`]; absent means `void`.

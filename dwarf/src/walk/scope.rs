@@ -200,7 +200,10 @@ fn wants(class: Wants, tag: dw::DwTag) -> bool {
             is_type_tag(tag)
                 || matches!(
                     tag,
-                    dw::DW_TAG_subprogram | dw::DW_TAG_variable | dw::DW_TAG_namespace
+                    dw::DW_TAG_subprogram
+                        | dw::DW_TAG_variable
+                        | dw::DW_TAG_namespace
+                        | dw::DW_TAG_imported_unit
                 )
         }
         Wants::Function => {
@@ -247,6 +250,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             dw::DW_TAG_subprogram => self.visit_function(attrs, offset),
             dw::DW_TAG_variable => self.visit_variable(attrs, offset),
             dw::DW_TAG_namespace => Ok(Scope::Unit),
+            // A partial unit (dwz's) this unit includes: walked with it when
+            // the units are walked together, refused (as a cross-unit
+            // reference) when this unit is walked alone.
+            dw::DW_TAG_imported_unit => {
+                self.reference(attrs, dw::DW_AT_import, offset)?;
+                Ok(Scope::Leaf)
+            }
             dw::DW_TAG_lexical_block => Ok(Scope::Body),
             dw::DW_TAG_member => self.visit_member(attrs, offset),
             dw::DW_TAG_enumerator => {
