@@ -21,8 +21,7 @@
 //! the old split's types in order, then the moved types in base id order.
 
 use crate::error::{Error, ErrorKind};
-use crate::raw::{Endian, HeaderFormat, Kind};
-use crate::refs;
+use crate::raw::{Endian, HeaderFormat};
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
 use crate::write::WriteOptions;
 
@@ -109,7 +108,7 @@ pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>
     };
     for ty in split.types.iter().cloned().chain(moved) {
         let mut ty = ty;
-        refs::remap_ids(&mut ty, remap)?;
+        ty.remap_refs(remap)?;
         new_split.types.push(ty);
     }
     Ok(Distilled {
@@ -125,7 +124,7 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
     let mut placement = vec![Placement::Unused; base.types.len() + 1];
     let mut pending: Vec<TypeId> = Vec::new();
     for ty in &split.types {
-        refs::for_each_id(ty, |id| pending.push(id));
+        ty.for_each_ref(|id| pending.push(id));
         while let Some(id) = pending.pop() {
             if id == TypeId::VOID || id.0 > base.count() {
                 continue;
@@ -140,10 +139,10 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
                 return Err(ErrorKind::TypeIdOutOfRange(id.0).into());
             };
             *slot = placement_of(target).ok_or_else(|| {
-                Error::new(ErrorKind::DistillUnexpectedKind(Kind::of(target))).for_type(id)
+                Error::new(ErrorKind::DistillUnexpectedKind(target.kind())).for_type(id)
             })?;
             if !is_named_aggregate(target) {
-                refs::for_each_id(target, |next| pending.push(next));
+                target.for_each_ref(|next| pending.push(next));
             }
         }
     }
@@ -154,11 +153,13 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
 /// to in its base (functions, variables, sections, decl tags).
 fn placement_of(ty: &Type<'_>) -> Option<Placement> {
     Some(match ty {
-        Type::Int(t) => named(t.name),
-        Type::Float(t) => named(t.name),
-        Type::Fwd(t) => named(t.name),
-        Type::Struct(t) | Type::Union(t) => named(t.name),
-        Type::Enum(t) | Type::Enum64(t) => named(t.name),
+        Type::Int(_)
+        | Type::Float(_)
+        | Type::Fwd(_)
+        | Type::Struct(_)
+        | Type::Union(_)
+        | Type::Enum(_)
+        | Type::Enum64(_) => named(ty.name()),
         Type::Ptr(_)
         | Type::Array(_)
         | Type::Typedef(_)
@@ -473,7 +474,10 @@ mod tests {
         };
         s.add(Type::Ptr(TypeId(7)));
         let err = distill_base(&s, &base).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::DistillUnexpectedKind(Kind::FUNC));
+        assert_eq!(
+            err.kind,
+            ErrorKind::DistillUnexpectedKind(crate::raw::Kind::FUNC)
+        );
         assert_eq!(err.type_id, Some(TypeId(7)));
     }
 }

@@ -1127,7 +1127,7 @@ mod tests {
                 let shift = |id: TypeId| -> Result<TypeId, ()> {
                     Ok(if id.0 == 0 { id } else { TypeId(id.0 + by) })
                 };
-                let _ = crate::refs::remap_ids(&mut t, shift);
+                let _ = t.remap_refs(shift);
                 t
             })
             .collect()
