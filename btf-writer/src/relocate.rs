@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 use crate::refs;
 use crate::types::{Btf, Type, TypeId};
 
@@ -32,7 +32,7 @@ pub fn relocate<'a>(
     split: &Btf<'a>,
     distilled_base: &Btf<'a>,
     base: &Btf<'a>,
-) -> Result<Btf<'a>, Error> {
+) -> Result<Btf<'a>, FormatError> {
     if distilled_base.base_type_count != 0 || split.base_type_count != distilled_base.count() {
         return Err(ErrorKind::SplitBaseMismatch {
             expected: split.base_type_count,
@@ -46,7 +46,7 @@ pub fn relocate<'a>(
 
     let distilled_count = distilled_base.count();
     let shift = base.count();
-    let remap = |id: TypeId| -> Result<TypeId, Error> {
+    let remap = |id: TypeId| -> Result<TypeId, FormatError> {
         if id == TypeId::VOID {
             Ok(id)
         } else if id.0 <= distilled_count {
@@ -55,7 +55,7 @@ pub fn relocate<'a>(
                 .copied()
                 .flatten()
                 .ok_or_else(|| {
-                    Error::new(ErrorKind::Internal("relocate: unmatched distilled type"))
+                    FormatError::new(ErrorKind::Internal("relocate: unmatched distilled type"))
                         .for_type(id)
                 })
         } else {
@@ -65,7 +65,7 @@ pub fn relocate<'a>(
                 .checked_add(shift)
                 .map(TypeId)
                 .ok_or_else(|| {
-                    Error::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift)))
+                    FormatError::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift)))
                 })
         }
     };
@@ -224,7 +224,7 @@ fn copies_start(relocated: &Btf<'_>, base: &Btf<'_>) -> Result<usize, crate::ded
 
 /// libbpf accepts only named INT, FLOAT, ENUM, STRUCT, UNION and FWD in a
 /// distilled base: anything else means the file is not one.
-fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
+fn validate_distilled(distilled: &Btf<'_>) -> Result<(), FormatError> {
     for (index, ty) in distilled.types.iter().enumerate() {
         let ok = match ty {
             Type::Int(t) => !t.name.is_empty(),
@@ -235,7 +235,7 @@ fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
             _ => false,
         };
         if !ok {
-            return Err(Error::new(ErrorKind::InvalidDistilledBase(ty.kind()))
+            return Err(FormatError::new(ErrorKind::InvalidDistilledBase(ty.kind()))
                 .for_type(TypeId(index as u32 + 1)));
         }
     }
@@ -266,7 +266,7 @@ fn match_distilled_types(
     distilled: &Btf<'_>,
     base: &Btf<'_>,
     embedded: &[bool],
-) -> Result<Vec<Option<TypeId>>, Error> {
+) -> Result<Vec<Option<TypeId>>, FormatError> {
     let mut by_name: HashMap<&str, Vec<TypeId>> = HashMap::new();
     for (index, ty) in distilled.types.iter().enumerate() {
         by_name
@@ -308,7 +308,7 @@ fn match_distilled_types(
                 continue;
             };
             if let Some(first) = *slot {
-                return Err(Error::new(ErrorKind::RelocateAmbiguous {
+                return Err(FormatError::new(ErrorKind::RelocateAmbiguous {
                     kind: dist_ty.kind(),
                     name: name.to_owned(),
                     size: size_of(dist_ty),
@@ -323,7 +323,7 @@ fn match_distilled_types(
     for (index, ty) in distilled.types.iter().enumerate() {
         let id = index + 1;
         if matches.get(id).copied().flatten().is_none() {
-            return Err(Error::new(ErrorKind::RelocateNoMatch {
+            return Err(FormatError::new(ErrorKind::RelocateNoMatch {
                 kind: ty.kind(),
                 name: ty.name().to_owned(),
                 size: size_of(ty),

@@ -70,7 +70,9 @@ mod test_cus;
 mod test_oracle;
 
 /// Why deduplication failed. Each names the offending type by input id.
+/// Joined into the crate's [`crate::Error`] by `From`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// `btf.base_type_count` is not the number of types in the base given
     /// (or a base count is set but no base given).

@@ -403,7 +403,7 @@ fn record(id: u32) -> usize {
     at
 }
 
-fn err(blob: &[u8]) -> Error {
+fn err(blob: &[u8]) -> FormatError {
     parse(blob, None).unwrap_err()
 }
 

@@ -5,7 +5,7 @@
 
 use super::intern;
 use super::reserve::Plan;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 use crate::raw::{self, Endian, Header, HeaderFormat};
 use crate::types::{Btf, Composite, Type, TypeId};
 
@@ -34,7 +34,7 @@ impl Out<'_, '_> {
     /// The offset of `name`: the next one `reserve` interned for names of
     /// its parity.
     #[inline]
-    fn name(&mut self, name: &str) -> Result<u32, Error> {
+    fn name(&mut self, name: &str) -> Result<u32, FormatError> {
         // Running out would mean reserve and emit disagree: a bug, reported
         // rather than panicking.
         self.names[intern::parity(name)]
@@ -46,7 +46,7 @@ impl Out<'_, '_> {
     /// The 12-byte `btf_type`: the name's offset (0 for kinds without a
     /// name), then the model's own `info` and `size`/`type` words.
     #[inline]
-    fn head(&mut self, ty: &Type<'_>) -> Result<(), Error> {
+    fn head(&mut self, ty: &Type<'_>) -> Result<(), FormatError> {
         let name_off = match ty.name_field() {
             Some(name) => self.name(name)?,
             None => 0,
@@ -60,7 +60,7 @@ impl Out<'_, '_> {
 }
 
 /// Fills the header and type section of `plan.out`.
-pub(super) fn emit(btf: &Btf<'_>, plan: Plan, endian: Endian) -> Result<Vec<u8>, Error> {
+pub(super) fn emit(btf: &Btf<'_>, plan: Plan, endian: Endian) -> Result<Vec<u8>, FormatError> {
     let Plan {
         name_offsets,
         mut out,
@@ -133,7 +133,7 @@ fn emit_types<'p>(
     out: &mut [u8],
     endian: Endian,
     names: [std::slice::Iter<'p, u32>; 2],
-) -> Result<(), Error> {
+) -> Result<(), FormatError> {
     let mut out = Out {
         rest: out,
         overflow: false,
@@ -152,7 +152,7 @@ fn emit_types<'p>(
 
 /// One record: the head every kind shares, then the kind's own trailing
 /// data.
-fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
+fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), FormatError> {
     out.head(ty)?;
     match ty {
         Type::Int(t) => out.u32(raw::int_data(t.encoding.0, t.offset, t.bits)),
@@ -208,7 +208,7 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-fn emit_members(out: &mut Out<'_, '_>, c: &Composite<'_>) -> Result<(), Error> {
+fn emit_members(out: &mut Out<'_, '_>, c: &Composite<'_>) -> Result<(), FormatError> {
     for (index, m) in c.members.iter().enumerate() {
         let offset = raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset).ok_or(
             ErrorKind::BitfieldOffsetTooLarge {

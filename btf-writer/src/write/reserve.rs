@@ -7,7 +7,7 @@
 //! the first type at fault exactly.
 
 use super::intern;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 use crate::raw::{self, Header, HeaderFormat};
 use crate::strings::{StringIndex, StringTable};
 use crate::types::{Btf, Composite, Type, TypeId};
@@ -50,7 +50,7 @@ pub(super) struct Cut {
 
 /// Where [`check_type`] sends each name, in the order emit writes them.
 trait Names<'a> {
-    fn name(&mut self, name: &'a str) -> Result<(), Error>;
+    fn name(&mut self, name: &'a str) -> Result<(), FormatError>;
 }
 
 /// Interns on the spot: the sequential path.
@@ -62,7 +62,7 @@ struct Interner<'i, 'b> {
 
 impl<'a> Names<'a> for Interner<'_, '_> {
     #[inline]
-    fn name(&mut self, name: &'a str) -> Result<(), Error> {
+    fn name(&mut self, name: &'a str) -> Result<(), FormatError> {
         let base_offset = self.base.and_then(|base| base.find(name));
         let offset = match base_offset {
             Some(offset) => offset,
@@ -81,7 +81,7 @@ struct Collector<'a> {
 
 impl<'a> Names<'a> for Collector<'a> {
     #[inline]
-    fn name(&mut self, name: &'a str) -> Result<(), Error> {
+    fn name(&mut self, name: &'a str) -> Result<(), FormatError> {
         self.names.push(name);
         self.per_parity[intern::parity(name)] += 1;
         Ok(())
@@ -93,7 +93,7 @@ pub(super) fn reserve(
     base: Option<&StringIndex<'_>>,
     strings: Option<StringTable>,
     format: HeaderFormat,
-) -> Result<Plan, Error> {
+) -> Result<Plan, FormatError> {
     reserve_from(btf, base, strings, format, PARALLEL_MIN_TYPES)
 }
 
@@ -111,7 +111,7 @@ pub(super) fn reserve_from(
     strings: Option<StringTable>,
     format: HeaderFormat,
     parallel_min_types: usize,
-) -> Result<Plan, Error> {
+) -> Result<Plan, FormatError> {
     let last_id = u64::from(btf.base_type_count) + btf.types.len() as u64;
     if last_id > u64::from(raw::MAX_TYPE_ID) {
         return Err(ErrorKind::TooManyTypes(last_id).into());
@@ -138,7 +138,7 @@ fn reserve_sequential(
     base: Option<&StringIndex<'_>>,
     table: StringTable,
     format: HeaderFormat,
-) -> Result<Plan, Error> {
+) -> Result<Plan, FormatError> {
     let mut interner = Interner {
         table,
         base,
@@ -176,7 +176,7 @@ fn reserve_parallel<'a>(
     base: Option<&StringIndex<'_>>,
     table: &StringTable,
     format: HeaderFormat,
-) -> Option<Result<Plan, Error>> {
+) -> Option<Result<Plan, FormatError>> {
     let (first, second) = btf.types.split_at(btf.types.len() / 2);
     let collect = |types: &[Type<'a>]| {
         // About two names a type (vmlinux: 1.9): few regrowths.
@@ -219,7 +219,7 @@ fn reserve_parallel<'a>(
 /// Checks the kernel's limit on string offsets against a (non-empty)
 /// section of `len` bytes that starts at absolute offset `start`; returns
 /// the length.
-fn check_strings(start: u32, len: usize) -> Result<u32, Error> {
+fn check_strings(start: u32, len: usize) -> Result<u32, FormatError> {
     let end = u64::from(start) + len as u64;
     if end.saturating_sub(1) > u64::from(raw::MAX_NAME_OFFSET) {
         return Err(ErrorKind::StringsTooLarge(end).into());
@@ -231,7 +231,11 @@ fn check_strings(start: u32, len: usize) -> Result<u32, Error> {
 /// Checks one type, sends its names to `names` (the record's own, then
 /// its entries', in the order `emit` writes them), returns its record
 /// length.
-fn check_type<'a>(ty: &Type<'a>, last_id: u32, names: &mut impl Names<'a>) -> Result<u64, Error> {
+fn check_type<'a>(
+    ty: &Type<'a>,
+    last_id: u32,
+    names: &mut impl Names<'a>,
+) -> Result<u64, FormatError> {
     if let Some(name) = ty.name_field() {
         names.name(name)?;
     }
@@ -280,7 +284,7 @@ fn check_type<'a>(ty: &Type<'a>, last_id: u32, names: &mut impl Names<'a>) -> Re
     Ok((raw::TYPE_RECORD_LEN + trailing) as u64)
 }
 
-fn check_members<'a>(c: &Composite<'a>, names: &mut impl Names<'a>) -> Result<(), Error> {
+fn check_members<'a>(c: &Composite<'a>, names: &mut impl Names<'a>) -> Result<(), FormatError> {
     for (index, m) in c.members.iter().enumerate() {
         if raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset).is_none() {
             let kind = if c.kind_flag {
