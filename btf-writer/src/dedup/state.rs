@@ -4,8 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::phases::NameMap;
-use super::table::CandidateTable;
+use super::table::{CandidateTable, NameMap};
 use super::view::{kind, kind_of, Types};
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};

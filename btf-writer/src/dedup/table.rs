@@ -83,6 +83,27 @@ impl Hasher for PassThrough {
 
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
+/// Hashes names for the FWD resolution map, cheaply.
+#[derive(Default)]
+pub(super) struct NameHasher(Key);
+
+/// Name -> the unique canonical STRUCT/UNION of that name, or 0 when
+/// several carry it.
+pub(super) type NameMap<'n> = HashMap<&'n str, u32, BuildHasherDefault<NameHasher>>;
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.0 = self.0.word(u64::from_le_bytes(w));
+        }
+    }
+}
+
 /// One key's entries as a deque, its front half stored reversed (pushed
 /// in order) so that a layer can sit between a frozen base chain and the
 /// entries added on top of it: the deque is `front.rev() ++ back`.
