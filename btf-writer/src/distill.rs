@@ -20,9 +20,8 @@
 //! distilled base holds the kept types in base id order; the new split is
 //! the old split's types in order, then the moved types in base id order.
 
-use crate::error::{Error, ErrorKind};
-use crate::raw::{Endian, HeaderFormat, Kind};
-use crate::refs;
+use crate::error::{ErrorKind, FormatError};
+use crate::raw::{Endian, HeaderFormat};
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
 use crate::write::WriteOptions;
 
@@ -58,7 +57,7 @@ enum Placement {
 
 /// Distills `base` for `split`, which must be a split on top of exactly
 /// `base` (a standalone BTF).
-pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>, Error> {
+pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>, FormatError> {
     if base.base_type_count != 0 || split.base_type_count != base.count() {
         return Err(ErrorKind::SplitBaseMismatch {
             expected: split.base_type_count,
@@ -90,13 +89,13 @@ pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>
 
     // Old split ids shift down by the number of base types left behind.
     let shift = base.count() - kept;
-    let remap = |id: TypeId| -> Result<TypeId, Error> {
+    let remap = |id: TypeId| -> Result<TypeId, FormatError> {
         if id.0 > base.count() {
             return Ok(TypeId(id.0 - shift));
         }
         match new_id.get(id.0 as usize) {
             Some(&mapped) if mapped != TypeId::VOID || id == TypeId::VOID => Ok(mapped),
-            _ => Err(Error::new(ErrorKind::Internal(
+            _ => Err(FormatError::new(ErrorKind::Internal(
                 "distill: a used base type was not placed",
             ))
             .for_type(id)),
@@ -109,7 +108,7 @@ pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>
     };
     for ty in split.types.iter().cloned().chain(moved) {
         let mut ty = ty;
-        refs::remap_ids(&mut ty, remap)?;
+        ty.remap_refs(remap)?;
         new_split.types.push(ty);
     }
     Ok(Distilled {
@@ -121,11 +120,11 @@ pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>
 /// Marks every base type the split reaches, following references from
 /// each reached type except named aggregates (their members are not
 /// described) and deciding where each one goes.
-fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placement>, Error> {
+fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placement>, FormatError> {
     let mut placement = vec![Placement::Unused; base.types.len() + 1];
     let mut pending: Vec<TypeId> = Vec::new();
     for ty in &split.types {
-        refs::for_each_id(ty, |id| pending.push(id));
+        ty.for_each_ref(|id| pending.push(id));
         while let Some(id) = pending.pop() {
             if id == TypeId::VOID || id.0 > base.count() {
                 continue;
@@ -140,10 +139,10 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
                 return Err(ErrorKind::TypeIdOutOfRange(id.0).into());
             };
             *slot = placement_of(target).ok_or_else(|| {
-                Error::new(ErrorKind::DistillUnexpectedKind(Kind::of(target))).for_type(id)
+                FormatError::new(ErrorKind::DistillUnexpectedKind(target.kind())).for_type(id)
             })?;
             if !is_named_aggregate(target) {
-                refs::for_each_id(target, |next| pending.push(next));
+                target.for_each_ref(|next| pending.push(next));
             }
         }
     }
@@ -154,11 +153,13 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
 /// to in its base (functions, variables, sections, decl tags).
 fn placement_of(ty: &Type<'_>) -> Option<Placement> {
     Some(match ty {
-        Type::Int(t) => named(t.name),
-        Type::Float(t) => named(t.name),
-        Type::Fwd(t) => named(t.name),
-        Type::Struct(t) | Type::Union(t) => named(t.name),
-        Type::Enum(t) | Type::Enum64(t) => named(t.name),
+        Type::Int(_)
+        | Type::Float(_)
+        | Type::Fwd(_)
+        | Type::Struct(_)
+        | Type::Union(_)
+        | Type::Enum(_)
+        | Type::Enum64(_) => named(ty.name()),
         Type::Ptr(_)
         | Type::Array(_)
         | Type::Typedef(_)
@@ -213,7 +214,10 @@ fn shell<'a>(c: &Composite<'a>) -> Composite<'a> {
 
 /// Writes the distilled base, then the split on top of it (reusing the
 /// base's strings, as libbpf does), setting `distilled.split.base_str_len`.
-pub fn write(distilled: &mut Distilled<'_>, endian: Endian) -> Result<WrittenDistilled, Error> {
+pub fn write(
+    distilled: &mut Distilled<'_>,
+    endian: Endian,
+) -> Result<WrittenDistilled, FormatError> {
     write_with_header(distilled, endian, HeaderFormat::Short)
 }
 
@@ -226,7 +230,7 @@ pub fn write_with_header(
     distilled: &mut Distilled<'_>,
     endian: Endian,
     format: HeaderFormat,
-) -> Result<WrittenDistilled, Error> {
+) -> Result<WrittenDistilled, FormatError> {
     let options = |base_strings| WriteOptions {
         endian,
         base_strings,
@@ -473,7 +477,10 @@ mod tests {
         };
         s.add(Type::Ptr(TypeId(7)));
         let err = distill_base(&s, &base).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::DistillUnexpectedKind(Kind::FUNC));
+        assert_eq!(
+            err.kind,
+            ErrorKind::DistillUnexpectedKind(crate::raw::Kind::FUNC)
+        );
         assert_eq!(err.type_id, Some(TypeId(7)));
     }
 }

@@ -10,7 +10,6 @@
 
 use std::io::{self, BufWriter, Write};
 
-use crate::raw::{type_name, Kind};
 use crate::types::{Btf, Composite, Enum, IntEncoding, Linkage, Type, TypeId};
 
 /// Writes `btf` in bpftool's raw text format.
@@ -43,8 +42,8 @@ pub fn dump_type(
         out,
         "[{}] {} '{}'",
         id.0,
-        Kind::of(ty).name(),
-        or_anon(type_name(ty))
+        ty.kind().name(),
+        or_anon(ty.name())
     )?;
     match ty {
         Type::Int(int) => write!(
@@ -109,8 +108,8 @@ pub fn dump_type(
                     Lookup::Type(target) => write!(
                         out,
                         " ({} '{}')",
-                        Kind::of(target).name(),
-                        or_anon(type_name(target))
+                        target.kind().name(),
+                        or_anon(target.name())
                     )?,
                     Lookup::Missing => {}
                 }

@@ -41,7 +41,6 @@ use std::io::{self, Write};
 
 use hashbrown::HashMap;
 
-use crate::raw::type_name;
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
 
 const HEADER: &str = "#ifndef __VMLINUX_H__\n#define __VMLINUX_H__\n\n\
@@ -130,7 +129,7 @@ fn check_references(types: &[&Type<'_>]) -> io::Result<()> {
     for (index, ty) in types.iter().enumerate() {
         let id = index as u32 + 1;
         let mut bad = None;
-        each_reference(ty, |target| {
+        ty.for_each_ref(|target| {
             if target.0 > count && bad.is_none() {
                 bad = Some(target.0);
             }
@@ -142,31 +141,6 @@ fn check_references(types: &[&Type<'_>]) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Calls `f` on every type id `ty` refers to, in libbpf's order.
-fn each_reference(ty: &Type<'_>, mut f: impl FnMut(TypeId)) {
-    match ty {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Fwd(_) | Type::Float(_) => {}
-        Type::Ptr(target)
-        | Type::Volatile(target)
-        | Type::Const(target)
-        | Type::Restrict(target) => f(*target),
-        Type::Typedef(named) => f(named.ty),
-        Type::TypeTag(named) => f(named.ty),
-        Type::Func(object) | Type::Var(object) => f(object.ty),
-        Type::DeclTag(tag) => f(tag.ty),
-        Type::Array(array) => {
-            f(array.index);
-            f(array.elem);
-        }
-        Type::Struct(c) | Type::Union(c) => c.members.iter().for_each(|m| f(m.ty)),
-        Type::FuncProto(proto) => {
-            f(proto.ret);
-            proto.params.iter().for_each(|p| f(p.ty));
-        }
-        Type::Datasec(sec) => sec.vars.iter().for_each(|v| f(v.ty)),
-    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -254,7 +228,7 @@ impl<'t, 'a> CDump<'t, 'a> {
         state[0].order = Order::Ordered;
         state[0].emit = Emit::Emitted;
         for ty in &types {
-            each_reference(ty, |target| state[target.0 as usize].referenced = true);
+            ty.for_each_ref(|target| state[target.0 as usize].referenced = true);
         }
         let ptr_size = pointer_size(&types);
         CDump {
@@ -344,7 +318,7 @@ impl<'t, 'a> CDump<'t, 'a> {
             return Some(true);
         }
         let ty = self.ty(id)?;
-        let named = !type_name(ty).is_empty();
+        let named = !ty.name().is_empty();
         if self.state[idx].order == Order::Ordering {
             if matches!(ty, Type::Struct(_) | Type::Union(_)) && through_ptr && named {
                 return Some(false);
@@ -430,7 +404,7 @@ impl<'t, 'a> CDump<'t, 'a> {
     // ---- emission ----
 
     fn is_blacklisted(ty: &Type<'_>) -> bool {
-        type_name(ty) == "__builtin_va_list"
+        ty.name() == "__builtin_va_list"
     }
 
     /// libbpf's `btf_dump_emit_type`: definitions (and forward
@@ -451,7 +425,7 @@ impl<'t, 'a> CDump<'t, 'a> {
 
     fn emit_type_inner(&mut self, id: u32, idx: usize, ty: &'t Type<'a>, cont_id: u32) {
         let top_level = cont_id == 0;
-        let named = !type_name(ty).is_empty();
+        let named = !ty.name().is_empty();
         if self.state[idx].emit == Emit::Emitting {
             if self.state[idx].fwd_emitted {
                 return;
@@ -551,7 +525,7 @@ impl<'t, 'a> CDump<'t, 'a> {
         let Some(ty) = self.ty(id) else {
             return ("", 1);
         };
-        let name = type_name(ty);
+        let name = ty.name();
         if name.is_empty() {
             return ("", 1);
         }
@@ -625,7 +599,7 @@ impl<'t, 'a> CDump<'t, 'a> {
     }
 
     fn emit_struct_fwd(&mut self, id: u32, ty: &Type<'_>) {
-        let named = !type_name(ty).is_empty();
+        let named = !ty.name().is_empty();
         self.put(if matches!(ty, Type::Struct(_)) {
             "struct"
         } else {
@@ -921,7 +895,7 @@ impl<'t, 'a> CDump<'t, 'a> {
             match ty {
                 Type::Int(_) | Type::Float(_) => {
                     self.emit_mods(start, count);
-                    self.put(type_name(ty));
+                    self.put(ty.name());
                 }
                 Type::Struct(c) | Type::Union(c) => {
                     self.emit_mods(start, count);

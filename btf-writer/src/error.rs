@@ -1,6 +1,19 @@
-//! The crate's error type: what went wrong ([`ErrorKind`]) plus where
-//! (byte offset in the input blob, type id), so that a message points at the
-//! exact record of a malformed or unencodable BTF.
+//! The crate's errors, as gimli arranges its own: one error per area,
+//! joined by `From` into the crate's one [`Error`], which keeps each
+//! area's error whole (its variant can be matched, its `source()` chain
+//! followed) and layers of [`Error::Context`] that say which file, unit or
+//! step it happened in.
+//!
+//! - [`FormatError`]: reading, writing or transforming BTF: what is wrong
+//!   ([`ErrorKind`]) plus where (byte offset in the input blob, type id),
+//!   so that a message points at the exact record.
+//! - [`crate::dedup::Error`]: collapse and deduplication.
+//! - `crate::lower::Error` and the DWARF reader's `dwarf::Error` (with the
+//!   default `dwarf` feature): lowering a unit, reading the ELF file.
+//!
+//! Messages say what is wrong in the input; they never name a command-line
+//! flag (a tool adds its own hints, as btfenc does for
+//! `--btf_encode_force`).
 
 use std::fmt;
 
@@ -13,7 +26,7 @@ use crate::types::TypeId;
 /// the blob, header included); `type_id` is the id of the type concerned.
 /// Either may be absent when it does not apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+pub struct FormatError {
     /// What is wrong.
     pub kind: ErrorKind,
     /// Byte offset in the input, when reading.
@@ -220,10 +233,10 @@ pub enum ErrorKind {
     },
 }
 
-impl Error {
+impl FormatError {
     /// An error with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error {
+        FormatError {
             kind,
             offset: None,
             type_id: None,
@@ -243,9 +256,9 @@ impl Error {
     }
 }
 
-impl From<ErrorKind> for Error {
+impl From<ErrorKind> for FormatError {
     fn from(kind: ErrorKind) -> Self {
-        Error::new(kind)
+        FormatError::new(kind)
     }
 }
 
@@ -378,7 +391,7 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("BTF")?;
         if let Some(offset) = self.offset {
@@ -391,7 +404,130 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for FormatError {}
+
+/// The crate's error: the error of the area that failed, kept whole, with
+/// what the caller was doing around it.
+///
+/// Each area's own error is kept as it is; [`Error::Context`] layers say
+/// which file, unit or step it happened in. Printed as a chain (`{:#}`
+/// through `anyhow`, or by walking [`std::error::Error::source`]), it reads
+/// `FILE: STEP: CAUSE` on one line.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading, writing or transforming BTF.
+    Format(FormatError),
+    /// Collapsing or deduplicating the types.
+    Dedup(crate::dedup::Error),
+    /// Lowering a unit's DWARF model to BTF with pahole's rules.
+    #[cfg(feature = "dwarf")]
+    Lower(crate::lower::Error),
+    /// Reading the ELF file or walking its DWARF.
+    #[cfg(feature = "dwarf")]
+    Dwarf(dwarf::Error),
+    /// `source` happened while doing what `context` says.
+    Context {
+        /// The file, unit or step (for example `vmlinux: dedup`).
+        context: String,
+        /// What went wrong there.
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// The same error, said to have happened in `context`.
+    pub fn context(self, context: impl Into<String>) -> Error {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// The area's error at the bottom of the context layers.
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::Context { source, .. } => source.root(),
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Each variant prints only its own part: the chain printer adds
+        // the sources, so nothing is said twice.
+        match self {
+            Error::Format(err) => err.fmt(f),
+            Error::Dedup(err) => err.fmt(f),
+            #[cfg(feature = "dwarf")]
+            Error::Lower(err) => err.fmt(f),
+            #[cfg(feature = "dwarf")]
+            Error::Dwarf(err) => err.fmt(f),
+            Error::Context { context, .. } => f.write_str(context),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Transparent: the area's error's own sources follow.
+            Error::Format(err) => err.source(),
+            Error::Dedup(err) => err.source(),
+            #[cfg(feature = "dwarf")]
+            Error::Lower(err) => err.source(),
+            #[cfg(feature = "dwarf")]
+            Error::Dwarf(err) => err.source(),
+            Error::Context { source, .. } => Some(source.as_ref()),
+        }
+    }
+}
+
+impl From<FormatError> for Error {
+    fn from(err: FormatError) -> Error {
+        Error::Format(err)
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Error {
+        Error::Format(kind.into())
+    }
+}
+
+impl From<crate::dedup::Error> for Error {
+    fn from(err: crate::dedup::Error) -> Error {
+        Error::Dedup(err)
+    }
+}
+
+#[cfg(feature = "dwarf")]
+impl From<crate::lower::Error> for Error {
+    fn from(err: crate::lower::Error) -> Error {
+        Error::Lower(err)
+    }
+}
+
+#[cfg(feature = "dwarf")]
+impl From<dwarf::Error> for Error {
+    fn from(err: dwarf::Error) -> Error {
+        Error::Dwarf(err)
+    }
+}
+
+/// `.with_context(|| ...)` on results whose error becomes an [`Error`].
+#[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
+pub(crate) trait ResultExt<T> {
+    /// Adds `context` to the error, computed only on failure.
+    fn with_context<C: Into<String>>(self, context: impl FnOnce() -> C) -> Result<T, Error>;
+}
+
+impl<T, E: Into<Error>> ResultExt<T> for Result<T, E> {
+    fn with_context<C: Into<String>>(self, context: impl FnOnce() -> C) -> Result<T, Error> {
+        self.map_err(|err| err.into().context(context()))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -399,12 +535,39 @@ mod tests {
 
     #[test]
     fn display_names_offset_and_type() {
-        let e = Error::new(ErrorKind::UnknownKind(42))
+        let e = FormatError::new(ErrorKind::UnknownKind(42))
             .at(0x30)
             .for_type(TypeId(7));
         assert_eq!(
             e.to_string(),
             "BTF at byte 0x30 in type [7]: unknown kind 42"
         );
+    }
+
+    /// Prints the chain as `anyhow`'s `{:#}` does.
+    fn chain(err: &dyn std::error::Error) -> String {
+        let mut text = err.to_string();
+        let mut next = err.source();
+        while let Some(cause) = next {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        text
+    }
+
+    #[test]
+    fn context_layers_print_outermost_first_and_keep_the_cause() {
+        let err = Error::from(crate::dedup::Error::TooManyTypes { count: 5 })
+            .context("x.ko: dedup")
+            .context("batch");
+        assert_eq!(
+            chain(&err),
+            "batch: x.ko: dedup: dedup: 5 type ids exceed BTF's limit"
+        );
+        assert!(matches!(
+            err.root(),
+            Error::Dedup(crate::dedup::Error::TooManyTypes { count: 5 })
+        ));
     }
 }

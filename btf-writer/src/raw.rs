@@ -1,16 +1,21 @@
 //! The BTF on-disk format, as specified by the kernel's
 //! `Documentation/bpf/btf.rst`. Every rule of the format lives here: the
-//! header, the `info` word, each kind's trailing records, the INT and member
-//! offset encodings, and the limits. The reader and the writer only move
-//! bytes according to these definitions.
+//! kinds, the header layouts (24 and 32 bytes) and the kind layout
+//! section, the `info` word, each kind's trailing records, the INT and
+//! member offset encodings, and the limits. The reader and the writer only
+//! move bytes according to these definitions.
+//!
+//! This module depends on nothing else in the crate: the model
+//! ([`crate::types::Type`]) maps itself onto these definitions with its
+//! `kind`, `name`, `info` and `size_or_type` methods, so adding a kind
+//! means a [`Kind`] and a [`KIND_LAYOUTS`] entry here, a variant there,
+//! and changes only in the passes whose behaviour differs for it.
 //!
 //! Layout (btf.rst section 2): a header, then (at offsets relative to the
 //! end of the header) a type section of variable-length records and a
 //! string section of NUL-terminated strings. Every record starts with the
 //! 12-byte `struct btf_type { name_off, info, size_or_type }`, followed by
 //! kind-specific data whose length depends on the kind and `vlen`.
-
-use crate::types::{Linkage, Type};
 
 /// `BTF_MAGIC`, read in the blob's own byte order (btf.rst 2.1).
 pub const MAGIC: u16 = 0xeb9f;
@@ -189,8 +194,15 @@ pub const DECL_TAG_LEN: usize = 4;
 
 /// Largest `vlen`: it has 16 bits of `info`.
 pub const MAX_VLEN: u32 = 0xffff;
-/// Largest type id the kernel accepts (`BTF_MAX_TYPE`).
+/// Largest type id the kernel accepts (`BTF_MAX_TYPE` in the uapi
+/// `linux/btf.h`): the limit for BTF that is written to be loaded, and so
+/// what the writer enforces. Split BTF counts its base's ids too.
 pub const MAX_TYPE_ID: u32 = 0x000f_ffff;
+/// Largest number of types libbpf keeps in one `struct btf`
+/// (`BTF_MAX_NR_TYPES` in libbpf's `btf.c`): the limit of an in-memory
+/// table, which is what `btf__dedup` works on. Far above [`MAX_TYPE_ID`]:
+/// a table that passes this one may still be refused by the writer.
+pub const MAX_NR_TYPES: u32 = 0x7fff_ffff;
 /// Largest string offset the kernel accepts (`BTF_MAX_NAME_OFFSET`). The
 /// format itself allows a u32, but BTF beyond this does not load.
 pub const MAX_NAME_OFFSET: u32 = 0x00ff_ffff;
@@ -458,31 +470,6 @@ impl Kind {
         NAMES.get(usize::from(self.0)).copied().unwrap_or("UNKNOWN")
     }
 
-    /// The kind of a model type.
-    pub fn of(ty: &Type<'_>) -> Kind {
-        match ty {
-            Type::Int(_) => Kind::INT,
-            Type::Ptr(_) => Kind::PTR,
-            Type::Array(_) => Kind::ARRAY,
-            Type::Struct(_) => Kind::STRUCT,
-            Type::Union(_) => Kind::UNION,
-            Type::Enum(_) => Kind::ENUM,
-            Type::Fwd(_) => Kind::FWD,
-            Type::Typedef(_) => Kind::TYPEDEF,
-            Type::Volatile(_) => Kind::VOLATILE,
-            Type::Const(_) => Kind::CONST,
-            Type::Restrict(_) => Kind::RESTRICT,
-            Type::Func(_) => Kind::FUNC,
-            Type::FuncProto(_) => Kind::FUNC_PROTO,
-            Type::Var(_) => Kind::VAR,
-            Type::Datasec(_) => Kind::DATASEC,
-            Type::Float(_) => Kind::FLOAT,
-            Type::DeclTag(_) => Kind::DECL_TAG,
-            Type::TypeTag(_) => Kind::TYPE_TAG,
-            Type::Enum64(_) => Kind::ENUM64,
-        }
-    }
-
     /// Bytes that follow the 12-byte `btf_type` for a record of this kind
     /// with `vlen` entries; `None` for an unknown kind.
     #[inline]
@@ -504,34 +491,6 @@ impl Kind {
 impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// The name bpftool prints for the kind of `ty`.
-pub fn kind_name(ty: &Type<'_>) -> &'static str {
-    Kind::of(ty).name()
-}
-
-/// The name of `ty`, "" for kinds without one (PTR, ARRAY, CONST, ...) and
-/// for anonymous types. For TYPE_TAG and DECL_TAG it is the tag value.
-pub fn type_name<'a>(ty: &Type<'a>) -> &'a str {
-    match ty {
-        Type::Int(t) => t.name,
-        Type::Struct(t) | Type::Union(t) => t.name,
-        Type::Enum(t) | Type::Enum64(t) => t.name,
-        Type::Fwd(t) => t.name,
-        Type::Typedef(t) => t.name,
-        Type::TypeTag(t) => t.name,
-        Type::Func(t) | Type::Var(t) => t.name,
-        Type::Datasec(t) => t.name,
-        Type::Float(t) => t.name,
-        Type::DeclTag(t) => t.name,
-        Type::Ptr(_)
-        | Type::Array(_)
-        | Type::Volatile(_)
-        | Type::Const(_)
-        | Type::Restrict(_)
-        | Type::FuncProto(_) => "",
     }
 }
 
@@ -627,6 +586,18 @@ pub fn member_bitfield(kind_flag: bool, offset: u32) -> (u8, u32) {
     } else {
         (0, offset)
     }
+}
+
+/// `enum btf_func_linkage` (FUNC, kept in `info`'s vlen) and the `BTF_VAR_*`
+/// linkage of VAR (its trailing u32): the same three numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Linkage {
+    /// `BTF_FUNC_STATIC` / `BTF_VAR_STATIC` (0).
+    Static,
+    /// `BTF_FUNC_GLOBAL` / `BTF_VAR_GLOBAL_ALLOCATED` (1).
+    Global,
+    /// `BTF_FUNC_EXTERN` / `BTF_VAR_GLOBAL_EXTERN` (2).
+    Extern,
 }
 
 /// The on-disk value of a linkage (the same numbers for FUNC's

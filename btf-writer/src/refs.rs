@@ -1,98 +1,9 @@
-//! Visiting the type ids a [`Type`] refers to: which fields of which kind
-//! are references, for the passes that move types between tables
-//! ([`crate::distill`], [`crate::relocate`], [`crate::dedup`]'s
-//! renumbering, [`crate::lower`]'s id shifting) and for [`crate::diff`]'s
-//! walk. The one place that knows.
+//! Following references through a table. Which fields of which kind are
+//! references is the model's to say ([`Type::for_each_ref`],
+//! [`Type::ref_at`], [`Type::remap_refs`]); this module holds the walks
+//! more than one pass makes over them.
 
 use crate::types::{Type, TypeId};
-
-/// Calls `f` on every type id `t` refers to, in record order (an ARRAY's
-/// element before its index type, a prototype's return type before its
-/// parameters). `void` (0) is included; callers skip it when they need to.
-pub(crate) fn for_each_id(t: &Type<'_>, mut f: impl FnMut(TypeId)) {
-    match t {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
-        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => f(*id),
-        Type::Typedef(x) => f(x.ty),
-        Type::TypeTag(x) => f(x.ty),
-        Type::Func(x) | Type::Var(x) => f(x.ty),
-        Type::DeclTag(x) => f(x.ty),
-        Type::Array(a) => {
-            f(a.elem);
-            f(a.index);
-        }
-        Type::Struct(c) | Type::Union(c) => c.members.iter().for_each(|m| f(m.ty)),
-        Type::FuncProto(p) => {
-            f(p.ret);
-            p.params.iter().for_each(|param| f(param.ty));
-        }
-        Type::Datasec(d) => d.vars.iter().for_each(|v| f(v.ty)),
-    }
-}
-
-/// The `index`-th type id `t` refers to, in the order of [`for_each_id`];
-/// `None` past the last. For walks that keep their own stack and resume a
-/// type's references where they left off.
-pub(crate) fn id_at(t: &Type<'_>, index: usize) -> Option<TypeId> {
-    match t {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => None,
-        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
-            (index == 0).then_some(*id)
-        }
-        Type::Typedef(x) => (index == 0).then_some(x.ty),
-        Type::TypeTag(x) => (index == 0).then_some(x.ty),
-        Type::Func(x) | Type::Var(x) => (index == 0).then_some(x.ty),
-        Type::DeclTag(x) => (index == 0).then_some(x.ty),
-        Type::Array(a) => match index {
-            0 => Some(a.elem),
-            1 => Some(a.index),
-            _ => None,
-        },
-        Type::Struct(c) | Type::Union(c) => c.members.get(index).map(|m| m.ty),
-        Type::FuncProto(p) => match index.checked_sub(1) {
-            None => Some(p.ret),
-            Some(param) => p.params.get(param).map(|param| param.ty),
-        },
-        Type::Datasec(d) => d.vars.get(index).map(|v| v.ty),
-    }
-}
-
-/// Rewrites every type id in `t` with `f`, in the order of [`for_each_id`];
-/// the first error stops the rewrite and is returned.
-pub(crate) fn remap_ids<E>(
-    t: &mut Type<'_>,
-    mut f: impl FnMut(TypeId) -> Result<TypeId, E>,
-) -> Result<(), E> {
-    match t {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
-        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => *id = f(*id)?,
-        Type::Typedef(x) => x.ty = f(x.ty)?,
-        Type::TypeTag(x) => x.ty = f(x.ty)?,
-        Type::Func(x) | Type::Var(x) => x.ty = f(x.ty)?,
-        Type::DeclTag(x) => x.ty = f(x.ty)?,
-        Type::Array(a) => {
-            a.elem = f(a.elem)?;
-            a.index = f(a.index)?;
-        }
-        Type::Struct(c) | Type::Union(c) => {
-            for m in &mut c.members {
-                m.ty = f(m.ty)?;
-            }
-        }
-        Type::FuncProto(p) => {
-            p.ret = f(p.ret)?;
-            for param in &mut p.params {
-                param.ty = f(param.ty)?;
-            }
-        }
-        Type::Datasec(d) => {
-            for v in &mut d.vars {
-                v.ty = f(v.ty)?;
-            }
-        }
-    }
-    Ok(())
-}
 
 /// The STRUCT or UNION that a member of type `id` holds by value, looking
 /// through qualifiers, typedefs, type tags and arrays (an array of structs
@@ -138,9 +49,9 @@ mod tests {
             nelems: 2,
         });
         let mut seen = Vec::new();
-        for_each_id(&t, |id| seen.push(id.0));
+        t.for_each_ref(|id| seen.push(id.0));
         assert_eq!(seen, [3, 4]);
-        remap_ids::<()>(&mut t, |id| Ok(TypeId(id.0 + 10))).unwrap();
+        t.remap_refs::<()>(|id| Ok(TypeId(id.0 + 10))).unwrap();
         assert_eq!(
             t,
             Type::Array(Array {
@@ -197,8 +108,8 @@ mod tests {
         ];
         for t in &types {
             let mut visited = Vec::new();
-            for_each_id(t, |id| visited.push(id));
-            let indexed: Vec<TypeId> = (0..).map_while(|index| id_at(t, index)).collect();
+            t.for_each_ref(|id| visited.push(id));
+            let indexed: Vec<TypeId> = (0..).map_while(|index| t.ref_at(index)).collect();
             assert_eq!(indexed, visited, "{t:?}");
         }
     }

@@ -20,8 +20,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::{Error, ErrorKind};
-use crate::raw::Kind;
+use crate::error::{ErrorKind, FormatError};
 use crate::refs;
 use crate::types::{Btf, Type, TypeId};
 
@@ -33,7 +32,7 @@ pub fn relocate<'a>(
     split: &Btf<'a>,
     distilled_base: &Btf<'a>,
     base: &Btf<'a>,
-) -> Result<Btf<'a>, Error> {
+) -> Result<Btf<'a>, FormatError> {
     if distilled_base.base_type_count != 0 || split.base_type_count != distilled_base.count() {
         return Err(ErrorKind::SplitBaseMismatch {
             expected: split.base_type_count,
@@ -47,7 +46,7 @@ pub fn relocate<'a>(
 
     let distilled_count = distilled_base.count();
     let shift = base.count();
-    let remap = |id: TypeId| -> Result<TypeId, Error> {
+    let remap = |id: TypeId| -> Result<TypeId, FormatError> {
         if id == TypeId::VOID {
             Ok(id)
         } else if id.0 <= distilled_count {
@@ -56,7 +55,7 @@ pub fn relocate<'a>(
                 .copied()
                 .flatten()
                 .ok_or_else(|| {
-                    Error::new(ErrorKind::Internal("relocate: unmatched distilled type"))
+                    FormatError::new(ErrorKind::Internal("relocate: unmatched distilled type"))
                         .for_type(id)
                 })
         } else {
@@ -66,14 +65,14 @@ pub fn relocate<'a>(
                 .checked_add(shift)
                 .map(TypeId)
                 .ok_or_else(|| {
-                    Error::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift)))
+                    FormatError::new(ErrorKind::TooManyTypes(u64::from(id.0) + u64::from(shift)))
                 })
         }
     };
     let mut types = Vec::with_capacity(split.types.len());
     for (index, ty) in split.types.iter().enumerate() {
         let mut ty = ty.clone();
-        refs::remap_ids(&mut ty, remap)
+        ty.remap_refs(remap)
             .map_err(|e| e.for_type(TypeId(distilled_count + 1 + index as u32)))?;
         types.push(ty);
     }
@@ -138,7 +137,7 @@ pub fn fold_distilled_copies<'a>(
     };
     for ty in relocated.types.iter().skip(start) {
         let mut ty = ty.clone();
-        refs::remap_ids(&mut ty, lower).map_err(|never| match never {})?;
+        ty.remap_refs(lower).map_err(|never| match never {})?;
         run.types.push(ty);
     }
     // libbpf 1.1's rules, not 1.7's: 1.7 files base TYPEDEFs under a key
@@ -166,12 +165,12 @@ pub fn fold_distilled_copies<'a>(
     let mut types = Vec::with_capacity(start + folded.btf.types.len());
     for ty in relocated.types.iter().take(start) {
         let mut ty = ty.clone();
-        refs::remap_ids(&mut ty, follow).map_err(|never| match never {})?;
+        ty.remap_refs(follow).map_err(|never| match never {})?;
         types.push(ty);
     }
     for ty in &folded.btf.types {
         let mut ty = ty.clone();
-        refs::remap_ids(&mut ty, |id| Ok::<_, std::convert::Infallible>(raise(id)))
+        ty.remap_refs(|id| Ok::<_, std::convert::Infallible>(raise(id)))
             .map_err(|never| match never {})?;
         types.push(ty);
     }
@@ -210,7 +209,7 @@ fn copies_start(relocated: &Btf<'_>, base: &Btf<'_>) -> Result<usize, crate::ded
         let split_first = first as u32;
         let mut last_offender = None;
         for (offset, ty) in relocated.types.iter().enumerate().skip(start) {
-            refs::for_each_id(ty, |id| {
+            ty.for_each_ref(|id| {
                 if id.0 >= split_first && id.0 < run_first {
                     last_offender = Some(offset);
                 }
@@ -225,7 +224,7 @@ fn copies_start(relocated: &Btf<'_>, base: &Btf<'_>) -> Result<usize, crate::ded
 
 /// libbpf accepts only named INT, FLOAT, ENUM, STRUCT, UNION and FWD in a
 /// distilled base: anything else means the file is not one.
-fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
+fn validate_distilled(distilled: &Btf<'_>) -> Result<(), FormatError> {
     for (index, ty) in distilled.types.iter().enumerate() {
         let ok = match ty {
             Type::Int(t) => !t.name.is_empty(),
@@ -236,7 +235,7 @@ fn validate_distilled(distilled: &Btf<'_>) -> Result<(), Error> {
             _ => false,
         };
         if !ok {
-            return Err(Error::new(ErrorKind::InvalidDistilledBase(Kind::of(ty)))
+            return Err(FormatError::new(ErrorKind::InvalidDistilledBase(ty.kind()))
                 .for_type(TypeId(index as u32 + 1)));
         }
     }
@@ -267,11 +266,11 @@ fn match_distilled_types(
     distilled: &Btf<'_>,
     base: &Btf<'_>,
     embedded: &[bool],
-) -> Result<Vec<Option<TypeId>>, Error> {
+) -> Result<Vec<Option<TypeId>>, FormatError> {
     let mut by_name: HashMap<&str, Vec<TypeId>> = HashMap::new();
     for (index, ty) in distilled.types.iter().enumerate() {
         by_name
-            .entry(crate::raw::type_name(ty))
+            .entry(ty.name())
             .or_default()
             .push(TypeId(index as u32 + 1));
     }
@@ -289,7 +288,7 @@ fn match_distilled_types(
     let mut matches: Vec<Option<TypeId>> = vec![None; distilled.types.len() + 1];
     for (index, base_ty) in base.types.iter().enumerate() {
         let base_id = TypeId(index as u32 + 1);
-        let name = crate::raw::type_name(base_ty);
+        let name = base_ty.name();
         if name.is_empty() {
             continue;
         }
@@ -309,8 +308,8 @@ fn match_distilled_types(
                 continue;
             };
             if let Some(first) = *slot {
-                return Err(Error::new(ErrorKind::RelocateAmbiguous {
-                    kind: Kind::of(dist_ty),
+                return Err(FormatError::new(ErrorKind::RelocateAmbiguous {
+                    kind: dist_ty.kind(),
                     name: name.to_owned(),
                     size: size_of(dist_ty),
                     candidates: (first, base_id),
@@ -324,9 +323,9 @@ fn match_distilled_types(
     for (index, ty) in distilled.types.iter().enumerate() {
         let id = index + 1;
         if matches.get(id).copied().flatten().is_none() {
-            return Err(Error::new(ErrorKind::RelocateNoMatch {
-                kind: Kind::of(ty),
-                name: crate::raw::type_name(ty).to_owned(),
+            return Err(FormatError::new(ErrorKind::RelocateNoMatch {
+                kind: ty.kind(),
+                name: ty.name().to_owned(),
                 size: size_of(ty),
                 embedded: embedded.get(id).copied().unwrap_or(false),
             })
@@ -371,14 +370,9 @@ fn is_match(dist: &Type<'_>, base: &Type<'_>, embedded: bool, ambiguous_name: bo
     }
 }
 
+/// The size `btf_relocate` compares: 0 for kinds without one (FWD).
 fn size_of(ty: &Type<'_>) -> u32 {
-    match ty {
-        Type::Int(t) => t.size,
-        Type::Float(t) => t.size,
-        Type::Enum(t) | Type::Enum64(t) => t.size,
-        Type::Struct(t) | Type::Union(t) => t.size,
-        _ => 0,
-    }
+    ty.size().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -524,7 +518,7 @@ mod tests {
         newer.types[1] = Type::Struct(aggregate("inner", 12, vec![]));
         let err = relocate(&d.split, &d.base, &newer).unwrap_err();
         assert!(
-            matches!(&err.kind, ErrorKind::RelocateNoMatch { kind: Kind::STRUCT, name, size: 8, embedded: true } if name == "inner"),
+            matches!(&err.kind, ErrorKind::RelocateNoMatch { kind: crate::raw::Kind::STRUCT, name, size: 8, embedded: true } if name == "inner"),
             "{err}"
         );
         assert!(err.to_string().contains("'inner'"), "{err}");
@@ -811,7 +805,10 @@ mod tests {
             ..Btf::default()
         };
         let err = relocate(&split, &fake, &vmlinux()).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::InvalidDistilledBase(Kind::TYPEDEF));
+        assert_eq!(
+            err.kind,
+            ErrorKind::InvalidDistilledBase(crate::raw::Kind::TYPEDEF)
+        );
         let err = relocate(&module(), &fake, &vmlinux()).unwrap_err();
         assert!(matches!(
             err.kind,

@@ -13,7 +13,7 @@ use foldhash::fast::FixedState;
 use hashbrown::hash_table::{Entry, HashTable};
 use hashbrown::HashMap;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 
 /// A deduplicating string section under construction.
 ///
@@ -82,7 +82,7 @@ impl StringTable {
     /// string section byte for byte. As in libbpf, the first occurrence of
     /// a duplicate wins. A standalone section must start with `""`; any
     /// non-empty section must end with a NUL.
-    pub fn from_section(start: u32, section: &[u8]) -> Result<Self, Error> {
+    pub fn from_section(start: u32, section: &[u8]) -> Result<Self, FormatError> {
         if start == 0 && section.first() != Some(&0) {
             return Err(ErrorKind::StringSectionNoLeadingNul.into());
         }
@@ -141,7 +141,7 @@ impl StringTable {
     ///
     /// Fails if `s` contains a NUL byte or the section would outgrow u32
     /// offsets.
-    pub fn add(&mut self, s: &str) -> Result<u32, Error> {
+    pub fn add(&mut self, s: &str) -> Result<u32, FormatError> {
         if s.is_empty() {
             return Ok(0);
         }

@@ -10,6 +10,8 @@
 //! anonymous type.
 
 pub use crate::name::{Name, NameTooLong};
+pub use crate::raw::Linkage;
+use crate::raw::{self, Kind};
 
 /// A BTF type id. 0 is `void`; a split BTF's first id is its base's type
 /// count + 1, so ids are absolute across base and split.
@@ -128,17 +130,6 @@ pub struct Named<'a> {
     pub name: &'a str,
     /// Referenced type.
     pub ty: TypeId,
-}
-
-/// `btf_func_linkage`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Linkage {
-    /// `BTF_FUNC_STATIC` / `BTF_VAR_STATIC` (0).
-    Static,
-    /// `BTF_FUNC_GLOBAL` / `BTF_VAR_GLOBAL_ALLOCATED` (1).
-    Global,
-    /// `BTF_FUNC_EXTERN` / `BTF_VAR_GLOBAL_EXTERN` (2).
-    Extern,
 }
 
 /// `BTF_KIND_FUNC` and `BTF_KIND_VAR`: a name, a type and a linkage.
@@ -268,6 +259,242 @@ pub enum Type<'a> {
     TypeTag(TypeTag<'a>),
     /// `BTF_KIND_ENUM64` (19).
     Enum64(Enum<'a>),
+}
+
+/// What every pass asks of a type, whatever its kind: the record head
+/// (`name_off`, `info`, `size_or_type`, computed from the decoded fields as
+/// the writer encodes them) and the type ids it refers to. The one place
+/// that maps each kind onto [`crate::raw`]'s definitions: the writer, the
+/// dedup's comparisons, dump, diff, distill and relocate call these rather
+/// than matching on the kinds themselves.
+impl<'a> Type<'a> {
+    /// The BTF kind.
+    #[inline]
+    pub fn kind(&self) -> Kind {
+        match self {
+            Type::Int(_) => Kind::INT,
+            Type::Ptr(_) => Kind::PTR,
+            Type::Array(_) => Kind::ARRAY,
+            Type::Struct(_) => Kind::STRUCT,
+            Type::Union(_) => Kind::UNION,
+            Type::Enum(_) => Kind::ENUM,
+            Type::Fwd(_) => Kind::FWD,
+            Type::Typedef(_) => Kind::TYPEDEF,
+            Type::Volatile(_) => Kind::VOLATILE,
+            Type::Const(_) => Kind::CONST,
+            Type::Restrict(_) => Kind::RESTRICT,
+            Type::Func(_) => Kind::FUNC,
+            Type::FuncProto(_) => Kind::FUNC_PROTO,
+            Type::Var(_) => Kind::VAR,
+            Type::Datasec(_) => Kind::DATASEC,
+            Type::Float(_) => Kind::FLOAT,
+            Type::DeclTag(_) => Kind::DECL_TAG,
+            Type::TypeTag(_) => Kind::TYPE_TAG,
+            Type::Enum64(_) => Kind::ENUM64,
+        }
+    }
+
+    /// The record's own name, for the kinds whose `name_off` holds one
+    /// (possibly empty: an anonymous STRUCT); `None` for PTR, ARRAY, the
+    /// qualifiers and FUNC_PROTO, whose `name_off` is always 0. For
+    /// TYPE_TAG and DECL_TAG it is the tag value.
+    #[inline]
+    pub fn name_field(&self) -> Option<&'a str> {
+        match self {
+            Type::Int(t) => Some(t.name),
+            Type::Struct(t) | Type::Union(t) => Some(t.name),
+            Type::Enum(t) | Type::Enum64(t) => Some(t.name),
+            Type::Fwd(t) => Some(t.name),
+            Type::Typedef(t) => Some(t.name),
+            Type::TypeTag(t) => Some(t.name),
+            Type::Func(t) | Type::Var(t) => Some(t.name),
+            Type::Datasec(t) => Some(t.name),
+            Type::Float(t) => Some(t.name),
+            Type::DeclTag(t) => Some(t.name),
+            Type::Ptr(_)
+            | Type::Array(_)
+            | Type::Volatile(_)
+            | Type::Const(_)
+            | Type::Restrict(_)
+            | Type::FuncProto(_) => None,
+        }
+    }
+
+    /// The name, "" for kinds without one and for anonymous types.
+    #[inline]
+    pub fn name(&self) -> &'a str {
+        self.name_field().unwrap_or("")
+    }
+
+    /// The `vlen` field of `info` before it is narrowed to 16 bits: the
+    /// number of trailing entries (members, enumerators, parameters,
+    /// section variables), FUNC's linkage, 0 for the other kinds.
+    #[inline]
+    pub fn vlen(&self) -> usize {
+        match self {
+            Type::Struct(c) | Type::Union(c) => c.members.len(),
+            Type::Enum(e) | Type::Enum64(e) => e.values.len(),
+            Type::Func(f) => raw::linkage_value(f.linkage) as usize,
+            Type::FuncProto(p) => p.params.len(),
+            Type::Datasec(d) => d.vars.len(),
+            _ => 0,
+        }
+    }
+
+    /// The kind_flag bit of `info`: bitfield offsets (STRUCT, UNION), a
+    /// union (FWD), signed values (ENUM, ENUM64), an attribute (TYPE_TAG,
+    /// DECL_TAG).
+    #[inline]
+    pub fn kind_flag(&self) -> bool {
+        match self {
+            Type::Struct(c) | Type::Union(c) => c.kind_flag,
+            Type::Enum(e) | Type::Enum64(e) => e.signed,
+            Type::Fwd(f) => f.union,
+            Type::TypeTag(t) => t.attribute,
+            Type::DeclTag(t) => t.attribute,
+            _ => false,
+        }
+    }
+
+    /// The `info` word: kind, vlen and kind_flag. A vlen past
+    /// [`raw::MAX_VLEN`] is truncated as the 16-bit field would be; the
+    /// writer refuses such a type before anything is written.
+    #[inline]
+    pub fn info(&self) -> u32 {
+        raw::info(self.kind(), self.vlen() as u16, self.kind_flag())
+    }
+
+    /// The `size`/`type` word: the size of INT, STRUCT, UNION, ENUM,
+    /// ENUM64, DATASEC and FLOAT, the referenced id of the others (a
+    /// prototype's return type), 0 for ARRAY and FWD.
+    #[inline]
+    pub fn size_or_type(&self) -> u32 {
+        match self {
+            Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => id.0,
+            Type::Typedef(x) => x.ty.0,
+            Type::TypeTag(x) => x.ty.0,
+            Type::Func(x) | Type::Var(x) => x.ty.0,
+            Type::DeclTag(x) => x.ty.0,
+            Type::FuncProto(x) => x.ret.0,
+            Type::Array(_) | Type::Fwd(_) => 0,
+            _ => self.size().unwrap_or(0),
+        }
+    }
+
+    /// The size in bytes of the kinds that have one (INT, STRUCT, UNION,
+    /// ENUM, ENUM64, DATASEC, FLOAT).
+    #[inline]
+    pub fn size(&self) -> Option<u32> {
+        match self {
+            Type::Int(x) => Some(x.size),
+            Type::Struct(x) | Type::Union(x) => Some(x.size),
+            Type::Enum(x) | Type::Enum64(x) => Some(x.size),
+            Type::Datasec(x) => Some(x.size),
+            Type::Float(x) => Some(x.size),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every type id this type refers to, in record order (an
+    /// ARRAY's element before its index type, a prototype's return type
+    /// before its parameters: libbpf's `btf_type_visit_type_ids` order).
+    /// `void` (0) is included; callers skip it when they need to.
+    #[inline]
+    pub fn for_each_ref(&self, mut f: impl FnMut(TypeId)) {
+        match self {
+            Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
+            Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => f(*id),
+            Type::Typedef(x) => f(x.ty),
+            Type::TypeTag(x) => f(x.ty),
+            Type::Func(x) | Type::Var(x) => f(x.ty),
+            Type::DeclTag(x) => f(x.ty),
+            Type::Array(a) => {
+                f(a.elem);
+                f(a.index);
+            }
+            Type::Struct(c) | Type::Union(c) => c.members.iter().for_each(|m| f(m.ty)),
+            Type::FuncProto(p) => {
+                f(p.ret);
+                p.params.iter().for_each(|param| f(param.ty));
+            }
+            Type::Datasec(d) => d.vars.iter().for_each(|v| f(v.ty)),
+        }
+    }
+
+    /// The `index`-th type id of [`Type::for_each_ref`]'s order; `None`
+    /// past the last. For walks that keep their own stack and resume a
+    /// type's references where they left off.
+    #[inline]
+    pub fn ref_at(&self, index: usize) -> Option<TypeId> {
+        match self {
+            Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => None,
+            Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
+                (index == 0).then_some(*id)
+            }
+            Type::Typedef(x) => (index == 0).then_some(x.ty),
+            Type::TypeTag(x) => (index == 0).then_some(x.ty),
+            Type::Func(x) | Type::Var(x) => (index == 0).then_some(x.ty),
+            Type::DeclTag(x) => (index == 0).then_some(x.ty),
+            Type::Array(a) => match index {
+                0 => Some(a.elem),
+                1 => Some(a.index),
+                _ => None,
+            },
+            Type::Struct(c) | Type::Union(c) => c.members.get(index).map(|m| m.ty),
+            Type::FuncProto(p) => match index.checked_sub(1) {
+                None => Some(p.ret),
+                Some(param) => p.params.get(param).map(|param| param.ty),
+            },
+            Type::Datasec(d) => d.vars.get(index).map(|v| v.ty),
+        }
+    }
+
+    /// Rewrites every type id with `f`, in [`Type::for_each_ref`]'s
+    /// order; the first error stops the rewrite and is returned.
+    pub fn remap_refs<E>(
+        &mut self,
+        mut f: impl FnMut(TypeId) -> Result<TypeId, E>,
+    ) -> Result<(), E> {
+        match self {
+            Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
+            Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => {
+                *id = f(*id)?
+            }
+            Type::Typedef(x) => x.ty = f(x.ty)?,
+            Type::TypeTag(x) => x.ty = f(x.ty)?,
+            Type::Func(x) | Type::Var(x) => x.ty = f(x.ty)?,
+            Type::DeclTag(x) => x.ty = f(x.ty)?,
+            Type::Array(a) => {
+                a.elem = f(a.elem)?;
+                a.index = f(a.index)?;
+            }
+            Type::Struct(c) | Type::Union(c) => {
+                for m in &mut c.members {
+                    m.ty = f(m.ty)?;
+                }
+            }
+            Type::FuncProto(p) => {
+                p.ret = f(p.ret)?;
+                for param in &mut p.params {
+                    param.ty = f(param.ty)?;
+                }
+            }
+            Type::Datasec(d) => {
+                for v in &mut d.vars {
+                    v.ty = f(v.ty)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Kind {
+    /// The kind of a model type: [`Type::kind`].
+    #[inline]
+    pub fn of(ty: &Type<'_>) -> Kind {
+        ty.kind()
+    }
 }
 
 /// A BTF type table: standalone, or split on a base.

@@ -560,6 +560,19 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     })
 }
 
+/// The pipeline's error, with the option that would have avoided it named
+/// at the end of the line: the library says what is wrong, the command
+/// line is btfenc's to mention.
+fn with_cli_hint(err: btf::Error) -> anyhow::Error {
+    let forced = matches!(err.root(), btf::Error::Lower(e) if e.skipped_when_forced());
+    let err = anyhow::Error::new(err);
+    if forced {
+        anyhow::anyhow!("{err:#} (use --btf_encode_force to skip it)")
+    } else {
+        err
+    }
+}
+
 /// `DIR/NAME.btf` for module `NAME.ko` in a batch with a detached directory.
 fn detached_name(file: &Path) -> PathBuf {
     let stem = file
@@ -616,7 +629,8 @@ fn encode_one(
             "{}: internal error while encoding (a btfenc bug)",
             file.display()
         )
-    })??;
+    })?
+    .map_err(with_cli_hint)?;
     for warning in &encoded.warnings {
         eprintln!("btfenc: warning: {warning}");
     }
@@ -660,6 +674,26 @@ fn encode_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What encode_force would skip gets btfenc's option named at the end
+    /// of the line; the library's own message names no option, and other
+    /// failures get no hint.
+    #[test]
+    fn cli_hint_is_btfenc_s_not_the_library_s() {
+        let void = btf::lower::Error::VoidVariable {
+            cu_offset: 0x10,
+            name: "v".into(),
+        };
+        assert!(!void.to_string().contains("--"), "{void}");
+        let err = btf::Error::from(void).context("m.o");
+        assert_eq!(
+            format!("{:#}", with_cli_hint(err)),
+            "m.o: CU at .debug_info+0x10: variable 'v' has void type \
+             (use --btf_encode_force to skip it)"
+        );
+        let dedup = btf::Error::from(btf::dedup::Error::TooManyTypes { count: 5 }).context("m.o");
+        assert!(!format!("{:#}", with_cli_hint(dedup)).contains("--"));
+    }
 
     #[test]
     fn inputs_are_mapped_and_unmappable_ones_read() {

@@ -4,6 +4,14 @@ btfenc: DWARF to BTF, a drop-in replacement for `pahole -J`.
 `main` only maps `run`'s result to an exit status: 0 on success, 1 when
 `diff` finds differences, 2 on any error (printed on one line, naming the
 file and the problem).
+
+The encoding itself is the library's (`btf::encode::encode`: ELF in, BTF
+bytes out). This binary is the command line around it: `args` parses
+pahole's flags, `config` turns them into `btf::encode::Options`,
+`commands` runs one file or a batch (and adds the hints that name
+options to the library's errors), `output` and `elf_patch` put the bytes
+where pahole would (a detached file, or `.BTF`/`.BTF.base` in place),
+`verify` checks them as the kernel would first.
 */
 
 mod args;

@@ -70,7 +70,9 @@ mod test_cus;
 mod test_oracle;
 
 /// Why deduplication failed. Each names the offending type by input id.
+/// Joined into the crate's [`crate::Error`] by `From`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// `btf.base_type_count` is not the number of types in the base given
     /// (or a base count is set but no base given).
@@ -1127,7 +1129,7 @@ mod tests {
                 let shift = |id: TypeId| -> Result<TypeId, ()> {
                     Ok(if id.0 == 0 { id } else { TypeId(id.0 + by) })
                 };
-                let _ = crate::refs::remap_ids(&mut t, shift);
+                let _ = t.remap_refs(shift);
                 t
             })
             .collect()

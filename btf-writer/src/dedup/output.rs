@@ -54,7 +54,7 @@ impl<'a> Deduper<'_, 'a> {
             })
             .map(|(_, t)| {
                 let mut t = t.clone();
-                crate::refs::remap_ids(&mut t, |r| final_id(r.0))?;
+                t.remap_refs(|r| final_id(r.0))?;
                 Ok(t)
             })
             .collect();

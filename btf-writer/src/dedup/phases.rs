@@ -4,13 +4,12 @@
 //! equivalent canonical candidate becomes canonical and is filed as a
 //! candidate for later ones.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
+use super::table::NameMap;
 use super::view::{
     self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
     kind, same_str, shallow_equal_struct, size_or_type,
@@ -26,27 +25,6 @@ pub(super) enum Outcome {
     /// Left for a pass in libbpf's candidate order (see
     /// [`Deduper::composite_pass`]).
     Undecided,
-}
-
-/// Hashes names for the FWD resolution map, cheaply.
-#[derive(Default)]
-pub(super) struct NameHasher(keys::Key);
-
-/// Name -> the unique canonical STRUCT/UNION of that name, or 0 when
-/// several carry it.
-pub(super) type NameMap<'n> = HashMap<&'n str, u32, BuildHasherDefault<NameHasher>>;
-
-impl Hasher for NameHasher {
-    fn finish(&self) -> u64 {
-        self.0.finish()
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.0 = self.0.word(u64::from_le_bytes(w));
-        }
-    }
 }
 
 /// How many ids ahead of the one being deduplicated the reference pass

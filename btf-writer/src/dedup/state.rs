@@ -4,9 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::phases::NameMap;
-use super::table::CandidateTable;
-use super::view::{for_each_ref, kind, kind_of, Types};
+use super::table::{CandidateTable, NameMap};
+use super::view::{kind, kind_of, Types};
 use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
 
@@ -14,8 +13,6 @@ use crate::types::{Type, TypeId};
 pub(super) const UNPROCESSED: u32 = u32::MAX;
 /// `map` value of a reference type whose target is being resolved.
 pub(super) const IN_PROGRESS: u32 = u32::MAX - 1;
-/// BTF ids are below 2^31 (`BTF_MAX_NR_TYPES`).
-const MAX_IDS: u64 = 0x7fff_ffff;
 
 #[inline]
 pub(super) fn is_mapped(v: u32) -> bool {
@@ -63,7 +60,7 @@ impl Chunk {
                 Type::Struct(_) | Type::Union(_) | Type::Var(_) | Type::Datasec(_)
             );
             let mut bad = None;
-            for_each_ref(t, |r| {
+            t.for_each_ref(|TypeId(r)| {
                 if r >= count {
                     bad = bad.or(Some(r));
                 } else if keeps_slots {
@@ -184,7 +181,7 @@ impl<'a> BaseState<'a> {
 /// The number of ids of `types` (void included), if BTF can number them.
 fn checked_id_count(types: &Types<'_, '_>) -> Result<u32, Error> {
     let count = types.id_count();
-    if u64::from(count) > MAX_IDS {
+    if count > crate::raw::MAX_NR_TYPES {
         return Err(Error::TooManyTypes {
             count: u64::from(count),
         });

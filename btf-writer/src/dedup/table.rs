@@ -19,13 +19,18 @@
 //! two such candidates have equal hashed fields in both schemes.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
-/// An FxHash-style mixer over words and strings: cheap and good enough for
-/// keys whose collisions are resolved by full comparisons anyway.
+use foldhash::fast::FixedState;
+
+/// A signature key, built a word or a string at a time: each step hashes
+/// the new part with foldhash (the workspace's hasher, fixed seed), seeded
+/// by the key so far. Cheap and good enough for keys whose collisions are
+/// resolved by full comparisons anyway.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Key(u64);
 
+/// The multiplier of [`PassThrough`]'s fallback for byte input.
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 impl Key {
@@ -33,28 +38,17 @@ impl Key {
     /// families apart as libbpf's differently-shaped hashes do.
     #[inline]
     pub(super) fn new(tag: u64) -> Key {
-        Key(tag.wrapping_mul(SEED))
+        Key(FixedState::default().hash_one(tag))
     }
 
     #[inline]
     pub(super) fn word(self, v: u64) -> Key {
-        Key((self.0.rotate_left(5) ^ v).wrapping_mul(SEED))
+        Key(FixedState::with_seed(self.0).hash_one(v))
     }
 
     #[inline]
     pub(super) fn str(self, s: &str) -> Key {
-        let bytes = s.as_bytes();
-        let mut k = self;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            k = k.word(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        k.word(u64::from_le_bytes(w)).word(bytes.len() as u64)
+        Key(FixedState::with_seed(self.0).hash_one(s))
     }
 
     #[inline]
@@ -63,7 +57,10 @@ impl Key {
     }
 }
 
-/// Hasher for keys that are already well-mixed hashes.
+/// Hasher for keys that are already well-mixed hashes ([`Key`]s): the key
+/// itself is the hash, so there is nothing for foldhash to do. Only
+/// `u64` keys reach it; bytes get a cheap mix so that it stays a valid
+/// `Hasher`.
 #[derive(Default, Clone, Copy, Debug)]
 pub(super) struct PassThrough(u64);
 
@@ -82,6 +79,10 @@ impl Hasher for PassThrough {
 }
 
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
+
+/// Name -> the unique canonical STRUCT/UNION of that name, or 0 when
+/// several carry it.
+pub(super) type NameMap<'n> = HashMap<&'n str, u32, FixedState>;
 
 /// One key's entries as a deque, its front half stored reversed (pushed
 /// in order) so that a layer can sit between a frozen base chain and the

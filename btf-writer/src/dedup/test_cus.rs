@@ -10,9 +10,6 @@ use std::collections::HashMap;
 
 use crate::types::*;
 
-use super::view::for_each_ref;
-use crate::refs::remap_ids;
-
 /// A small deterministic PRNG (xorshift64*).
 pub(super) struct Rng(u64);
 
@@ -67,7 +64,7 @@ fn cut<'a>(
             declared.remove(&id);
             full.push(id);
             let via_ptr = matches!(t, Type::Ptr(_));
-            for_each_ref(t, |r| {
+            t.for_each_ref(|TypeId(r)| {
                 let named_aggregate = matches!(
                     get(r),
                     Some(Type::Struct(c) | Type::Union(c)) if !c.name.is_empty()
@@ -129,7 +126,7 @@ fn cut<'a>(
         })
         .collect();
     for t in &mut types {
-        let _ = remap_ids(t, |r| -> Result<TypeId, ()> {
+        let _ = t.remap_refs(|r| -> Result<TypeId, ()> {
             Ok(TypeId(if r.0 == 0 {
                 0
             } else {
@@ -179,7 +176,7 @@ pub(super) fn concatenated_cus<'a>(
         let cu = cut(src, &roots, &mut rng, fwd_percent, quirks);
         let shift = all.len() as u32;
         for mut t in cu {
-            let _ = remap_ids(&mut t, |r| -> Result<TypeId, ()> {
+            let _ = t.remap_refs(|r| -> Result<TypeId, ()> {
                 Ok(if r.0 == 0 { r } else { TypeId(r.0 + shift) })
             });
             all.push(t);

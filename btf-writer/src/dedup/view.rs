@@ -125,74 +125,28 @@ pub(super) fn prefetch<T>(p: *const T) {
 /// The BTF kind number of `t`.
 #[inline]
 pub(super) fn kind_of(t: &Type<'_>) -> u8 {
-    crate::raw::Kind::of(t).0
+    t.kind().0
 }
 
 /// The type's name (`name_off`); empty for kinds that have none.
 #[inline]
 pub(super) fn name<'a>(t: Option<&Type<'a>>) -> &'a str {
-    match t {
-        Some(Type::Int(x)) => x.name,
-        Some(Type::Struct(x) | Type::Union(x)) => x.name,
-        Some(Type::Enum(x) | Type::Enum64(x)) => x.name,
-        Some(Type::Fwd(x)) => x.name,
-        Some(Type::Typedef(x)) => x.name,
-        Some(Type::TypeTag(x)) => x.name,
-        Some(Type::Func(x) | Type::Var(x)) => x.name,
-        Some(Type::Datasec(x)) => x.name,
-        Some(Type::Float(x)) => x.name,
-        Some(Type::DeclTag(x)) => x.name,
-        Some(
-            Type::Ptr(_)
-            | Type::Array(_)
-            | Type::Volatile(_)
-            | Type::Const(_)
-            | Type::Restrict(_)
-            | Type::FuncProto(_),
-        )
-        | None => "",
-    }
+    t.map_or("", Type::name)
 }
 
 /// The raw `info` word: kind, vlen and kind_flag, as the writer encodes
-/// them. libbpf compares it whole, so FUNC linkage (kept in vlen) and the
-/// bitfield flag of aggregates take part in equality.
+/// them ([`Type::info`]). libbpf compares it whole, so FUNC linkage (kept
+/// in vlen) and the bitfield flag of aggregates take part in equality.
 #[inline]
 pub(super) fn info(t: Option<&Type<'_>>) -> u32 {
-    let Some(t) = t else { return 0 };
-    let (vlen, kflag) = match t {
-        Type::Struct(c) | Type::Union(c) => (c.members.len(), c.kind_flag),
-        Type::Enum(e) | Type::Enum64(e) => (e.values.len(), e.signed),
-        Type::Fwd(f) => (0, f.union),
-        Type::Func(f) => (crate::raw::linkage_value(f.linkage) as usize, false),
-        Type::FuncProto(p) => (p.params.len(), false),
-        Type::Datasec(d) => (d.vars.len(), false),
-        Type::TypeTag(t) => (0, t.attribute),
-        Type::DeclTag(t) => (0, t.attribute),
-        _ => (0, false),
-    };
-    // vlen is truncated as the on-disk field would be; the writer rejects
-    // larger ones before anything is written.
-    crate::raw::info(crate::raw::Kind::of(t), vlen as u16, kflag)
+    t.map_or(0, Type::info)
 }
 
-/// The raw `size`/`type` union with the type's own (unresolved) ids.
+/// The raw `size`/`type` union with the type's own (unresolved) ids
+/// ([`Type::size_or_type`]).
 #[inline]
 pub(super) fn size_or_type(t: Option<&Type<'_>>) -> u32 {
-    match t {
-        Some(Type::Int(x)) => x.size,
-        Some(Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id)) => id.0,
-        Some(Type::Struct(x) | Type::Union(x)) => x.size,
-        Some(Type::Enum(x) | Type::Enum64(x)) => x.size,
-        Some(Type::Typedef(x)) => x.ty.0,
-        Some(Type::TypeTag(x)) => x.ty.0,
-        Some(Type::Func(x) | Type::Var(x)) => x.ty.0,
-        Some(Type::FuncProto(x)) => x.ret.0,
-        Some(Type::Datasec(x)) => x.size,
-        Some(Type::Float(x)) => x.size,
-        Some(Type::DeclTag(x)) => x.ty.0,
-        Some(Type::Array(_) | Type::Fwd(_)) | None => 0,
-    }
+    t.map_or(0, Type::size_or_type)
 }
 
 /// The single referenced id of PTR, TYPEDEF, CONST, VOLATILE, RESTRICT,
@@ -375,29 +329,6 @@ pub(super) fn compat_fnproto(a: Option<&Type<'_>>, b: Option<&Type<'_>>) -> bool
 #[inline]
 pub(super) fn fnproto_header_equal(x: &FuncProto<'_>, y: &FuncProto<'_>) -> bool {
     x.params.len() as u16 == y.params.len() as u16
-}
-
-/// Calls `f` for every type id `t` references, in libbpf's
-/// `btf_type_visit_type_ids` order.
-pub(super) fn for_each_ref(t: &Type<'_>, mut f: impl FnMut(u32)) {
-    match t {
-        Type::Int(_) | Type::Enum(_) | Type::Enum64(_) | Type::Float(_) | Type::Fwd(_) => {}
-        Type::Ptr(id) | Type::Volatile(id) | Type::Const(id) | Type::Restrict(id) => f(id.0),
-        Type::Typedef(x) => f(x.ty.0),
-        Type::TypeTag(x) => f(x.ty.0),
-        Type::Func(x) | Type::Var(x) => f(x.ty.0),
-        Type::DeclTag(x) => f(x.ty.0),
-        Type::Array(a) => {
-            f(a.elem.0);
-            f(a.index.0);
-        }
-        Type::Struct(c) | Type::Union(c) => c.members.iter().for_each(|m| f(m.ty.0)),
-        Type::FuncProto(p) => {
-            f(p.ret.0);
-            p.params.iter().for_each(|p| f(p.ty.0));
-        }
-        Type::Datasec(d) => d.vars.iter().for_each(|v| f(v.ty.0)),
-    }
 }
 
 #[cfg(test)]

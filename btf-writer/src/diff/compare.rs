@@ -29,7 +29,7 @@ pub(super) fn compare<'t, 's>(
         let mut describer = Describer::new(btf, base, options.datasec_layout);
         let mut id = btf.first_id().0;
         for ty in &btf.types {
-            let kind = Kind::of(ty);
+            let kind = ty.kind();
             let node = describer.describe(&mut interner, TypeId(id));
             bump(counts.entry((kind, node)).or_default(), side);
             bump(totals.entry(kind).or_default(), side);

@@ -3,7 +3,6 @@
 //! names.
 
 use super::desc::{Desc, Interner, MemberDesc, NodeId, RefKind, NO_NODE};
-use crate::refs;
 use crate::types::{Btf, Composite, Enum, Type, TypeId};
 
 /// Progress of one type id's description.
@@ -127,7 +126,7 @@ impl<'t, 's> Describer<'t, 's> {
                 continue;
             };
             let mut index = start;
-            while let Some(child) = refs::id_at(ty, index) {
+            while let Some(child) = ty.ref_at(index) {
                 index += 1;
                 if let Reference::Expand = self.classify(child) {
                     if self.state(child) == State::Unvisited {

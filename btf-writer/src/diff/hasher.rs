@@ -5,6 +5,14 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// A multiplicative word hasher in the style of rustc's FxHash: several
 /// times faster than SipHash on the small keys hashed here, and hash
 /// flooding is no concern when comparing two files.
+///
+/// Kept rather than the workspace's foldhash because it measured faster
+/// here: `btfenc diff` of Debian 6.1's vmlinux BTF (btfenc's) against
+/// pahole 1.31's runs 695.4 M instructions with it and 705.4 M (+1.4%)
+/// with `foldhash::fast::FixedState` for both the maps and the interner's
+/// hash (callgrind, reproducible to a few instructions). The descriptions
+/// hashed are many small fields, which this hasher mixes in one multiply
+/// each.
 #[derive(Default)]
 pub(super) struct FastHasher(u64);
 

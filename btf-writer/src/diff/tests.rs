@@ -6,7 +6,6 @@ use std::convert::Infallible;
 use super::render::MAX_RENDERED_LEN;
 use super::*;
 use crate::raw::Kind;
-use crate::refs::remap_ids;
 use crate::test_types;
 use crate::types::*;
 
@@ -182,7 +181,7 @@ pub(super) fn reorder<'a>(btf: &Btf<'a>, order: &[usize], map: &[u32]) -> Btf<'a
             .iter()
             .map(|&i| {
                 let mut ty = btf.types[i].clone();
-                remap_ids::<Infallible>(&mut ty, |id| Ok(m(id)))
+                ty.remap_refs::<Infallible>(|id| Ok(m(id)))
                     .unwrap_or_else(|never| match never {});
                 ty
             })

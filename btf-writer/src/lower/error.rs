@@ -4,7 +4,13 @@
 use std::fmt;
 
 /// A lowering failure, naming the CU (by `.debug_info` offset) and the item.
+/// Joined into the crate's [`crate::Error`] by `From`. The messages say
+/// what is wrong, not which option of a tool would change it: a tool adds
+/// its own hint (btfenc suggests `--btf_encode_force` for
+/// [`Error::VoidVariable`] and [`Error::InvalidSymbolName`], see
+/// [`Error::skipped_when_forced`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A complex or imaginary floating point type with the `float` feature
     /// on: BTF FLOAT cannot express it and pahole stops ("Complex, interval
@@ -16,7 +22,7 @@ pub enum Error {
         name: String,
     },
     /// A per-CPU/global variable of type void (pahole errors out unless
-    /// `encode_force`).
+    /// `encode_force`, [`crate::lower::Features::encode_force`]).
     VoidVariable {
         /// CU offset in `.debug_info`.
         cu_offset: u64,
@@ -76,10 +82,10 @@ impl fmt::Display for Error {
                 "CU at .debug_info+{cu_offset:#x}: base type '{name}': complex, interval and imaginary float types are not supported"
             ),
             Error::VoidVariable { cu_offset, name } => {
-                write!(f, "CU at .debug_info+{cu_offset:#x}: variable '{name}' has void type (use --btf_encode_force to skip it)")
+                write!(f, "CU at .debug_info+{cu_offset:#x}: variable '{name}' has void type")
             }
             Error::InvalidSymbolName { name } => {
-                write!(f, "symbol '{name}' has a name BTF cannot hold (use --btf_encode_force to skip it)")
+                write!(f, "symbol '{name}' has a name BTF cannot hold")
             }
             Error::DanglingReference { cu_offset, node } => {
                 write!(f, "CU at .debug_info+{cu_offset:#x}: reference to missing type node {node}")
@@ -90,9 +96,20 @@ impl fmt::Display for Error {
             // The CU is named by the caller's context (see encoder/src/units.rs).
             Error::Unencodable { die: Some(die), what, .. } => write!(f, "DIE {die:#x}: {what}"),
             Error::Unencodable { die: None, what, .. } => f.write_str(what),
-            Error::UnknownLanguage { name } => write!(f, "unknown language '{name}' in --lang_exclude"),
+            Error::UnknownLanguage { name } => write!(f, "unknown language '{name}'"),
             Error::TooManyTypes { count } => write!(f, "{count} types do not fit 32-bit BTF type ids"),
         }
+    }
+}
+
+impl Error {
+    /// Whether `encode_force` ([`crate::lower::Features::encode_force`]) skips
+    /// the item instead of failing, as pahole's `--btf_encode_force` does.
+    pub fn skipped_when_forced(&self) -> bool {
+        matches!(
+            self,
+            Error::VoidVariable { .. } | Error::InvalidSymbolName { .. }
+        )
     }
 }
 

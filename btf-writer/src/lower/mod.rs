@@ -443,6 +443,3 @@ mod tests {
         assert!(Context::parse_languages("klingon").is_err());
     }
 }
-
-#[cfg(test)]
-mod e2e_tests;

@@ -5,7 +5,7 @@
 //! knows the number of types and can check every referenced id as it goes.
 
 use super::names::Names;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 use crate::raw::{self, Endian, Kind};
 use crate::types::*;
 
@@ -43,7 +43,7 @@ pub(super) fn count_records(
     types_at: u64,
     endian: Endian,
     first_id: u32,
-) -> Result<u32, Error> {
+) -> Result<u32, FormatError> {
     let mut cursor = Cursor {
         data: types,
         pos: 0,
@@ -53,7 +53,11 @@ pub(super) fn count_records(
     while cursor.pos < types.len() {
         let start = cursor.pos;
         let id = TypeId(first_id.saturating_add(count));
-        let fail = |kind: ErrorKind| Error::new(kind).at(types_at + start as u64).for_type(id);
+        let fail = |kind: ErrorKind| {
+            FormatError::new(kind)
+                .at(types_at + start as u64)
+                .for_type(id)
+        };
         let needed = raw::TYPE_RECORD_LEN as u64;
         if cursor.remaining() < needed {
             return Err(fail(ErrorKind::TruncatedType {
@@ -143,7 +147,7 @@ pub(super) fn decode<'a>(
     count: u32,
     cx: &Context<'_, 'a>,
     out: &mut Vec<Type<'a>>,
-) -> Result<(), Error> {
+) -> Result<(), FormatError> {
     out.reserve(count as usize);
     let mut cursor = Cursor {
         data: types,
@@ -155,7 +159,7 @@ pub(super) fn decode<'a>(
         let start = cursor.pos;
         let id = TypeId(first_id.saturating_add(index));
         let ty = decode_one(&mut cursor, cx)
-            .map_err(|e| Error::new(e).at(types_at + start as u64).for_type(id))?;
+            .map_err(|e| FormatError::new(e).at(types_at + start as u64).for_type(id))?;
         out.push(ty);
     }
     Ok(())

@@ -4,14 +4,14 @@
 use object::{Object, ObjectSection};
 
 use super::{parse, Parsed};
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 
 /// The ELF magic; anything else is taken to be a raw BTF blob.
 const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
 
 /// The bytes of section `name` of an ELF file, `None` if there is no such
 /// section. A compressed section is an error: it cannot be borrowed.
-pub fn elf_section<'a>(elf: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, Error> {
+pub fn elf_section<'a>(elf: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, FormatError> {
     let file = object::File::parse(elf).map_err(|e| ErrorKind::Elf(e.to_string()))?;
     let Some(section) = file.section_by_name(name) else {
         return Ok(None);
@@ -30,7 +30,10 @@ pub fn elf_section<'a>(elf: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, Er
 
 /// Parses the BTF in `bytes`, either a raw blob or an ELF file's `.BTF`
 /// section (then an ELF without `.BTF` is [`ErrorKind::NoBtfSection`]).
-pub fn parse_file<'a>(bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>, Error> {
+pub fn parse_file<'a>(
+    bytes: &'a [u8],
+    base: Option<&Parsed<'a>>,
+) -> Result<Parsed<'a>, FormatError> {
     if bytes.starts_with(ELF_MAGIC) {
         let section = elf_section(bytes, ".BTF")?.ok_or(ErrorKind::NoBtfSection)?;
         parse(section, base)

@@ -2,7 +2,7 @@
 //! that reads `struct btf_header` (the reader, and anything else that needs
 //! a blob's sections, go through [`parse_header`]).
 
-use crate::error::{Error, ErrorKind, Section};
+use crate::error::{ErrorKind, FormatError, Section};
 use crate::raw::{self, header_field as field, Endian, Header, Kind, KindLayout};
 
 /// A validated header and where each section lies in the blob.
@@ -38,11 +38,11 @@ impl Sections<'_> {
     }
 }
 
-fn bytes<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], Error> {
+fn bytes<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], FormatError> {
     data.get(at..at + N)
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| {
-            Error::new(ErrorKind::TruncatedHeader {
+            FormatError::new(ErrorKind::TruncatedHeader {
                 needed: (at + N) as u64,
                 available: data.len() as u64,
             })
@@ -61,26 +61,28 @@ fn bytes<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], Error> {
 /// [`Kind::MAX`] (kinds of a newer format) are accepted as they are.
 /// With `layout_len` zero, `layout_off` is ignored, as libbpf and the
 /// kernel do.
-pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, Error> {
+pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
     let magic = bytes::<2>(data, field::MAGIC)?;
     let endian = Endian::from_magic(magic).ok_or_else(|| {
-        Error::new(ErrorKind::BadMagic(u16::from_le_bytes(magic))).at(field::MAGIC as u64)
+        FormatError::new(ErrorKind::BadMagic(u16::from_le_bytes(magic))).at(field::MAGIC as u64)
     })?;
     let [version] = bytes::<1>(data, field::VERSION)?;
     if version != raw::VERSION {
-        return Err(Error::new(ErrorKind::UnsupportedVersion(version)).at(field::VERSION as u64));
+        return Err(
+            FormatError::new(ErrorKind::UnsupportedVersion(version)).at(field::VERSION as u64)
+        );
     }
     let [flags] = bytes::<1>(data, field::FLAGS)?;
     if flags != 0 {
-        return Err(Error::new(ErrorKind::UnsupportedFlags(flags)).at(field::FLAGS as u64));
+        return Err(FormatError::new(ErrorKind::UnsupportedFlags(flags)).at(field::FLAGS as u64));
     }
     let u32_at = |at: usize| bytes::<4>(data, at).map(|b| endian.u32(b));
     let hdr_len = u32_at(field::HDR_LEN)?;
     if hdr_len < raw::HEADER_LEN {
-        return Err(Error::new(ErrorKind::HeaderTooShort(hdr_len)).at(field::HDR_LEN as u64));
+        return Err(FormatError::new(ErrorKind::HeaderTooShort(hdr_len)).at(field::HDR_LEN as u64));
     }
     if (data.len() as u64) < u64::from(hdr_len) {
-        return Err(Error::new(ErrorKind::TruncatedHeader {
+        return Err(FormatError::new(ErrorKind::TruncatedHeader {
             needed: u64::from(hdr_len),
             available: data.len() as u64,
         })
@@ -110,24 +112,27 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, Error> {
         .get(known as usize..hdr_len as usize)
         .unwrap_or_default();
     if let Some(pos) = tail.iter().position(|&b| b != 0) {
-        return Err(Error::new(ErrorKind::UnknownHeaderFields).at(u64::from(known) + pos as u64));
+        return Err(
+            FormatError::new(ErrorKind::UnknownHeaderFields).at(u64::from(known) + pos as u64)
+        );
     }
 
     let body = data.get(hdr_len as usize..).unwrap_or_default();
     // An out-of-bounds section is reported at its offset field, the first
     // of the two header words that describe it.
-    let section = |which: Section, field_at: usize, off: u32, len: u32| -> Result<&[u8], Error> {
-        let start = off as usize;
-        let end = start.checked_add(len as usize);
-        end.and_then(|end| body.get(start..end)).ok_or_else(|| {
-            Error::new(ErrorKind::SectionOutOfBounds {
-                section: which,
-                off,
-                len,
+    let section =
+        |which: Section, field_at: usize, off: u32, len: u32| -> Result<&[u8], FormatError> {
+            let start = off as usize;
+            let end = start.checked_add(len as usize);
+            end.and_then(|end| body.get(start..end)).ok_or_else(|| {
+                FormatError::new(ErrorKind::SectionOutOfBounds {
+                    section: which,
+                    off,
+                    len,
+                })
+                .at(field_at as u64)
             })
-            .at(field_at as u64)
-        })
-    };
+        };
     let types = section(
         Section::Types,
         field::TYPE_OFF,
@@ -155,7 +160,7 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, Error> {
     )?;
     if header.type_off & 3 != 0 {
         return Err(
-            Error::new(ErrorKind::MisalignedTypeSection(header.type_off))
+            FormatError::new(ErrorKind::MisalignedTypeSection(header.type_off))
                 .at(field::TYPE_OFF as u64),
         );
     }
@@ -171,7 +176,7 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, Error> {
     for (i, a) in spans.iter().enumerate() {
         for b in spans.iter().skip(i + 1) {
             if overlap(*a, *b) {
-                return Err(Error::new(ErrorKind::SectionsOverlap).at(field::TYPE_OFF as u64));
+                return Err(FormatError::new(ErrorKind::SectionsOverlap).at(field::TYPE_OFF as u64));
             }
         }
     }
@@ -193,11 +198,11 @@ fn check_layout_section(
     layout: &[u8],
     layout_at: u64,
     endian: Endian,
-) -> Result<(), Error> {
+) -> Result<(), FormatError> {
     let (off, len) = (header.layout_off, header.layout_len);
     if off & 3 != 0 {
         return Err(
-            Error::new(ErrorKind::MisalignedLayoutSection(off)).at(field::LAYOUT_OFF as u64)
+            FormatError::new(ErrorKind::MisalignedLayoutSection(off)).at(field::LAYOUT_OFF as u64)
         );
     }
     if !layout
@@ -205,11 +210,13 @@ fn check_layout_section(
         .remainder()
         .is_empty()
     {
-        return Err(Error::new(ErrorKind::BadLayoutSectionLength(len)).at(field::LAYOUT_LEN as u64));
+        return Err(
+            FormatError::new(ErrorKind::BadLayoutSectionLength(len)).at(field::LAYOUT_LEN as u64)
+        );
     }
     let types_end = u64::from(header.type_off) + u64::from(header.type_len);
     if u64::from(off) < types_end || u64::from(off) + u64::from(len) > u64::from(header.str_off) {
-        return Err(Error::new(ErrorKind::LayoutSectionMisplaced {
+        return Err(FormatError::new(ErrorKind::LayoutSectionMisplaced {
             off,
             len,
             types_end,
@@ -226,7 +233,7 @@ fn check_layout_section(
         if found != expected {
             // At most KIND_LAYOUTS.len() (20) entries are compared.
             let kind = Kind(index as u8);
-            return Err(Error::new(ErrorKind::KindLayoutMismatch {
+            return Err(FormatError::new(ErrorKind::KindLayoutMismatch {
                 kind,
                 found,
                 expected,

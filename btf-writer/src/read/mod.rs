@@ -26,7 +26,7 @@ pub use self::elf::{elf_section, parse_file};
 pub use self::header::{parse_header, Sections};
 pub use self::names::StringSection;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 use crate::raw::{Endian, Header};
 use crate::strings::{StringIndex, StringTable};
 use crate::types::Btf;
@@ -70,7 +70,7 @@ impl<'a> Parsed<'a> {
 
     /// The name at absolute string offset `offset` (in this blob or a
     /// base).
-    pub fn string_at(&self, offset: u32) -> Result<&'a str, Error> {
+    pub fn string_at(&self, offset: u32) -> Result<&'a str, FormatError> {
         self.names.get(offset)
     }
 
@@ -87,7 +87,7 @@ impl<'a> Parsed<'a> {
     /// A string table seeded with this blob's own string section: writing
     /// with it (`write::WriteOptions::strings`) keeps every existing
     /// offset, so an unchanged BTF is rewritten byte for byte.
-    pub fn string_table(&self) -> Result<StringTable, Error> {
+    pub fn string_table(&self) -> Result<StringTable, FormatError> {
         let own = self.strings();
         StringTable::from_section(own.start, own.bytes)
     }
@@ -96,22 +96,26 @@ impl<'a> Parsed<'a> {
 /// Parses a raw BTF blob in either byte order. With `base`, the blob is a
 /// split BTF on top of it: its type ids continue after the base's, and
 /// string offsets below the base's string length name base strings.
-pub fn parse<'a>(data: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>, Error> {
+pub fn parse<'a>(data: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>, FormatError> {
     let layout = header::parse_header(data)?;
     let strings = layout.strings;
     match strings.first() {
         // libbpf allows an empty string section only for a split.
         None if base.is_none() => {
-            return Err(Error::new(ErrorKind::StringSectionNoLeadingNul).at(layout.strings_at));
+            return Err(
+                FormatError::new(ErrorKind::StringSectionNoLeadingNul).at(layout.strings_at)
+            );
         }
         Some(&first) if first != 0 && base.is_none() => {
-            return Err(Error::new(ErrorKind::StringSectionNoLeadingNul).at(layout.strings_at));
+            return Err(
+                FormatError::new(ErrorKind::StringSectionNoLeadingNul).at(layout.strings_at)
+            );
         }
         _ => {}
     }
     if strings.last().is_some_and(|&b| b != 0) {
         let last_byte = layout.strings_at + strings.len() as u64 - 1;
-        return Err(Error::new(ErrorKind::StringSectionNotTerminated).at(last_byte));
+        return Err(FormatError::new(ErrorKind::StringSectionNotTerminated).at(last_byte));
     }
 
     let (base_type_count, base_str_len, mut names) = match base {

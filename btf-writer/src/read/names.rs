@@ -1,6 +1,6 @@
 //! Name lookup across a BTF's string section and its bases'.
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 
 /// One string section and the absolute offset of its first byte.
 #[derive(Clone, Copy, Debug)]
@@ -30,7 +30,7 @@ impl<'a> StringSection<'a> {
     }
 
     /// The string at `rel` bytes into this section.
-    fn at(&self, rel: usize, offset: u32) -> Result<&'a str, Error> {
+    fn at(&self, rel: usize, offset: u32) -> Result<&'a str, FormatError> {
         // The errors are built only on the way out (let-else, not `ok_or`):
         // an eagerly built one costs a call to its drop on every name read,
         // 6 M instructions for one module's vmlinux base.
@@ -63,7 +63,7 @@ pub(super) struct Names<'a> {
 impl<'a> Names<'a> {
     /// The name at absolute offset `offset`.
     #[inline]
-    pub fn get(&self, offset: u32) -> Result<&'a str, Error> {
+    pub fn get(&self, offset: u32) -> Result<&'a str, FormatError> {
         if offset == 0 {
             // Offset 0 is "" in a standalone section and, for a split, in
             // its base; without this shortcut an empty split section would

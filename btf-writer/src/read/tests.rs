@@ -194,7 +194,7 @@ fn same_bytes(ours: &[u8], theirs: &[u8]) {
 
 #[test]
 fn sample_covers_every_kind() {
-    let kinds: Vec<u8> = all_kinds().types.iter().map(|t| Kind::of(t).0).collect();
+    let kinds: Vec<u8> = all_kinds().types.iter().map(|t| t.kind().0).collect();
     assert_eq!(kinds[..19], (1..=19).collect::<Vec<u8>>());
 }
 
@@ -398,12 +398,12 @@ fn record(id: u32) -> usize {
             Type::Datasec(d) => d.vars.len(),
             _ => 0,
         };
-        at += raw::TYPE_RECORD_LEN + Kind::of(ty).trailing_len(entries as u32).unwrap();
+        at += raw::TYPE_RECORD_LEN + ty.kind().trailing_len(entries as u32).unwrap();
     }
     at
 }
 
-fn err(blob: &[u8]) -> Error {
+fn err(blob: &[u8]) -> FormatError {
     parse(blob, None).unwrap_err()
 }
 
@@ -854,7 +854,7 @@ fn kernel_rejects_what_we_reject() {
 fn kind_counts(btf: &Btf<'_>) -> [u32; 20] {
     let mut counts = [0u32; 20];
     for ty in &btf.types {
-        counts[Kind::of(ty).0 as usize] += 1;
+        counts[ty.kind().0 as usize] += 1;
     }
     counts
 }
@@ -940,11 +940,7 @@ fn reference_module_split_round_trip() {
     let split = parse(&data, Some(&base)).unwrap();
     assert_eq!(split.btf.first_id(), TypeId(94_548));
     assert_eq!(split.btf.base_str_len, base.header.str_len);
-    assert!(split
-        .btf
-        .types
-        .iter()
-        .any(|t| raw::type_name(t) == "xfs_inode"));
+    assert!(split.btf.types.iter().any(|t| t.name() == "xfs_inode"));
     let written = write_split(&split.btf, &base.string_index(), Endian::Little).unwrap();
     same(&split.btf, &parse(&written, Some(&base)).unwrap().btf);
     let index = base.string_index();
@@ -1057,11 +1053,11 @@ fn agrees_with_bpftool(parsed: &Parsed<'_>, file: &str, base: Option<&str>) {
     let mut expected = String::new();
     for (index, ty) in parsed.btf.types.iter().enumerate() {
         let id = parsed.btf.first_id().0 as usize + index;
-        let name = match raw::type_name(ty) {
+        let name = match ty.name() {
             "" => "(anon)",
             name => name,
         };
-        expected += &format!("[{id}] {} '{name}'\n", raw::kind_name(ty));
+        expected += &format!("[{id}] {} '{name}'\n", ty.kind().name());
         if let Type::Struct(c) | Type::Union(c) = ty {
             for m in &c.members {
                 let name = if m.name.is_empty() {
@@ -1147,11 +1143,7 @@ fn debian_elf_btf_of_pahole_1_24() {
     let base = parse_file(&vmlinux, None).unwrap();
     assert_eq!(base.btf.count(), 95_246, "the reference README's count");
     let split = parse_file(&xfs, Some(&base)).unwrap();
-    assert!(split
-        .btf
-        .types
-        .iter()
-        .any(|t| raw::type_name(t) == "xfs_inode"));
+    assert!(split.btf.types.iter().any(|t| t.name() == "xfs_inode"));
     // Rewriting keeps every type, and the kernel accepts the rewrite.
     let written = write(&base.btf, Endian::Little).unwrap();
     same(&base.btf, &parse(&written, None).unwrap().btf);

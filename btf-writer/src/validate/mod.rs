@@ -33,7 +33,7 @@ use std::fmt;
 use crate::raw::Endian;
 
 /// `BTF_MAX_TYPE` (include/uapi/linux/btf.h).
-pub const BTF_MAX_TYPE: u32 = 0x000f_ffff;
+pub const BTF_MAX_TYPE: u32 = crate::raw::MAX_TYPE_ID;
 /// `BTF_MAX_NAME_OFFSET` (include/uapi/linux/btf.h).
 pub const BTF_MAX_NAME_OFFSET: u32 = 0x00ff_ffff;
 /// `BTF_MAX_SIZE` (kernel/bpf/btf.c): the largest blob `BPF_BTF_LOAD` takes.

@@ -5,9 +5,9 @@
 
 use super::intern;
 use super::reserve::Plan;
-use crate::error::{Error, ErrorKind};
-use crate::raw::{self, Endian, Header, HeaderFormat, Kind};
-use crate::types::{Btf, Composite, Enum, Type, TypeId};
+use crate::error::{ErrorKind, FormatError};
+use crate::raw::{self, Endian, Header, HeaderFormat};
+use crate::types::{Btf, Composite, Type, TypeId};
 
 struct Out<'b, 'p> {
     /// What is left of this writer's part of the buffer.
@@ -34,7 +34,7 @@ impl Out<'_, '_> {
     /// The offset of `name`: the next one `reserve` interned for names of
     /// its parity.
     #[inline]
-    fn name(&mut self, name: &str) -> Result<u32, Error> {
+    fn name(&mut self, name: &str) -> Result<u32, FormatError> {
         // Running out would mean reserve and emit disagree: a bug, reported
         // rather than panicking.
         self.names[intern::parity(name)]
@@ -43,33 +43,24 @@ impl Out<'_, '_> {
             .ok_or_else(|| ErrorKind::Internal("writer ran out of interned names").into())
     }
 
+    /// The 12-byte `btf_type`: the name's offset (0 for kinds without a
+    /// name), then the model's own `info` and `size`/`type` words.
     #[inline]
-    fn head(&mut self, name_off: u32, kind: Kind, vlen: usize, kind_flag: bool, size_or_type: u32) {
+    fn head(&mut self, ty: &Type<'_>) -> Result<(), FormatError> {
+        let name_off = match ty.name_field() {
+            Some(name) => self.name(name)?,
+            None => 0,
+        };
         // vlen was checked against MAX_VLEN by reserve.
-        let vlen = u16::try_from(vlen).unwrap_or(u16::MAX);
         self.u32(name_off);
-        self.u32(raw::info(kind, vlen, kind_flag));
-        self.u32(size_or_type);
-    }
-
-    /// A record whose name comes first and whose third word is a size or
-    /// type id, without trailing data.
-    #[inline]
-    fn named(
-        &mut self,
-        name: &str,
-        kind: Kind,
-        kind_flag: bool,
-        size_or_type: u32,
-    ) -> Result<(), Error> {
-        let name = self.name(name)?;
-        self.head(name, kind, 0, kind_flag, size_or_type);
+        self.u32(ty.info());
+        self.u32(ty.size_or_type());
         Ok(())
     }
 }
 
 /// Fills the header and type section of `plan.out`.
-pub(super) fn emit(btf: &Btf<'_>, plan: Plan, endian: Endian) -> Result<Vec<u8>, Error> {
+pub(super) fn emit(btf: &Btf<'_>, plan: Plan, endian: Endian) -> Result<Vec<u8>, FormatError> {
     let Plan {
         name_offsets,
         mut out,
@@ -142,7 +133,7 @@ fn emit_types<'p>(
     out: &mut [u8],
     endian: Endian,
     names: [std::slice::Iter<'p, u32>; 2],
-) -> Result<(), Error> {
+) -> Result<(), FormatError> {
     let mut out = Out {
         rest: out,
         overflow: false,
@@ -159,25 +150,19 @@ fn emit_types<'p>(
     Ok(())
 }
 
-fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
-    let kind = Kind::of(ty);
+/// One record: the head every kind shares, then the kind's own trailing
+/// data.
+fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), FormatError> {
+    out.head(ty)?;
     match ty {
-        Type::Int(t) => {
-            out.named(t.name, kind, false, t.size)?;
-            out.u32(raw::int_data(t.encoding.0, t.offset, t.bits));
-        }
-        Type::Ptr(to) | Type::Volatile(to) | Type::Const(to) | Type::Restrict(to) => {
-            out.head(0, kind, 0, false, to.0);
-        }
+        Type::Int(t) => out.u32(raw::int_data(t.encoding.0, t.offset, t.bits)),
         Type::Array(a) => {
-            out.head(0, kind, 0, false, 0);
             out.u32(a.elem.0);
             out.u32(a.index.0);
             out.u32(a.nelems);
         }
-        Type::Struct(c) | Type::Union(c) => emit_composite(out, kind, c)?,
+        Type::Struct(c) | Type::Union(c) => emit_members(out, c)?,
         Type::Enum(e) => {
-            emit_enum_head(out, kind, e)?;
             for v in &e.values {
                 let name = out.name(v.name)?;
                 out.u32(name);
@@ -186,7 +171,6 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
             }
         }
         Type::Enum64(e) => {
-            emit_enum_head(out, kind, e)?;
             for v in &e.values {
                 let name = out.name(v.name)?;
                 out.u32(name);
@@ -195,26 +179,8 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
                 out.u32(hi32);
             }
         }
-        Type::Fwd(f) => out.named(f.name, kind, f.union, 0)?,
-        Type::Typedef(n) => out.named(n.name, kind, false, n.ty.0)?,
-        Type::TypeTag(t) => out.named(t.name, kind, t.attribute, t.ty.0)?,
-        Type::Func(o) => {
-            let name = out.name(o.name)?;
-            // FUNC keeps its linkage in vlen.
-            out.head(
-                name,
-                kind,
-                raw::linkage_value(o.linkage) as usize,
-                false,
-                o.ty.0,
-            );
-        }
-        Type::Var(o) => {
-            out.named(o.name, kind, false, o.ty.0)?;
-            out.u32(raw::linkage_value(o.linkage));
-        }
+        Type::Var(o) => out.u32(raw::linkage_value(o.linkage)),
         Type::FuncProto(p) => {
-            out.head(0, kind, p.params.len(), false, p.ret.0);
             for param in &p.params {
                 let name = out.name(&param.name)?;
                 out.u32(name);
@@ -222,32 +188,27 @@ fn emit_type(out: &mut Out<'_, '_>, ty: &Type<'_>) -> Result<(), Error> {
             }
         }
         Type::Datasec(d) => {
-            let name = out.name(d.name)?;
-            out.head(name, kind, d.vars.len(), false, d.size);
             for v in &d.vars {
                 out.u32(v.ty.0);
                 out.u32(v.offset);
                 out.u32(v.size);
             }
         }
-        Type::Float(f) => out.named(f.name, kind, false, f.size)?,
-        Type::DeclTag(t) => {
-            out.named(t.name, kind, t.attribute, t.ty.0)?;
-            out.u32(t.component_idx as u32);
-        }
+        Type::DeclTag(t) => out.u32(t.component_idx as u32),
+        Type::Ptr(_)
+        | Type::Volatile(_)
+        | Type::Const(_)
+        | Type::Restrict(_)
+        | Type::Fwd(_)
+        | Type::Typedef(_)
+        | Type::TypeTag(_)
+        | Type::Func(_)
+        | Type::Float(_) => {}
     }
     Ok(())
 }
 
-fn emit_enum_head(out: &mut Out<'_, '_>, kind: Kind, e: &Enum<'_>) -> Result<(), Error> {
-    let name = out.name(e.name)?;
-    out.head(name, kind, e.values.len(), e.signed, e.size);
-    Ok(())
-}
-
-fn emit_composite(out: &mut Out<'_, '_>, kind: Kind, c: &Composite<'_>) -> Result<(), Error> {
-    let name = out.name(c.name)?;
-    out.head(name, kind, c.members.len(), c.kind_flag, c.size);
+fn emit_members(out: &mut Out<'_, '_>, c: &Composite<'_>) -> Result<(), FormatError> {
     for (index, m) in c.members.iter().enumerate() {
         let offset = raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset).ok_or(
             ErrorKind::BitfieldOffsetTooLarge {

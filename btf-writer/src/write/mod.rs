@@ -4,7 +4,7 @@
 //! types once, checks every limit of the format and interns every name
 //! (so the string section and all offsets are known), then `emit` writes
 //! header, type records and strings into a buffer of the exact size. Input
-//! that the format cannot hold is an [`Error`], never a truncation.
+//! that the format cannot hold is an [`FormatError`], never a truncation.
 //!
 //! The output is a function of the input only: names are interned in type
 //! order (the type's name, then its members', values' or parameters'), and
@@ -31,7 +31,7 @@ mod emit;
 mod intern;
 mod reserve;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, FormatError};
 use crate::raw::{Endian, HeaderFormat};
 use crate::strings::{StringIndex, StringTable};
 use crate::types::Btf;
@@ -55,7 +55,7 @@ pub struct WriteOptions<'i, 'b> {
 }
 
 /// Serializes `btf` (standalone, or split without base string reuse).
-pub fn write(btf: &Btf<'_>, endian: Endian) -> Result<Vec<u8>, Error> {
+pub fn write(btf: &Btf<'_>, endian: Endian) -> Result<Vec<u8>, FormatError> {
     write_with(
         btf,
         WriteOptions {
@@ -73,7 +73,7 @@ pub fn write_split(
     btf: &Btf<'_>,
     base: &StringIndex<'_>,
     endian: Endian,
-) -> Result<Vec<u8>, Error> {
+) -> Result<Vec<u8>, FormatError> {
     write_with(
         btf,
         WriteOptions {
@@ -85,7 +85,7 @@ pub fn write_split(
 }
 
 /// Serializes `btf` as `options` say.
-pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8>, Error> {
+pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8>, FormatError> {
     if let Some(base) = options.base_strings {
         if base.end() != btf.base_str_len {
             return Err(ErrorKind::BaseStringsMismatch {

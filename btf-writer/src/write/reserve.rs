@@ -7,8 +7,8 @@
 //! the first type at fault exactly.
 
 use super::intern;
-use crate::error::{Error, ErrorKind};
-use crate::raw::{self, Header, HeaderFormat, Kind};
+use crate::error::{ErrorKind, FormatError};
+use crate::raw::{self, Header, HeaderFormat};
 use crate::strings::{StringIndex, StringTable};
 use crate::types::{Btf, Composite, Type, TypeId};
 
@@ -50,7 +50,7 @@ pub(super) struct Cut {
 
 /// Where [`check_type`] sends each name, in the order emit writes them.
 trait Names<'a> {
-    fn name(&mut self, name: &'a str) -> Result<(), Error>;
+    fn name(&mut self, name: &'a str) -> Result<(), FormatError>;
 }
 
 /// Interns on the spot: the sequential path.
@@ -62,7 +62,7 @@ struct Interner<'i, 'b> {
 
 impl<'a> Names<'a> for Interner<'_, '_> {
     #[inline]
-    fn name(&mut self, name: &'a str) -> Result<(), Error> {
+    fn name(&mut self, name: &'a str) -> Result<(), FormatError> {
         let base_offset = self.base.and_then(|base| base.find(name));
         let offset = match base_offset {
             Some(offset) => offset,
@@ -81,7 +81,7 @@ struct Collector<'a> {
 
 impl<'a> Names<'a> for Collector<'a> {
     #[inline]
-    fn name(&mut self, name: &'a str) -> Result<(), Error> {
+    fn name(&mut self, name: &'a str) -> Result<(), FormatError> {
         self.names.push(name);
         self.per_parity[intern::parity(name)] += 1;
         Ok(())
@@ -93,7 +93,7 @@ pub(super) fn reserve(
     base: Option<&StringIndex<'_>>,
     strings: Option<StringTable>,
     format: HeaderFormat,
-) -> Result<Plan, Error> {
+) -> Result<Plan, FormatError> {
     reserve_from(btf, base, strings, format, PARALLEL_MIN_TYPES)
 }
 
@@ -111,7 +111,7 @@ pub(super) fn reserve_from(
     strings: Option<StringTable>,
     format: HeaderFormat,
     parallel_min_types: usize,
-) -> Result<Plan, Error> {
+) -> Result<Plan, FormatError> {
     let last_id = u64::from(btf.base_type_count) + btf.types.len() as u64;
     if last_id > u64::from(raw::MAX_TYPE_ID) {
         return Err(ErrorKind::TooManyTypes(last_id).into());
@@ -138,7 +138,7 @@ fn reserve_sequential(
     base: Option<&StringIndex<'_>>,
     table: StringTable,
     format: HeaderFormat,
-) -> Result<Plan, Error> {
+) -> Result<Plan, FormatError> {
     let mut interner = Interner {
         table,
         base,
@@ -176,7 +176,7 @@ fn reserve_parallel<'a>(
     base: Option<&StringIndex<'_>>,
     table: &StringTable,
     format: HeaderFormat,
-) -> Option<Result<Plan, Error>> {
+) -> Option<Result<Plan, FormatError>> {
     let (first, second) = btf.types.split_at(btf.types.len() / 2);
     let collect = |types: &[Type<'a>]| {
         // About two names a type (vmlinux: 1.9): few regrowths.
@@ -219,7 +219,7 @@ fn reserve_parallel<'a>(
 /// Checks the kernel's limit on string offsets against a (non-empty)
 /// section of `len` bytes that starts at absolute offset `start`; returns
 /// the length.
-fn check_strings(start: u32, len: usize) -> Result<u32, Error> {
+fn check_strings(start: u32, len: usize) -> Result<u32, FormatError> {
     let end = u64::from(start) + len as u64;
     if end.saturating_sub(1) > u64::from(raw::MAX_NAME_OFFSET) {
         return Err(ErrorKind::StringsTooLarge(end).into());
@@ -228,115 +228,63 @@ fn check_strings(start: u32, len: usize) -> Result<u32, Error> {
     Ok(len as u32)
 }
 
-/// Checks one type, sends its names to `names`, returns its record length.
-fn check_type<'a>(ty: &Type<'a>, last_id: u32, names: &mut impl Names<'a>) -> Result<u64, Error> {
-    let check_ref = |id: TypeId| -> Result<(), Error> {
-        if id.0 > last_id {
-            Err(ErrorKind::TypeIdOutOfRange(id.0).into())
-        } else {
-            Ok(())
-        }
-    };
-    let vlen = |n: usize| -> Result<u32, Error> {
-        if n > raw::MAX_VLEN as usize {
-            Err(ErrorKind::VlenTooLarge(n).into())
-        } else {
-            Ok(n as u32)
-        }
-    };
-    let kind = Kind::of(ty);
-    let entries = match ty {
+/// Checks one type, sends its names to `names` (the record's own, then
+/// its entries', in the order `emit` writes them), returns its record
+/// length.
+fn check_type<'a>(
+    ty: &Type<'a>,
+    last_id: u32,
+    names: &mut impl Names<'a>,
+) -> Result<u64, FormatError> {
+    if let Some(name) = ty.name_field() {
+        names.name(name)?;
+    }
+    match ty {
         Type::Int(t) => {
             raw::check_int(t.size, t.encoding.0, t.offset, t.bits).map_err(ErrorKind::BadInt)?;
-            names.name(t.name)?;
-            0
         }
-        Type::Ptr(to) | Type::Volatile(to) | Type::Const(to) | Type::Restrict(to) => {
-            check_ref(*to)?;
-            0
-        }
-        Type::Array(a) => {
-            check_ref(a.elem)?;
-            check_ref(a.index)?;
-            0
-        }
-        Type::Struct(c) | Type::Union(c) => {
-            names.name(c.name)?;
-            check_members(c, &check_ref, names)?;
-            vlen(c.members.len())?
-        }
+        Type::Struct(c) | Type::Union(c) => check_members(c, names)?,
         Type::Enum(e) => {
-            names.name(e.name)?;
             for v in &e.values {
                 if !raw::enum_value_fits(v.value) {
                     return Err(ErrorKind::EnumValueTooLarge(v.value).into());
                 }
                 names.name(v.name)?;
             }
-            vlen(e.values.len())?
         }
         Type::Enum64(e) => {
-            names.name(e.name)?;
             for v in &e.values {
                 names.name(v.name)?;
             }
-            vlen(e.values.len())?
-        }
-        Type::Fwd(f) => {
-            names.name(f.name)?;
-            0
-        }
-        Type::Typedef(n) => {
-            names.name(n.name)?;
-            check_ref(n.ty)?;
-            0
-        }
-        Type::TypeTag(t) => {
-            names.name(t.name)?;
-            check_ref(t.ty)?;
-            0
-        }
-        Type::Func(o) | Type::Var(o) => {
-            names.name(o.name)?;
-            check_ref(o.ty)?;
-            0
         }
         Type::FuncProto(p) => {
-            check_ref(p.ret)?;
             for param in &p.params {
                 names.name(param.name.as_str())?;
-                check_ref(param.ty)?;
             }
-            vlen(p.params.len())?
         }
-        Type::Datasec(d) => {
-            names.name(d.name)?;
-            for v in &d.vars {
-                check_ref(v.ty)?;
-            }
-            vlen(d.vars.len())?
+        _ => {}
+    }
+    let mut bad_ref = None;
+    ty.for_each_ref(|id| {
+        if bad_ref.is_none() && id.0 > last_id {
+            bad_ref = Some(id.0);
         }
-        Type::Float(f) => {
-            names.name(f.name)?;
-            0
-        }
-        Type::DeclTag(t) => {
-            names.name(t.name)?;
-            check_ref(t.ty)?;
-            0
-        }
-    };
+    });
+    if let Some(id) = bad_ref {
+        return Err(ErrorKind::TypeIdOutOfRange(id).into());
+    }
+    let vlen = ty.vlen();
+    if vlen > raw::MAX_VLEN as usize {
+        return Err(ErrorKind::VlenTooLarge(vlen).into());
+    }
+    let kind = ty.kind();
     let trailing = kind
-        .trailing_len(entries)
+        .trailing_len(vlen as u32)
         .ok_or(ErrorKind::UnknownKind(kind.0))?;
     Ok((raw::TYPE_RECORD_LEN + trailing) as u64)
 }
 
-fn check_members<'a>(
-    c: &Composite<'a>,
-    check_ref: &impl Fn(TypeId) -> Result<(), Error>,
-    names: &mut impl Names<'a>,
-) -> Result<(), Error> {
+fn check_members<'a>(c: &Composite<'a>, names: &mut impl Names<'a>) -> Result<(), FormatError> {
     for (index, m) in c.members.iter().enumerate() {
         if raw::member_offset(c.kind_flag, m.bitfield_size, m.bit_offset).is_none() {
             let kind = if c.kind_flag {
@@ -350,7 +298,6 @@ fn check_members<'a>(
             return Err(kind.into());
         }
         names.name(m.name.as_str())?;
-        check_ref(m.ty)?;
     }
     Ok(())
 }

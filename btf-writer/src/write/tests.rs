@@ -15,7 +15,7 @@ fn one(ty: Type<'static>) -> Btf<'static> {
     btf
 }
 
-fn write_err(btf: &Btf<'_>) -> Error {
+fn write_err(btf: &Btf<'_>) -> FormatError {
     write(btf, Endian::Little).unwrap_err()
 }
 
@@ -129,7 +129,7 @@ fn both_ways(
     btf: &Btf<'_>,
     base: Option<&crate::strings::StringIndex<'_>>,
     table: Option<&crate::strings::StringTable>,
-) -> (Result<Vec<u8>, Error>, Result<Vec<u8>, Error>) {
+) -> (Result<Vec<u8>, FormatError>, Result<Vec<u8>, FormatError>) {
     let with = |parallel_min_types| {
         let plan = reserve::reserve_from(
             btf,

@@ -318,9 +318,7 @@ impl<'a> Collapser<'a> {
                 continue;
             };
             let mut t = std::mem::replace(slot, Type::Ptr(TypeId::VOID));
-            crate::refs::remap_ids(&mut t, |id| {
-                ids.get(id).ok_or(Error::Unresolved { type_id: id })
-            })?;
+            t.remap_refs(|id| ids.get(id).ok_or(Error::Unresolved { type_id: id }))?;
             self.btf.types.push(t);
         }
         Ok((
@@ -729,7 +727,7 @@ mod tests {
                 .expect("add");
             let shift = whole.types.len() as u32;
             whole.types.extend(types.iter().cloned().map(|mut t| {
-                let _ = crate::refs::remap_ids::<()>(&mut t, |id| {
+                let _ = t.remap_refs::<()>(|id| {
                     Ok(if id == TypeId::VOID {
                         id
                     } else {

@@ -7,8 +7,6 @@
 //! is which.
 
 use super::super::Error;
-#[cfg(test)]
-use crate::refs::for_each_id;
 use crate::types::{Type, TypeId};
 
 /// The references of a table's types (0-based indexes, `void` left out,
@@ -114,7 +112,7 @@ impl EdgeSink<'_> {
 /// Visits `t`'s references into `sink`, for a [`Graph`] of nothing else.
 #[cfg(test)]
 pub(super) fn refs_only(t: &Type<'_>, sink: &mut EdgeSink<'_>) {
-    for_each_id(t, |id| sink.add(id));
+    t.for_each_ref(|id| sink.add(id));
 }
 
 /// The components of a [`Graph`].

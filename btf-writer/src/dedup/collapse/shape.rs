@@ -94,11 +94,11 @@ pub(super) fn same_shape(
 /// (names by a [`sketch`]): the part of a type's key that does not depend
 /// on where its references point, so it can be computed for a CU before
 /// its types are matched. Hands `refs` every type id `t` refers to, in the
-/// order of [`crate::refs::for_each_id`], on the way: the collapse needs
+/// order of [`Type::for_each_ref`], on the way: the collapse needs
 /// both for every type of a CU, and one dispatch on the kind and one walk
 /// over the members or parameters do for both.
 pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u64 {
-    let k = Key::new(u64::from(crate::raw::Kind::of(t).0));
+    let k = Key::new(u64::from(t.kind().0));
     let k = match t {
         Type::Int(x) => k
             .word(sketch(x.name))
@@ -220,7 +220,7 @@ fn sketch(name: &str) -> u64 {
 /// references judged by the same words get the same key.
 pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> u64) -> u64 {
     let mut k = Key::new(own);
-    crate::refs::for_each_id(t, |id| k = k.word(refs(id)));
+    t.for_each_ref(|id| k = k.word(refs(id)));
     k.finish()
 }
 
@@ -230,7 +230,7 @@ mod tests {
     use crate::test_types::test_name;
     use crate::types::{Array, Composite, FuncProto, Member, Named, Param};
 
-    /// The references handed out are those `for_each_id` visits, in its
+    /// The references handed out are those `Type::for_each_ref` visits, in its
     /// order, for every kind that has any.
     #[test]
     fn own_hash_hands_out_the_references_in_record_order() {
@@ -276,7 +276,7 @@ mod tests {
         ];
         for t in &types {
             let mut visited = Vec::new();
-            crate::refs::for_each_id(t, |id| visited.push(id));
+            t.for_each_ref(|id| visited.push(id));
             let mut handed = Vec::new();
             own_hash_and_refs(t, |id| handed.push(id));
             assert_eq!(handed, visited, "{t:?}");

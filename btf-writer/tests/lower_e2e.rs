@@ -1,4 +1,4 @@
-//! End to end: C source → compiler → our walk, lowering, assembly and dedup,
+//! End to end, through the public API: C source → compiler → our walk, lowering, assembly and dedup,
 //! compared with what pahole 1.24 (`/usr/bin/pahole`, the reference nobody
 //! here wrote) encodes from the same object. The comparison is the team's
 //! semantic, id-order-independent diff.
@@ -12,9 +12,9 @@ use std::process::Command;
 use bumpalo::Bump;
 use dwarf::{ElfFile, ElfKind};
 
-use super::*;
-use crate::diff::{diff_with_examples, DiffReport};
-use crate::encode::{assemble, SplitBase};
+use btf::diff::{diff_with_examples, DiffReport};
+use btf::encode::{assemble, SplitBase};
+use btf::lower::*;
 
 /// A scratch directory under the system temp dir, removed on drop.
 struct Scratch(PathBuf);
@@ -98,8 +98,8 @@ fn encode_and_diff(object: &Path, features: Features, reference: &[u8]) -> DiffR
         lowered.push(lower_cu(&cu, &ctx).expect("lower unit"));
     }
     let btf = assemble(lowered, &ctx, None).expect("assemble");
-    let deduped = crate::dedup::dedup(&btf, None).expect("dedup");
-    let theirs = crate::read::parse(reference, None).expect("parse pahole BTF");
+    let deduped = btf::dedup::dedup(&btf, None).expect("dedup");
+    let theirs = btf::read::parse(reference, None).expect("parse pahole BTF");
     diff_with_examples(&deduped.btf, None, &theirs.btf, None, 20)
 }
 
@@ -327,10 +327,10 @@ fn e2e_vmlinux_against_reference() {
     let lowered_at = started.elapsed();
     let btf = assemble(lowered, &ctx, None).expect("assemble");
     let pre_dedup = btf.count();
-    let deduped = crate::dedup::dedup(&btf, None).expect("dedup");
+    let deduped = btf::dedup::dedup(&btf, None).expect("dedup");
     let done = started.elapsed();
     let reference = std::fs::read(reference).expect("read reference");
-    let theirs = crate::read::parse(&reference, None).expect("parse reference");
+    let theirs = btf::read::parse(&reference, None).expect("parse reference");
     let report = diff_with_examples(&deduped.btf, None, &theirs.btf, None, 100000);
     eprintln!(
         "lowered in {lowered_at:?}, deduped in {done:?}: {pre_dedup} types before dedup, {} after; reference {}",
@@ -399,7 +399,7 @@ fn e2e_module_split_against_reference() {
         Err(_) => Features::default(),
     };
     let base_bytes = std::fs::read(base).expect("read base");
-    let base = crate::read::parse(&base_bytes, None).expect("parse base");
+    let base = btf::read::parse(&base_bytes, None).expect("parse base");
     let elf = ElfFile::open(&module).expect("open module");
     let dwarf = elf.dwarf().expect("DWARF sections");
     let symbols = elf.symbols().expect("symbols");
@@ -417,9 +417,9 @@ fn e2e_module_split_against_reference() {
         str_len: base.str_end(),
     };
     let btf = assemble(lowered, &ctx, Some(split_base)).expect("assemble");
-    let deduped = crate::dedup::dedup(&btf, Some(&base.btf)).expect("dedup");
+    let deduped = btf::dedup::dedup(&btf, Some(&base.btf)).expect("dedup");
     let reference = std::fs::read(reference).expect("read reference");
-    let theirs = crate::read::parse(&reference, Some(&base)).expect("parse reference");
+    let theirs = btf::read::parse(&reference, Some(&base)).expect("parse reference");
     let report = diff_with_examples(
         &deduped.btf,
         Some(&base.btf),
