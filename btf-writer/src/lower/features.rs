@@ -65,6 +65,10 @@ pub struct Features {
     pub global_var: bool,
     /// `attributes`: type attributes for BPF arena kfunc arguments.
     pub attributes: bool,
+    /// `true_signature`: FUNCs for `.isra`/`.constprop` clones under their
+    /// suffixed symbol name, and for clang's `DW_CC_nocall` functions the
+    /// signature the code has (see `lower/true_signature.rs`).
+    pub true_signature: bool,
     /// `layout`: write the 32-byte header, and for base (not split) BTF
     /// the kind layout section after the types (libbpf 1.8's
     /// `add_layout`; Linux 7.2+ asks pahole >= 1.31 for it). See
@@ -150,6 +154,11 @@ const FEATURE_NAMES: &[FeatureName] = &[
         set: |f| f.attributes = true,
     },
     FeatureName {
+        name: "true_signature",
+        in_default: false,
+        set: |f| f.true_signature = true,
+    },
+    FeatureName {
         name: "layout",
         in_default: false,
         set: |f| f.layout = true,
@@ -160,7 +169,7 @@ const FEATURE_NAMES: &[FeatureName] = &[
 /// (issue 14). They are not unknown: `--btf_features_strict` takes them as
 /// pahole does, and the encoder reports that it leaves them out. A name
 /// moved into [`FEATURE_NAMES`] is found there first.
-const NOT_IMPLEMENTED: &[&str] = &["true_signature"];
+const NOT_IMPLEMENTED: &[&str] = &[];
 
 /// pahole copies a `--btf_features` argument into a buffer of this many
 /// bytes before splitting it (pahole.c `BTF_MAX_FEATURE_STR`); the rest is
@@ -270,6 +279,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            true_signature: false,
             layout: false,
             rules: Rules::V1_31,
         }
@@ -292,6 +302,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            true_signature: false,
             layout: false,
             rules: Rules::V1_24,
         }

@@ -363,10 +363,13 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             summary.len
         };
         if len != 1 {
-            // parameter__multi_exprs: a constant first says nothing.
+            // parameter__multi_exprs: a constant first says nothing but
+            // that (in the first location) the value is a constant.
             if is_constant(first) {
+                entry.loc_const_value |= loc_num == 0;
                 continue;
             }
+            record_pieces(*expr, encoding, &mut entry.piece_fields);
             // Read as a value of at most a register's size: only the
             // first operation, in the first location.
             if loc_num == 0 {
@@ -383,6 +386,10 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             }
             continue;
         }
+        if loc_num == 0 {
+            entry.loc_stack |= first == DW_OP_FBREG;
+            entry.loc_const_value |= is_constant(first);
+        }
         let found = match first {
             op if is_reg(op) && loc_num == 0 => Some(op - DW_OP_REG0),
             op if is_breg(op) && loc_num == 0 && had_stack_value => Some(op - DW_OP_BREG0),
@@ -398,6 +405,61 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             set_first(&mut entry.register, reg);
             set_first(&mut entry.wide_register, reg);
         }
+    }
+}
+
+/// `DW_OP_piece`.
+const DW_OP_PIECE: u8 = 0x93;
+/// `DW_OP_fbreg`.
+const DW_OP_FBREG: u8 = 0x91;
+
+/// pahole's `parameter__multi_exprs` for an aggregate wider than a
+/// register: the byte offset where each `DW_OP_piece` after the first
+/// operation starts goes to `fields[0]` (below `ADDR_SIZE`) or, less
+/// `ADDR_SIZE`, to `fields[1]`; a leading `DW_OP_piece` only moves the
+/// offset. Offsets outside 0..64 are not recorded. The lowering reads the
+/// result only for such aggregates, on machines that pass them in two
+/// registers.
+fn record_pieces(expr: Reader<'_>, encoding: gimli::Encoding, fields: &mut [u64; 2]) {
+    let addr_size = i64::from(encoding.address_size);
+    let mut input = expr;
+    let mut offset: i64 = 0;
+    let mut index = 0usize;
+    while let Some((opcode, op)) = next_op(&mut input, encoding) {
+        if opcode == DW_OP_PIECE {
+            let bytes = match op {
+                Operation::Piece { size_in_bits, .. } => (size_in_bits / 8) as i64,
+                _ => 0,
+            };
+            if index == 0 {
+                offset = bytes;
+            } else {
+                let (slot, at) = if offset < addr_size {
+                    (0, offset)
+                } else {
+                    (1, offset - addr_size)
+                };
+                if (0..64).contains(&at) {
+                    fields[slot] |= 1u64 << at;
+                }
+                offset = offset.saturating_add(bytes);
+            }
+        }
+        index += 1;
+    }
+}
+
+/// pahole's `parameter__finish_piece_decode`: when the pieces put exactly
+/// one member in exactly one of the two halves, its byte offset.
+pub(crate) fn piece_member_offset(fields: [u64; 2], address_size: u8) -> Option<u32> {
+    let [first, second] = fields;
+    if (first == 0) == (second == 0) || first.count_ones() >= 2 || second.count_ones() >= 2 {
+        return None;
+    }
+    if first.count_ones() == 1 {
+        Some(first.trailing_zeros())
+    } else {
+        Some(u32::from(address_size) + second.trailing_zeros())
     }
 }
 

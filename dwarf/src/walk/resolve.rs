@@ -51,6 +51,8 @@ pub(super) struct ParamOrigin<'input> {
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
+    /// Its index among its function's parameter DIEs.
+    pub index: usize,
 }
 
 /// A variable as read, before inheritance.
@@ -329,6 +331,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             } else {
                 raw.decl_tags
             };
+            // ftype__recode_dwarf_types: a parameter at another index than
+            // its direct abstract origin.
+            let reordered_params = raw.params.iter().enumerate().any(|(index, param)| {
+                param
+                    .origin
+                    .and_then(|origin| self.param_by_offset.get(origin))
+                    .is_some_and(|origin| origin.index != index)
+            });
             functions.push(Function {
                 name,
                 linkage_name: raw
@@ -346,6 +356,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 low_pc: raw.low_pc,
                 nocall: raw.nocall || inherited().any(|f| f.nocall),
                 signature_changed: self.signature_changed(raw),
+                reordered_params,
                 decl_tags,
             });
         }

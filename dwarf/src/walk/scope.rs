@@ -844,15 +844,22 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
         let ty = self.optional_type_ref(attrs, offset)?;
         let origin = self.reference(attrs, dw::DW_AT_abstract_origin, offset)?;
-        self.param_by_offset
-            .insert(offset, ParamOrigin { name, ty, origin });
         let index = match self.stack.last() {
             Some(Scope::Function { first_param, .. }) => {
                 self.open_function_params.len().saturating_sub(*first_param)
             }
             _ => 0,
         };
-        let (location, entry) = location::param_facts(
+        self.param_by_offset.insert(
+            offset,
+            ParamOrigin {
+                name,
+                ty,
+                origin,
+                index,
+            },
+        );
+        let (location, mut entry) = location::param_facts(
             self.dwarf,
             self.unit,
             attrs.get(dw::DW_AT_location),
@@ -861,6 +868,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             index,
             &mut self.location_exprs,
         );
+        // parameter__record_true_sig_member looks the member up in the
+        // DIE's own type, and only for a DIE with its own name.
+        if name.is_some() && ty.is_some() {
+            entry.piece_member_offset =
+                location::piece_member_offset(entry.piece_fields, self.unit.encoding().address_size);
+        }
         // pahole gives parameters past its register count no location at
         // all, so they have nothing to share.
         if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
