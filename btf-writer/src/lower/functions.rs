@@ -303,6 +303,7 @@ pub(crate) fn function_candidates<'input>(
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
         found.signature_checked = !relocatable && !elf.has_cold_piece;
         if let Some(symbols) = &table.true_signature {
+            let symbols = (!relocatable).then_some(symbols);
             true_signature::rewrite(&mut found, function, cu, map, machine, pointer_size, symbols)?;
         }
         candidates.push(found);

@@ -126,7 +126,10 @@ struct State<'input> {
 
 /// Adjusts a FUNC candidate of `function` for `true_signature`: its
 /// verdict and prototype as pahole computes them with the feature on, and
-/// the suffixed symbol it may be encoded under.
+/// the suffixed symbol it may be encoded under. `symbols` is `None` for a
+/// relocatable file: libdwfl gives its sections addresses of its own
+/// (after a red zone), which never equal the symbols' section offsets, so
+/// pahole finds no suffixed symbol at a definition's address there.
 pub(crate) fn rewrite<'input>(
     candidate: &mut FunctionCandidate<'input>,
     function: &Function<'input, '_>,
@@ -134,7 +137,7 @@ pub(crate) fn rewrite<'input>(
     map: &TypeMap<'_, 'input, '_>,
     machine: u16,
     pointer_size: u32,
-    symbols: &SuffixedSymbols<'input>,
+    symbols: Option<&SuffixedSymbols<'input>>,
 ) -> Result<(), Error> {
     let abi = Abi {
         registers: dwarf::walk::entry_register_params(machine),
@@ -225,7 +228,7 @@ pub(crate) fn rewrite<'input>(
         params: params.into_boxed_slice(),
     };
     candidate.true_signature = TrueSignature {
-        symbol: symbols.at(function.name, function.low_pc),
+        symbol: symbols.and_then(|symbols| symbols.at(function.name, function.low_pc)),
         reordered,
     };
     Ok(())
