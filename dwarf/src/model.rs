@@ -366,6 +366,10 @@ pub struct Function<'input, 'arena> {
     pub inline: bool,
     /// `DW_AT_low_pc` of the out-of-line code (or first range), if any.
     pub low_pc: Option<u64>,
+    /// pahole's `function__addr`: `DW_AT_low_pc` alone (libdw's
+    /// `dwarf_lowpc`); a function described by `DW_AT_ranges` (split into
+    /// a main and a `.cold` piece) has none.
+    pub address: Option<u64>,
     /// `DW_AT_calling_convention` is `DW_CC_nocall`: callers cannot use
     /// the declared signature.
     pub nocall: bool,

@@ -508,6 +508,7 @@ mod tests {
             ("distilled_base", f.distilled_base),
             ("global_var", f.global_var),
             ("attributes", f.attributes),
+            ("true_signature", f.true_signature),
         ]
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))
@@ -669,9 +670,9 @@ mod tests {
                 with(DEFAULT, &["global_var"]),
             ),
             (
-                "strict known to pahole only",
+                "strict, layout and true_signature",
                 vec![strict("layout,true_signature,var")],
-                vec!["var"],
+                vec!["var", "true_signature"],
             ),
         ];
         for (what, options, expected) in cases {
@@ -707,15 +708,16 @@ mod tests {
         let fits = format!("{}float", ",".repeat(MAX_FEATURE_STR - 5));
         assert_eq!(on(&Features::parse(&fits, true).unwrap()), ["float"]);
 
-        // The notes: ignored names (pahole -V prints them) and names pahole
-        // has that btfenc leaves out.
-        let (_, notes) = Features::from_pahole_options([
+        // The notes: ignored names (pahole -V prints them); every name
+        // pahole 1.31 has is implemented now.
+        let (features, notes) = Features::from_pahole_options([
             list("bogus,true_signature,var"),
             list("true_signature"),
         ])
         .unwrap();
         assert_eq!(notes.ignored, ["bogus"]);
-        assert_eq!(notes.not_implemented, ["true_signature"]);
+        assert!(notes.not_implemented.is_empty());
+        assert!(features.true_signature);
     }
 
     #[test]

@@ -1387,6 +1387,7 @@ mod tests {
             signature_checked: true,
             kfunc_flags: None,
             signature_changed: false,
+            true_signature: TrueSignature::default(),
         }
     }
 

@@ -322,6 +322,7 @@ pub(crate) mod test_support {
             declaration,
             inline: false,
             low_pc: Some(0x1000),
+            address: Some(0x1000),
             nocall: false,
             signature_changed: false,
             reordered_params: false,

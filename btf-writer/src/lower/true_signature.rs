@@ -228,7 +228,7 @@ pub(crate) fn rewrite<'input>(
         params: params.into_boxed_slice(),
     };
     candidate.true_signature = TrueSignature {
-        symbol: symbols.and_then(|symbols| symbols.at(function.name, function.low_pc)),
+        symbol: symbols.and_then(|symbols| symbols.at(function.name, function.address)),
         reordered,
     };
     Ok(())

@@ -347,7 +347,8 @@ fn summarize(expr: Reader<'_>, encoding: gimli::Encoding) -> Result<Option<ExprS
 /// pahole's `parameter__decode_location` (with `parameter__multi_exprs`)
 /// over the location expressions of one parameter, in list order, into
 /// `entry`'s two readings of `loc_reg`. `DW_OP_fbreg` and constants only
-/// matter to pahole's `true_signature` rules, which are not implemented.
+/// matter to pahole's `true_signature` rules (`loc_stack`,
+/// `loc_const_value`, and the pieces of a wide aggregate).
 fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut ParamEntry) {
     for (loc_num, expr) in exprs.iter().enumerate() {
         let summary = match summarize(*expr, encoding) {
@@ -660,6 +661,47 @@ mod tests {
         assert_eq!(decode(&[&[], &[0x55]]), (None, None));
         // A malformed expression ends the list, as libdw's error does.
         assert_eq!(decode(&[&[0x08], entry_rsi]), (None, None));
+    }
+
+    /// pahole 1436daf's `parameter__multi_exprs` piece bookkeeping and
+    /// `parameter__finish_piece_decode`, on hand-made expressions.
+    #[test]
+    fn pieces_follow_pahole_1436daf() {
+        let pieces = |bytes: &[u8]| {
+            let mut fields = [0u64; 2];
+            record_pieces(reader(bytes), encoding(), &mut fields);
+            fields
+        };
+        // DW_OP_reg5, DW_OP_piece 8, DW_OP_reg4, DW_OP_piece 8: one piece
+        // in each half: the whole aggregate, no single member.
+        let both = pieces(&[0x55, 0x93, 0x08, 0x54, 0x93, 0x08]);
+        assert_eq!(both, [1, 1]);
+        assert_eq!(piece_member_offset(both, 8), None);
+        // DW_OP_reg5, DW_OP_piece 8 (clang's `a` of which only f1 is
+        // used): the member at byte 0.
+        let first = pieces(&[0x55, 0x93, 0x08]);
+        assert_eq!(first, [1, 0]);
+        assert_eq!(piece_member_offset(first, 8), Some(0));
+        // DW_OP_piece 8, DW_OP_reg4, DW_OP_piece 8: a leading piece only
+        // moves the offset; the member at byte 8.
+        let second = pieces(&[0x93, 0x08, 0x54, 0x93, 0x08]);
+        assert_eq!(second, [0, 1]);
+        assert_eq!(piece_member_offset(second, 8), Some(8));
+        // Two pieces in the first half (4 + 4 bytes): no single member.
+        let two = pieces(&[0x55, 0x93, 0x04, 0x54, 0x93, 0x04]);
+        assert_eq!(two, [0b1_0001, 0]);
+        assert_eq!(piece_member_offset(two, 8), None);
+        // The first-location facts true_signature reads.
+        let facts = |exprs: &[&[u8]]| {
+            let readers: Vec<Reader<'_>> = exprs.iter().map(|bytes| reader(bytes)).collect();
+            let mut entry = ParamEntry::default();
+            decode_locations(&readers, encoding(), &mut entry);
+            (entry.loc_stack, entry.loc_const_value)
+        };
+        assert_eq!(facts(&[&[0x91, 0x08]]), (true, false));
+        assert_eq!(facts(&[&[0x55], &[0x91, 0x08]]), (false, false));
+        assert_eq!(facts(&[&[0x33, 0x9f]]), (false, true));
+        assert_eq!(facts(&[&[0x10, 0x05, 0x55, 0x9f]]), (false, true));
     }
 
     #[test]

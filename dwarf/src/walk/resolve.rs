@@ -23,6 +23,8 @@ pub(super) struct RawFunction<'input, 'arena> {
     pub declaration: bool,
     pub inline: bool,
     pub low_pc: Option<u64>,
+    /// `low_pc` comes from `DW_AT_low_pc` (not from `DW_AT_ranges`).
+    pub low_pc_attr: bool,
     pub nocall: bool,
     pub abstract_origin: Option<u64>,
     pub specification: Option<u64>,
@@ -354,6 +356,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 declaration: raw.declaration,
                 inline: raw.inline,
                 low_pc: raw.low_pc,
+                address: raw.low_pc.filter(|_| raw.low_pc_attr),
                 nocall: raw.nocall || inherited().any(|f| f.nocall),
                 signature_changed: self.signature_changed(raw),
                 reordered_params,

@@ -954,6 +954,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .udata(dw::DW_AT_inline)
                 .is_some_and(|inline| inline != 0),
             low_pc,
+            low_pc_attr: attrs.get(dw::DW_AT_low_pc).is_some(),
             nocall: attrs.udata(dw::DW_AT_calling_convention)
                 == Some(u64::from(dw::DW_CC_nocall.0)),
             abstract_origin: self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
