@@ -400,3 +400,113 @@ pub(crate) fn reordered<'a, 'input: 'a>(
     members.any(|member| member.true_signature.reordered)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dwarf::model::NodeId;
+
+    /// x86-64 as pahole 1436daf sets it up: rdi, rsi, rdx, rcx, r8, r9.
+    fn x86_64() -> Abi {
+        Abi {
+            registers: &[5, 4, 1, 2, 8, 9],
+            count: 6,
+            two_register_aggregates: true,
+            pointer_size: 8,
+        }
+    }
+
+    fn located(register: Option<u8>) -> State<'static> {
+        State {
+            has_location: true,
+            has_const_value: false,
+            loc_stack: false,
+            loc_const_value: false,
+            register,
+            in_memory: false,
+            slots: 1,
+            pieces: [0, 0],
+            member: None,
+            ty: TypeRef::Node(NodeId(0)),
+            optimized: false,
+            unexpected: false,
+        }
+    }
+
+    fn wide(register: u8, pieces: [u64; 2], member: Option<&'static str>) -> State<'static> {
+        State {
+            slots: 2,
+            pieces,
+            member: member.map(|name| (name, TypeRef::Node(NodeId(9)))),
+            ..located(Some(register))
+        }
+    }
+
+    /// `tc_pieces(struct tc_pair a, struct tc_pair b, int i)` of
+    /// fixtures/src/truesig-clang.c as clang 19 describes it: `a` is
+    /// `DW_OP_reg5, DW_OP_piece 8` (only f1), `b` rsi:rdx whole, `i` in
+    /// rcx. `a` becomes its member and takes one register, so `b` and `i`
+    /// are where they should be.
+    #[test]
+    fn one_member_left_takes_one_register() {
+        let mut states = [
+            wide(5, [1, 0], Some("f1")),
+            wide(4, [1, 1], None),
+            located(Some(2)),
+        ];
+        analyze_locations(&mut states, &x86_64(), true, true);
+        assert_eq!(states[0].ty, TypeRef::Node(NodeId(9)));
+        assert_eq!(states[0].member.map(|m| m.0), Some("f1"));
+        assert!(states.iter().all(|s| !s.unexpected && !s.optimized));
+        // Without the feature the same DWARF reads as the source's
+        // signature with `i` one register early: unexpected.
+        let mut states = [
+            wide(5, [1, 0], Some("f1")),
+            wide(4, [1, 1], None),
+            located(Some(2)),
+        ];
+        analyze_locations(&mut states, &x86_64(), true, false);
+        assert!(states[2].unexpected);
+    }
+
+    /// A member candidate whose next parameter still sits after the whole
+    /// aggregate keeps the aggregate (and its name).
+    #[test]
+    fn aggregate_kept_when_the_next_parameter_follows_it() {
+        let mut states = [wide(5, [1, 0], Some("f1")), located(Some(1))];
+        analyze_locations(&mut states, &x86_64(), true, true);
+        assert_eq!(states[0].member, None);
+        assert_eq!(states[0].ty, TypeRef::Node(NodeId(0)));
+        assert!(!states[1].unexpected);
+    }
+
+    /// clang's dead argument: no location, dropped, and the next one
+    /// takes its register; one on the stack or in no register is
+    /// unexpected; a constant first location is optimized.
+    #[test]
+    fn clang_changed_signature_rules() {
+        let dead = State {
+            has_location: false,
+            ..located(None)
+        };
+        let mut states = [located(Some(5)), dead, located(Some(4))];
+        analyze_locations(&mut states, &x86_64(), true, true);
+        assert!(states[1].optimized && !states[2].unexpected);
+
+        let stack = State {
+            loc_stack: true,
+            ..located(None)
+        };
+        let mut states = [stack];
+        analyze_locations(&mut states, &x86_64(), true, true);
+        assert!(states[0].unexpected);
+
+        let constant = State {
+            loc_const_value: true,
+            ..located(None)
+        };
+        let mut states = [constant, located(Some(5))];
+        analyze_locations(&mut states, &x86_64(), true, true);
+        assert!(states[0].optimized && !states[1].unexpected);
+    }
+}
