@@ -171,17 +171,17 @@ pub struct ParamEntry {
     /// `loc_const_value`: the first location starts with a constant
     /// (`DW_OP_lit*`, `DW_OP_constu`, `DW_OP_consts`). `true_signature`.
     pub loc_const_value: bool,
-    /// `first_reg_fields` / `second_reg_fields`: for a parameter described
-    /// by `DW_OP_piece`s, the byte offsets (bit N: offset N) of the pieces
-    /// in the first and second register-sized half, as pahole's
+    /// Whether pahole's `first_reg_fields` (bit 0) and `second_reg_fields`
+    /// (bit 1) are non-zero: for a parameter described by `DW_OP_piece`s,
+    /// pieces start in the first or second register-sized half, as
     /// `parameter__multi_exprs` reads them for an aggregate wider than a
     /// register. `true_signature`.
-    pub piece_fields: [u64; 2],
+    pub piece_halves: u8,
     /// pahole's `parameter__finish_piece_decode`: the byte offset of the
     /// one aggregate member the pieces leave in a register, when the DIE
     /// has its own name and type (the member itself is looked up in the
     /// type by the lowering). `true_signature`.
-    pub piece_member_offset: Option<u32>,
+    pub piece_member_offset: Option<u8>,
 }
 
 impl ParamEntry {
@@ -215,8 +215,7 @@ impl ParamEntry {
         }
         self.loc_stack |= concrete.loc_stack;
         self.loc_const_value |= concrete.loc_const_value;
-        self.piece_fields[0] |= concrete.piece_fields[0];
-        self.piece_fields[1] |= concrete.piece_fields[1];
+        self.piece_halves |= concrete.piece_halves;
         if self.piece_member_offset.is_none() {
             self.piece_member_offset = concrete.piece_member_offset;
         }

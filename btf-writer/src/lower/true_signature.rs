@@ -114,9 +114,10 @@ struct State<'input> {
     register: Option<u8>,
     in_memory: bool,
     slots: usize,
-    /// `first_reg_fields` / `second_reg_fields` are known (an aggregate
-    /// wider than a register, passed in two).
-    pieces: [u64; 2],
+    /// Which of `first_reg_fields` / `second_reg_fields` are non-zero
+    /// (bits 0 and 1), for an aggregate wider than a register, passed in
+    /// two; 0 otherwise.
+    pieces: u8,
     /// `true_sig_member_name` with the member's type.
     member: Option<(&'input str, TypeRef)>,
     ty: TypeRef,
@@ -167,7 +168,7 @@ pub(crate) fn rewrite<'input>(
         let member = if wide {
             entry
                 .piece_member_offset
-                .and_then(|offset| member_at(cu, param.ty, offset))
+                .and_then(|offset| member_at(cu, param.ty, u32::from(offset)))
         } else {
             None
         };
@@ -179,7 +180,7 @@ pub(crate) fn rewrite<'input>(
             register: entry.register_for(byte_size, pointer_size, abi.two_register_aggregates),
             in_memory: byte_size > widest,
             slots,
-            pieces: if wide { entry.piece_fields } else { [0, 0] },
+            pieces: if wide { entry.piece_halves } else { 0 },
             member,
             ty: param.ty,
             optimized: false,
@@ -343,8 +344,8 @@ fn analyze_locations(states: &mut [State<'_>], abi: &Abi, producer_clang: bool, 
                 }
             } else if expected.is_some() && expected != state.register {
                 state.unexpected = true;
-            } else if enabled && state.pieces != [0, 0] {
-                if state.pieces[0] != 0 && state.pieces[1] != 0 {
+            } else if enabled && state.pieces != 0 {
+                if state.pieces == 0b11 {
                     index = index.saturating_add(state.slots);
                     continue;
                 }
@@ -425,7 +426,7 @@ mod tests {
             register,
             in_memory: false,
             slots: 1,
-            pieces: [0, 0],
+            pieces: 0,
             member: None,
             ty: TypeRef::Node(NodeId(0)),
             optimized: false,
@@ -433,7 +434,7 @@ mod tests {
         }
     }
 
-    fn wide(register: u8, pieces: [u64; 2], member: Option<&'static str>) -> State<'static> {
+    fn wide(register: u8, pieces: u8, member: Option<&'static str>) -> State<'static> {
         State {
             slots: 2,
             pieces,
@@ -450,8 +451,8 @@ mod tests {
     #[test]
     fn one_member_left_takes_one_register() {
         let mut states = [
-            wide(5, [1, 0], Some("f1")),
-            wide(4, [1, 1], None),
+            wide(5, 0b01, Some("f1")),
+            wide(4, 0b11, None),
             located(Some(2)),
         ];
         analyze_locations(&mut states, &x86_64(), true, true);
@@ -461,8 +462,8 @@ mod tests {
         // Without the feature the same DWARF reads as the source's
         // signature with `i` one register early: unexpected.
         let mut states = [
-            wide(5, [1, 0], Some("f1")),
-            wide(4, [1, 1], None),
+            wide(5, 0b01, Some("f1")),
+            wide(4, 0b11, None),
             located(Some(2)),
         ];
         analyze_locations(&mut states, &x86_64(), true, false);
@@ -473,7 +474,7 @@ mod tests {
     /// aggregate keeps the aggregate (and its name).
     #[test]
     fn aggregate_kept_when_the_next_parameter_follows_it() {
-        let mut states = [wide(5, [1, 0], Some("f1")), located(Some(1))];
+        let mut states = [wide(5, 0b01, Some("f1")), located(Some(1))];
         analyze_locations(&mut states, &x86_64(), true, true);
         assert_eq!(states[0].member, None);
         assert_eq!(states[0].ty, TypeRef::Node(NodeId(0)));

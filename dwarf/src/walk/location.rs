@@ -350,6 +350,18 @@ fn summarize(expr: Reader<'_>, encoding: gimli::Encoding) -> Result<Option<ExprS
 /// matter to pahole's `true_signature` rules (`loc_stack`,
 /// `loc_const_value`, and the pieces of a wide aggregate).
 fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut ParamEntry) {
+    let mut fields = [0u64; 2];
+    decode_location_list(exprs, encoding, entry, &mut fields);
+    entry.piece_halves = u8::from(fields[0] != 0) | (u8::from(fields[1] != 0) << 1);
+    entry.piece_member_offset = piece_member_offset(fields, encoding.address_size);
+}
+
+fn decode_location_list(
+    exprs: &[Reader<'_>],
+    encoding: gimli::Encoding,
+    entry: &mut ParamEntry,
+    fields: &mut [u64; 2],
+) {
     for (loc_num, expr) in exprs.iter().enumerate() {
         let summary = match summarize(*expr, encoding) {
             Ok(Some(summary)) => summary,
@@ -370,7 +382,7 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
                 entry.loc_const_value |= loc_num == 0;
                 continue;
             }
-            record_pieces(*expr, encoding, &mut entry.piece_fields);
+            record_pieces(*expr, encoding, fields);
             // Read as a value of at most a register's size: only the
             // first operation, in the first location.
             if loc_num == 0 {
@@ -452,15 +464,16 @@ fn record_pieces(expr: Reader<'_>, encoding: gimli::Encoding, fields: &mut [u64;
 
 /// pahole's `parameter__finish_piece_decode`: when the pieces put exactly
 /// one member in exactly one of the two halves, its byte offset.
-pub(crate) fn piece_member_offset(fields: [u64; 2], address_size: u8) -> Option<u32> {
+pub(crate) fn piece_member_offset(fields: [u64; 2], address_size: u8) -> Option<u8> {
     let [first, second] = fields;
     if (first == 0) == (second == 0) || first.count_ones() >= 2 || second.count_ones() >= 2 {
         return None;
     }
+    // trailing_zeros of a non-zero u64 is below 64.
     if first.count_ones() == 1 {
-        Some(first.trailing_zeros())
+        u8::try_from(first.trailing_zeros()).ok()
     } else {
-        Some(u32::from(address_size) + second.trailing_zeros())
+        address_size.checked_add(u8::try_from(second.trailing_zeros()).ok()?)
     }
 }
 

@@ -870,9 +870,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         );
         // parameter__record_true_sig_member looks the member up in the
         // DIE's own type, and only for a DIE with its own name.
-        if name.is_some() && ty.is_some() {
-            entry.piece_member_offset =
-                location::piece_member_offset(entry.piece_fields, self.unit.encoding().address_size);
+        if name.is_none() || ty.is_none() {
+            entry.piece_member_offset = None;
         }
         // pahole gives parameters past its register count no location at
         // all, so they have nothing to share.
