@@ -136,5 +136,8 @@ fn hand_checked_signatures() {
     let object = dir.path().join("gcc.o.btf");
     encode("gcc.o", &object);
     let found = signatures(&object);
-    assert!(!found.iter().any(|(name, _)| name.contains('.')), "{found:?}");
+    assert!(
+        !found.iter().any(|(name, _)| name.contains('.')),
+        "{found:?}"
+    );
 }

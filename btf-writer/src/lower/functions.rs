@@ -304,7 +304,15 @@ pub(crate) fn function_candidates<'input>(
         found.signature_checked = !relocatable && !elf.has_cold_piece;
         if let Some(symbols) = &table.true_signature {
             let symbols = (!relocatable).then_some(symbols);
-            true_signature::rewrite(&mut found, function, cu, map, machine, pointer_size, symbols)?;
+            true_signature::rewrite(
+                &mut found,
+                function,
+                cu,
+                map,
+                machine,
+                pointer_size,
+                symbols,
+            )?;
         }
         candidates.push(found);
     }

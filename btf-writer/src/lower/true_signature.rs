@@ -203,8 +203,7 @@ pub(crate) fn rewrite<'input>(
     let reordered = function.reordered_params;
     let mut params = Vec::with_capacity(candidate.proto.params.len());
     for (param, state) in function.params.iter().zip(&states) {
-        if (reordered && (!state.has_location || state.optimized)) || (changed && state.optimized)
-        {
+        if (reordered && (!state.has_location || state.optimized)) || (changed && state.optimized) {
             continue;
         }
         let name = match (param.name, state.member) {
@@ -269,7 +268,9 @@ fn synthesized(param: &str, member: &str) -> &'static str {
     static NAMES: OnceLock<Mutex<HashSet<&'static str, FixedState>>> = OnceLock::new();
     let text = format!("{param}__{member}");
     let names = NAMES.get_or_init(|| Mutex::new(HashSet::with_hasher(FixedState::default())));
-    let mut names = names.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut names = names
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(&known) = names.get(text.as_str()) {
         return known;
     }
@@ -315,7 +316,9 @@ fn analyze_locations(states: &mut [State<'_>], abi: &Abi, producer_clang: bool, 
     let mut index = 0usize;
     for at in 0..states.len() {
         let next = states.get(at + 1).copied();
-        let Some(state) = states.get_mut(at) else { break };
+        let Some(state) = states.get_mut(at) else {
+            break;
+        };
         let available = index < abi.count;
         let expected = if available {
             abi.registers.get(index).copied()
@@ -400,7 +403,6 @@ pub(crate) fn reordered<'a, 'input: 'a>(
 ) -> bool {
     members.any(|member| member.true_signature.reordered)
 }
-
 
 #[cfg(test)]
 mod tests {
