@@ -164,6 +164,24 @@ pub struct ParamEntry {
     /// register piece of a multi-operation expression counts in any
     /// location (`parameter__multi_exprs`).
     pub wide_register: Option<u8>,
+    /// `loc_stack`: the first location is a lone `DW_OP_fbreg` (the
+    /// value is in the caller's stack frame). Only pahole's
+    /// `true_signature` rules read it.
+    pub loc_stack: bool,
+    /// `loc_const_value`: the first location starts with a constant
+    /// (`DW_OP_lit*`, `DW_OP_constu`, `DW_OP_consts`). `true_signature`.
+    pub loc_const_value: bool,
+    /// Whether pahole's `first_reg_fields` (bit 0) and `second_reg_fields`
+    /// (bit 1) are non-zero: for a parameter described by `DW_OP_piece`s,
+    /// pieces start in the first or second register-sized half, as
+    /// `parameter__multi_exprs` reads them for an aggregate wider than a
+    /// register. `true_signature`.
+    pub piece_halves: u8,
+    /// pahole's `parameter__finish_piece_decode`: the byte offset of the
+    /// one aggregate member the pieces leave in a register, when the DIE
+    /// has its own name and type (the member itself is looked up in the
+    /// type by the lowering). `true_signature`.
+    pub piece_member_offset: Option<u8>,
 }
 
 impl ParamEntry {
@@ -194,6 +212,12 @@ impl ParamEntry {
         }
         if concrete.wide_register.is_some() {
             self.wide_register = concrete.wide_register;
+        }
+        self.loc_stack |= concrete.loc_stack;
+        self.loc_const_value |= concrete.loc_const_value;
+        self.piece_halves |= concrete.piece_halves;
+        if self.piece_member_offset.is_none() {
+            self.piece_member_offset = concrete.piece_member_offset;
         }
     }
 }
@@ -341,6 +365,10 @@ pub struct Function<'input, 'arena> {
     pub inline: bool,
     /// `DW_AT_low_pc` of the out-of-line code (or first range), if any.
     pub low_pc: Option<u64>,
+    /// pahole's `function__addr`: `DW_AT_low_pc` alone (libdw's
+    /// `dwarf_lowpc`); a function described by `DW_AT_ranges` (split into
+    /// a main and a `.cold` piece) has none.
+    pub address: Option<u64>,
     /// `DW_AT_calling_convention` is `DW_CC_nocall`: callers cannot use
     /// the declared signature.
     pub nocall: bool,
@@ -349,6 +377,11 @@ pub struct Function<'input, 'arena> {
     /// `DW_CC_nocall` on the DIE itself or, when it has a
     /// `DW_AT_abstract_origin`, on that origin.
     pub signature_changed: bool,
+    /// pahole's `reordered_parm`: a parameter DIE of this function sits at
+    /// another index than the parameter it is a concrete copy of
+    /// (`DW_AT_abstract_origin`), as in gcc's `.isra` clones, which list
+    /// the parameters they kept first.
+    pub reordered_params: bool,
     /// `btf_decl_tag` annotation values on the function.
     pub decl_tags: &'arena [&'input str],
 }

@@ -75,4 +75,5 @@ mod modules;
 mod pahole_parity;
 mod param_locations;
 mod split;
+mod true_signature;
 mod verify_kernel;

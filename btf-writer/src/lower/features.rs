@@ -65,6 +65,10 @@ pub struct Features {
     pub global_var: bool,
     /// `attributes`: type attributes for BPF arena kfunc arguments.
     pub attributes: bool,
+    /// `true_signature`: FUNCs for `.isra`/`.constprop` clones under their
+    /// suffixed symbol name, and for clang's `DW_CC_nocall` functions the
+    /// signature the code has (see `lower/true_signature.rs`).
+    pub true_signature: bool,
     /// `layout`: write the 32-byte header, and for base (not split) BTF
     /// the kind layout section after the types (libbpf 1.8's
     /// `add_layout`; Linux 7.2+ asks pahole >= 1.31 for it). See
@@ -150,6 +154,11 @@ const FEATURE_NAMES: &[FeatureName] = &[
         set: |f| f.attributes = true,
     },
     FeatureName {
+        name: "true_signature",
+        in_default: false,
+        set: |f| f.true_signature = true,
+    },
+    FeatureName {
         name: "layout",
         in_default: false,
         set: |f| f.layout = true,
@@ -160,7 +169,7 @@ const FEATURE_NAMES: &[FeatureName] = &[
 /// (issue 14). They are not unknown: `--btf_features_strict` takes them as
 /// pahole does, and the encoder reports that it leaves them out. A name
 /// moved into [`FEATURE_NAMES`] is found there first.
-const NOT_IMPLEMENTED: &[&str] = &["true_signature"];
+const NOT_IMPLEMENTED: &[&str] = &[];
 
 /// pahole copies a `--btf_features` argument into a buffer of this many
 /// bytes before splitting it (pahole.c `BTF_MAX_FEATURE_STR`); the rest is
@@ -270,6 +279,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            true_signature: false,
             layout: false,
             rules: Rules::V1_31,
         }
@@ -292,6 +302,7 @@ impl Features {
             distilled_base: false,
             global_var: false,
             attributes: false,
+            true_signature: false,
             layout: false,
             rules: Rules::V1_24,
         }
@@ -497,6 +508,7 @@ mod tests {
             ("distilled_base", f.distilled_base),
             ("global_var", f.global_var),
             ("attributes", f.attributes),
+            ("true_signature", f.true_signature),
         ]
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))
@@ -658,9 +670,9 @@ mod tests {
                 with(DEFAULT, &["global_var"]),
             ),
             (
-                "strict known to pahole only",
+                "strict, layout and true_signature",
                 vec![strict("layout,true_signature,var")],
-                vec!["var"],
+                vec!["var", "true_signature"],
             ),
         ];
         for (what, options, expected) in cases {
@@ -696,15 +708,16 @@ mod tests {
         let fits = format!("{}float", ",".repeat(MAX_FEATURE_STR - 5));
         assert_eq!(on(&Features::parse(&fits, true).unwrap()), ["float"]);
 
-        // The notes: ignored names (pahole -V prints them) and names pahole
-        // has that btfenc leaves out.
-        let (_, notes) = Features::from_pahole_options([
+        // The notes: ignored names (pahole -V prints them); every name
+        // pahole 1.31 has is implemented now.
+        let (features, notes) = Features::from_pahole_options([
             list("bogus,true_signature,var"),
             list("true_signature"),
         ])
         .unwrap();
         assert_eq!(notes.ignored, ["bogus"]);
-        assert_eq!(notes.not_implemented, ["true_signature"]);
+        assert!(notes.not_implemented.is_empty());
+        assert!(features.true_signature);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use dwarf::SymbolFacts;
 
 use super::error::Error;
 use super::features::{Features, Rules};
+use super::true_signature::{self, SuffixedSymbols, TrueSignature};
 use super::types::TypeMap;
 use crate::types::{Btf, DeclTag, FuncProto, Linkage, Name, Object, Param, Type, TypeId};
 
@@ -77,6 +78,8 @@ pub(crate) struct FunctionTable<'input> {
     /// The file has no function symbols at all: pahole then takes every
     /// external definition.
     empty: bool,
+    /// `true_signature`: its symbol index (see [`true_signature`]).
+    true_signature: Option<SuffixedSymbols<'input>>,
 }
 
 /// One matched name of the [`FunctionTable`].
@@ -171,7 +174,18 @@ impl<'input> FunctionTable<'input> {
             empty: symbols.functions.is_empty(),
             names,
             other_addresses,
+            true_signature: None,
         }
+    }
+
+    /// The table for `features`: with `true_signature`, it also indexes
+    /// the '.'-suffixed symbols.
+    pub(crate) fn for_features(symbols: &SymbolFacts<'input>, features: &Features) -> Self {
+        let mut table = FunctionTable::new(symbols, features.rules);
+        if features.true_signature {
+            table.true_signature = Some(SuffixedSymbols::new(symbols));
+        }
+        table
     }
 
     fn lookup(&self, name: &str) -> Option<ElfFunction> {
@@ -229,6 +243,8 @@ pub struct FunctionCandidate<'input> {
     /// with `optimized_params`, pahole leaves the name out when this
     /// definition is the one that speaks for it.
     pub signature_changed: bool,
+    /// `true_signature`'s facts (default without the feature).
+    pub true_signature: TrueSignature<'input>,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -286,6 +302,18 @@ pub(crate) fn function_candidates<'input>(
         found.signature_changed = cu.producer_clang && function.signature_changed;
         found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
         found.signature_checked = !relocatable && !elf.has_cold_piece;
+        if let Some(symbols) = &table.true_signature {
+            let symbols = (!relocatable).then_some(symbols);
+            true_signature::rewrite(
+                &mut found,
+                function,
+                cu,
+                map,
+                machine,
+                pointer_size,
+                symbols,
+            )?;
+        }
         candidates.push(found);
     }
     Ok(candidates)
@@ -355,6 +383,7 @@ fn candidate<'input>(
         signature_checked: false,
         kfunc_flags: elf.kfunc_flags,
         signature_changed: false,
+        true_signature: TrueSignature::default(),
     })
 }
 
@@ -612,6 +641,9 @@ fn emit_group_v1_31<'input>(
     group: &[(NameKey<'_>, usize)],
     features: &Features,
 ) {
+    if features.true_signature && emit_true_signature(btf, candidates, group, features) {
+        return;
+    }
     let members = || group.iter().filter_map(|&(_, index)| candidates.get(index));
     // The definition at the symbol's address speaks for the name; other
     // definitions (weak ones the linker overrode, inline copies) only take
@@ -626,11 +658,21 @@ fn emit_group_v1_31<'input>(
     // A clone whose parameters were optimized (dropped, made constant,
     // moved) no longer has the source's signature; only copies with code
     // say so (abstract instances have no parameter locations at all).
-    let signature_changed = first.clone_only
+    let signature_changed = !features.true_signature
+        && first.clone_only
         && first.signature_checked
         && members().any(|c| c.has_code && c.optimized_params);
     let clone_allowed = !first.clone_only || features.optimized_func;
-    if signature_changed || !clone_allowed || canonical_skips(members()) {
+    if signature_changed || !clone_allowed {
+        return;
+    }
+    // true_signature: optimized parameters never exclude a function, and
+    // reordered ones always do.
+    if features.true_signature {
+        if true_signature::reordered(members()) {
+            return;
+        }
+    } else if canonical_skips(members()) {
         return;
     }
     let mut unexpected = first.unexpected_register;
@@ -660,6 +702,31 @@ fn emit_group_v1_31<'input>(
             add_function(btf, first, features);
         }
     }
+}
+
+/// `true_signature`: encodes the definition [`true_signature::pick`]
+/// chooses under its suffixed symbol name, without kfunc tags; false when
+/// there is none.
+fn emit_true_signature<'input>(
+    btf: &mut Btf<'input>,
+    candidates: &mut [FunctionCandidate<'input>],
+    group: &[(NameKey<'_>, usize)],
+    features: &Features,
+) -> bool {
+    let members = group.iter().filter_map(|&(_, index)| candidates.get(index));
+    let Some(&(_, index)) = true_signature::pick(members).and_then(|at| group.get(at)) else {
+        return false;
+    };
+    let Some(chosen) = candidates.get_mut(index) else {
+        return false;
+    };
+    let Some(symbol) = chosen.true_signature.symbol else {
+        return false;
+    };
+    chosen.name = symbol;
+    chosen.kfunc_flags = None;
+    add_function(btf, chosen, features);
+    true
 }
 
 /// pahole's `btf_encoder__select_canonical_state` and
@@ -1328,6 +1395,7 @@ mod tests {
             signature_checked: true,
             kfunc_flags: None,
             signature_changed: false,
+            true_signature: TrueSignature::default(),
         }
     }
 

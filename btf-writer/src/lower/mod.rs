@@ -24,6 +24,7 @@
 mod error;
 mod features;
 mod functions;
+mod true_signature;
 mod types;
 mod vars;
 
@@ -75,7 +76,7 @@ impl<'facts, 'input> Context<'facts, 'input> {
         // A kernel has tens of thousands of each: building the two tables
         // side by side takes a sizable part off the sequential start.
         let (functions, data) = rayon::join(
-            || FunctionTable::new(symbols, features.rules),
+            || FunctionTable::for_features(symbols, &features),
             || DataSymbols::new(symbols),
         );
         Context {
@@ -321,8 +322,10 @@ pub(crate) mod test_support {
             declaration,
             inline: false,
             low_pc: Some(0x1000),
+            address: Some(0x1000),
             nocall: false,
             signature_changed: false,
+            reordered_params: false,
             decl_tags: &[],
         }
     }

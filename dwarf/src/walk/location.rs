@@ -347,8 +347,21 @@ fn summarize(expr: Reader<'_>, encoding: gimli::Encoding) -> Result<Option<ExprS
 /// pahole's `parameter__decode_location` (with `parameter__multi_exprs`)
 /// over the location expressions of one parameter, in list order, into
 /// `entry`'s two readings of `loc_reg`. `DW_OP_fbreg` and constants only
-/// matter to pahole's `true_signature` rules, which are not implemented.
+/// matter to pahole's `true_signature` rules (`loc_stack`,
+/// `loc_const_value`, and the pieces of a wide aggregate).
 fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut ParamEntry) {
+    let mut fields = [0u64; 2];
+    decode_location_list(exprs, encoding, entry, &mut fields);
+    entry.piece_halves = u8::from(fields[0] != 0) | (u8::from(fields[1] != 0) << 1);
+    entry.piece_member_offset = piece_member_offset(fields, encoding.address_size);
+}
+
+fn decode_location_list(
+    exprs: &[Reader<'_>],
+    encoding: gimli::Encoding,
+    entry: &mut ParamEntry,
+    fields: &mut [u64; 2],
+) {
     for (loc_num, expr) in exprs.iter().enumerate() {
         let summary = match summarize(*expr, encoding) {
             Ok(Some(summary)) => summary,
@@ -363,10 +376,13 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             summary.len
         };
         if len != 1 {
-            // parameter__multi_exprs: a constant first says nothing.
+            // parameter__multi_exprs: a constant first says nothing but
+            // that (in the first location) the value is a constant.
             if is_constant(first) {
+                entry.loc_const_value |= loc_num == 0;
                 continue;
             }
+            record_pieces(*expr, encoding, fields);
             // Read as a value of at most a register's size: only the
             // first operation, in the first location.
             if loc_num == 0 {
@@ -383,6 +399,10 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             }
             continue;
         }
+        if loc_num == 0 {
+            entry.loc_stack |= first == DW_OP_FBREG;
+            entry.loc_const_value |= is_constant(first);
+        }
         let found = match first {
             op if is_reg(op) && loc_num == 0 => Some(op - DW_OP_REG0),
             op if is_breg(op) && loc_num == 0 && had_stack_value => Some(op - DW_OP_BREG0),
@@ -398,6 +418,62 @@ fn decode_locations(exprs: &[Reader<'_>], encoding: gimli::Encoding, entry: &mut
             set_first(&mut entry.register, reg);
             set_first(&mut entry.wide_register, reg);
         }
+    }
+}
+
+/// `DW_OP_piece`.
+const DW_OP_PIECE: u8 = 0x93;
+/// `DW_OP_fbreg`.
+const DW_OP_FBREG: u8 = 0x91;
+
+/// pahole's `parameter__multi_exprs` for an aggregate wider than a
+/// register: the byte offset where each `DW_OP_piece` after the first
+/// operation starts goes to `fields[0]` (below `ADDR_SIZE`) or, less
+/// `ADDR_SIZE`, to `fields[1]`; a leading `DW_OP_piece` only moves the
+/// offset. Offsets outside 0..64 are not recorded. The lowering reads the
+/// result only for such aggregates, on machines that pass them in two
+/// registers.
+fn record_pieces(expr: Reader<'_>, encoding: gimli::Encoding, fields: &mut [u64; 2]) {
+    let addr_size = i64::from(encoding.address_size);
+    let mut input = expr;
+    let mut offset: i64 = 0;
+    let mut index = 0usize;
+    while let Some((opcode, op)) = next_op(&mut input, encoding) {
+        if opcode == DW_OP_PIECE {
+            let bytes = match op {
+                Operation::Piece { size_in_bits, .. } => (size_in_bits / 8) as i64,
+                _ => 0,
+            };
+            if index == 0 {
+                offset = bytes;
+            } else {
+                let (slot, at) = if offset < addr_size {
+                    (0, offset)
+                } else {
+                    (1, offset - addr_size)
+                };
+                if (0..64).contains(&at) {
+                    fields[slot] |= 1u64 << at;
+                }
+                offset = offset.saturating_add(bytes);
+            }
+        }
+        index += 1;
+    }
+}
+
+/// pahole's `parameter__finish_piece_decode`: when the pieces put exactly
+/// one member in exactly one of the two halves, its byte offset.
+pub(crate) fn piece_member_offset(fields: [u64; 2], address_size: u8) -> Option<u8> {
+    let [first, second] = fields;
+    if (first == 0) == (second == 0) || first.count_ones() >= 2 || second.count_ones() >= 2 {
+        return None;
+    }
+    // trailing_zeros of a non-zero u64 is below 64.
+    if first.count_ones() == 1 {
+        u8::try_from(first.trailing_zeros()).ok()
+    } else {
+        address_size.checked_add(u8::try_from(second.trailing_zeros()).ok()?)
     }
 }
 
@@ -598,6 +674,47 @@ mod tests {
         assert_eq!(decode(&[&[], &[0x55]]), (None, None));
         // A malformed expression ends the list, as libdw's error does.
         assert_eq!(decode(&[&[0x08], entry_rsi]), (None, None));
+    }
+
+    /// pahole 1436daf's `parameter__multi_exprs` piece bookkeeping and
+    /// `parameter__finish_piece_decode`, on hand-made expressions.
+    #[test]
+    fn pieces_follow_pahole_1436daf() {
+        let pieces = |bytes: &[u8]| {
+            let mut fields = [0u64; 2];
+            record_pieces(reader(bytes), encoding(), &mut fields);
+            fields
+        };
+        // DW_OP_reg5, DW_OP_piece 8, DW_OP_reg4, DW_OP_piece 8: one piece
+        // in each half: the whole aggregate, no single member.
+        let both = pieces(&[0x55, 0x93, 0x08, 0x54, 0x93, 0x08]);
+        assert_eq!(both, [1, 1]);
+        assert_eq!(piece_member_offset(both, 8), None);
+        // DW_OP_reg5, DW_OP_piece 8 (clang's `a` of which only f1 is
+        // used): the member at byte 0.
+        let first = pieces(&[0x55, 0x93, 0x08]);
+        assert_eq!(first, [1, 0]);
+        assert_eq!(piece_member_offset(first, 8), Some(0));
+        // DW_OP_piece 8, DW_OP_reg4, DW_OP_piece 8: a leading piece only
+        // moves the offset; the member at byte 8.
+        let second = pieces(&[0x93, 0x08, 0x54, 0x93, 0x08]);
+        assert_eq!(second, [0, 1]);
+        assert_eq!(piece_member_offset(second, 8), Some(8));
+        // Two pieces in the first half (4 + 4 bytes): no single member.
+        let two = pieces(&[0x55, 0x93, 0x04, 0x54, 0x93, 0x04]);
+        assert_eq!(two, [0b1_0001, 0]);
+        assert_eq!(piece_member_offset(two, 8), None);
+        // The first-location facts true_signature reads.
+        let facts = |exprs: &[&[u8]]| {
+            let readers: Vec<Reader<'_>> = exprs.iter().map(|bytes| reader(bytes)).collect();
+            let mut entry = ParamEntry::default();
+            decode_locations(&readers, encoding(), &mut entry);
+            (entry.loc_stack, entry.loc_const_value)
+        };
+        assert_eq!(facts(&[&[0x91, 0x08]]), (true, false));
+        assert_eq!(facts(&[&[0x55], &[0x91, 0x08]]), (false, false));
+        assert_eq!(facts(&[&[0x33, 0x9f]]), (false, true));
+        assert_eq!(facts(&[&[0x10, 0x05, 0x55, 0x9f]]), (false, true));
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub(super) struct RawFunction<'input, 'arena> {
     pub declaration: bool,
     pub inline: bool,
     pub low_pc: Option<u64>,
+    /// `low_pc` comes from `DW_AT_low_pc` (not from `DW_AT_ranges`).
+    pub low_pc_attr: bool,
     pub nocall: bool,
     pub abstract_origin: Option<u64>,
     pub specification: Option<u64>,
@@ -51,6 +53,8 @@ pub(super) struct ParamOrigin<'input> {
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
+    /// Its index among its function's parameter DIEs.
+    pub index: usize,
 }
 
 /// A variable as read, before inheritance.
@@ -329,6 +333,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             } else {
                 raw.decl_tags
             };
+            // ftype__recode_dwarf_types: a parameter at another index than
+            // its direct abstract origin.
+            let reordered_params = raw.params.iter().enumerate().any(|(index, param)| {
+                param
+                    .origin
+                    .and_then(|origin| self.param_by_offset.get(origin))
+                    .is_some_and(|origin| origin.index != index)
+            });
             functions.push(Function {
                 name,
                 linkage_name: raw
@@ -344,8 +356,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 declaration: raw.declaration,
                 inline: raw.inline,
                 low_pc: raw.low_pc,
+                address: raw.low_pc.filter(|_| raw.low_pc_attr),
                 nocall: raw.nocall || inherited().any(|f| f.nocall),
                 signature_changed: self.signature_changed(raw),
+                reordered_params,
                 decl_tags,
             });
         }

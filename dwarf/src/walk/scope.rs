@@ -854,15 +854,22 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
         let ty = self.optional_type_ref(attrs, offset)?;
         let origin = self.reference(attrs, dw::DW_AT_abstract_origin, offset)?;
-        self.param_by_offset
-            .insert(offset, ParamOrigin { name, ty, origin });
         let index = match self.stack.last() {
             Some(Scope::Function { first_param, .. }) => {
                 self.open_function_params.len().saturating_sub(*first_param)
             }
             _ => 0,
         };
-        let (location, entry) = location::param_facts(
+        self.param_by_offset.insert(
+            offset,
+            ParamOrigin {
+                name,
+                ty,
+                origin,
+                index,
+            },
+        );
+        let (location, mut entry) = location::param_facts(
             self.dwarf,
             self.unit,
             attrs.get(dw::DW_AT_location),
@@ -871,6 +878,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             index,
             &mut self.location_exprs,
         );
+        // parameter__record_true_sig_member looks the member up in the
+        // DIE's own type, and only for a DIE with its own name.
+        if name.is_none() || ty.is_none() {
+            entry.piece_member_offset = None;
+        }
         // pahole gives parameters past its register count no location at
         // all, so they have nothing to share.
         if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
@@ -951,6 +963,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .udata(dw::DW_AT_inline)
                 .is_some_and(|inline| inline != 0),
             low_pc,
+            low_pc_attr: attrs.get(dw::DW_AT_low_pc).is_some(),
             nocall: attrs.udata(dw::DW_AT_calling_convention)
                 == Some(u64::from(dw::DW_CC_nocall.0)),
             abstract_origin: self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
