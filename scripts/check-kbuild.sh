@@ -33,12 +33,13 @@
 #       copies that .BTF into vmlinux, Makefile.modfinal encodes each .ko
 #       in place): vmlinux's and configfs.ko's .BTF sections;
 #       7.x (scripts/gen-btf.sh: `pahole --btf_encode_detached=X.BTF.1`,
-#       then resolve_btfids sorts X.BTF.1, adds kfunc decl tags and writes
-#       X.BTF, which objcopy embeds): the encoder's output X.BTF.1 (the
-#       PAHOLE wrapper keeps a copy; gen-btf.sh deletes it), for
-#       .tmp_vmlinux1 and configfs.ko; and then `btfenc diff` shows that
-#       vmlinux's and configfs.ko's .BTF hold the types of X.BTF.1 plus
-#       only the DECL_TAGs resolve_btfids adds (and so do pahole's);
+#       then resolve_btfids dedups X.BTF.1 (against vmlinux for a
+#       module), adds kfunc decl tags, sorts it and writes X.BTF, which
+#       objcopy embeds): the encoder's output X.BTF.1 (the PAHOLE wrapper
+#       keeps a copy; gen-btf.sh deletes it), for .tmp_vmlinux1 and
+#       configfs.ko; and vmlinux's and configfs.ko's .BTF are byte for
+#       byte what the tree's resolve_btfids writes when run again on that
+#       X.BTF.1 and the same ELF (resolve_model; for pahole's pass too);
 #   - on 6.1, vmlinux's .BTF is byte-identical to .tmp_vmlinux.btf's, and
 #     .tmp_vmlinux.btf keeps its program headers;
 #   - configfs.ko's .BTF is split on vmlinux (bpftool -B and btfenc dump
