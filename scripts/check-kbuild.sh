@@ -82,8 +82,9 @@ jobs=${BTFENC_KBUILD_JOBS:-2}
 # about 15 without check-kbuild, then per cell its first compile (CPU
 # seconds measured here: 6.1-gcc 690, 6.1-llvm 878, 7.3-gcc 899, 7.3-llvm
 # 1,150; wall on 2 idle cores is about half, 6.1-gcc took 6 minutes)
-# plus about 1.5 minutes of relinks, checks and boot. All four come to
-# about 52 minutes, these three to about 41 (README, "State of the matrix").
+# plus about 1.5 minutes of relinks, checks and boot, and half a minute
+# per kernel source unpacked. All four come to
+# about 53 minutes, these three to about 42 (README, "State of the matrix").
 cells=${BTFENC_KBUILD_CELLS:-6.1-gcc 6.1-llvm 7.3-gcc}
 boot_timeout=${BTFENC_KBUILD_BOOT_TIMEOUT:-300}
 work=$cache/kbuild
