@@ -6,7 +6,7 @@
 #   - Debian trixie-backports' linux-image-7.3.4+deb13-cloud-amd64-dbg
 #     (353 MB; Linux 7.3, gcc 14, CONFIG_RUST=y), the kernel whose build
 #     asks pahole for the kind layout section. apt learns of
-#     trixie-backports through add_trixie_sources (scripts/lib.sh: amd64
+#     trixie-backports through add_trixie_sources (scripts/apt-trixie.sh: amd64
 #     only, trixie* pinned at 100, nothing installed from it).
 # Writes $BTFENC_CACHE/corpus.env: VMLINUX, MODULES_DIR, KERNEL_RELEASE,
 # MARKER for 6.1 and the same with a _73 suffix for 7.3.
@@ -99,7 +99,7 @@ modules_dir=$extract/usr/lib/debug/lib/modules/$release
 deb_73=$(find_deb_73 || true)
 if [[ -z $deb_73 ]]; then
 	if ! apt-cache show "$package_73" > /dev/null 2>&1; then
-		add_trixie_sources
+		add_trixie_sources || exit 1
 	fi
 	log "downloading $package_73 into $dir_73"
 	download "$package_73" "$dir_73" || die "apt-get download $package_73 failed"

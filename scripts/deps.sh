@@ -33,43 +33,11 @@ esac
 # so that nothing installed is ever replaced from it; the package is only
 # downloaded (`apt-get download`, never `install -t`) and unpacked into the
 # cache by `dpkg-deb -x`, where check-kbuild looks for it.
-trixie_sources=/etc/apt/sources.list.d/btfenc-trixie.sources
-trixie_pin=/etc/apt/preferences.d/btfenc-trixie
+# add_trixie_sources writes that entry and pin (the same as corpus.sh's).
+# shellcheck source=scripts/apt-trixie.sh
+source "$(dirname "$0")/apt-trixie.sh"
 cache=${BTFENC_CACHE:-$HOME/.cache/btfenc}
 source_73=linux-source-7.3
-
-want_trixie_backports() {
-	local sources pin
-	sources=$(cat <<-'EOF'
-	Types: deb
-	URIs: http://deb.debian.org/debian
-	Suites: trixie-backports
-	Components: main
-	Architectures: amd64
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	EOF
-	)
-	pin=$(cat <<-'EOF'
-	# btfenc (scripts/deps.sh): trixie-backports is there only for
-	# `apt-get download linux-source-7.3`; nothing is installed from trixie.
-	Package: *
-	Pin: release n=trixie*
-	Pin-Priority: 100
-	EOF
-	)
-	# The pin goes in before the source, so that apt never sees trixie
-	# unpinned.
-	[[ -f $trixie_pin && $(cat "$trixie_pin") == "$pin" ]] &&
-		[[ -f $trixie_sources && $(cat "$trixie_sources") == "$sources" ]] && return 1
-	if ((EUID != 0)); then
-		echo "deps.sh: as root, write $trixie_pin and $trixie_sources (see scripts/deps.sh), then apt-get update" >&2
-		exit 1
-	fi
-	echo "deps.sh: adding trixie-backports (amd64, pinned at 100) for $source_73"
-	printf '%s\n' "$pin" > "$trixie_pin"
-	printf '%s\n' "$sources" > "$trixie_sources"
-	return 0
-}
 
 # Downloads linux-source-7.3 and unpacks the .deb into
 # $cache/linux-source-7.3-deb (its /usr/src/linux-source-7.3.tar.xz);
@@ -134,9 +102,9 @@ fetch_qemu() {
 }
 
 updated=
-if [[ ${1:-test} == all ]] && want_trixie_backports; then
-	apt-get update
-	updated=yes
+if [[ ${1:-test} == all ]]; then
+	add_trixie_sources || exit 1
+	updated=$trixie_sources_updated
 fi
 
 qemu_wanted=

@@ -89,38 +89,6 @@ extract_section() {
 		skip=$((16#$offset)) count=$((16#$size)) status=none
 }
 
-# Makes Debian trixie-backports (Linux 7.3's packages: the -dbg image of
-# the second corpus, linux-source-7.3 for check-kbuild) known to apt on a
-# bookworm machine without letting it upgrade anything: a deb822 entry
-# limited to amd64, and every trixie* suite pinned at priority 100 (below
-# bookworm's 500, so a package bookworm has keeps bookworm's version; one
-# only trixie-backports has can still be downloaded or installed by name;
-# never `apt-get install -t`). Idempotent: writes the two files and runs
-# apt-get update only when they are missing or differ. Root only.
-add_trixie_sources() {
-	local sources=/etc/apt/sources.list.d/btfenc-trixie.sources
-	local preferences=/etc/apt/preferences.d/btfenc-trixie
-	local want_sources want_preferences
-	want_sources='Types: deb
-URIs: http://deb.debian.org/debian
-Suites: trixie-backports
-Components: main
-Architectures: amd64
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg'
-	want_preferences='Package: *
-Pin: release n=trixie*
-Pin-Priority: 100'
-	# Comment lines do not count: the same entry written with another
-	# comment (by another copy of this function) is left alone.
-	uncommented() { grep -v '^#' "$1" 2> /dev/null; }
-	if [[ $(uncommented "$sources") == "$want_sources" &&
-		$(uncommented "$preferences") == "$want_preferences" ]]; then
-		return 0
-	fi
-	((EUID == 0)) || die "apt does not know trixie-backports; as root, write $preferences and $sources (scripts/lib.sh add_trixie_sources) and apt-get update"
-	# The pin first: apt never sees trixie unpinned.
-	printf '%s\n' "$want_preferences" > "$preferences"
-	printf '%s\n' "$want_sources" > "$sources"
-	log "added $sources (amd64) and $preferences (trixie* at priority 100); apt-get update"
-	apt-get update -qq || die "apt-get update failed"
-}
+# add_trixie_sources: trixie-backports for apt (see scripts/apt-trixie.sh).
+# shellcheck source=scripts/apt-trixie.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-trixie.sh"
