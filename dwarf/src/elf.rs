@@ -166,8 +166,7 @@ impl<'input> Dwarf<'input> {
                             | gimli::DW_FORM_ref_sup4
                             | gimli::DW_FORM_ref_sup8
                     )
-                })
-                {
+                }) {
                     return Ok(true);
                 }
                 code += 1;

@@ -27,5 +27,5 @@ pub mod walk;
 
 pub use self::elf::*;
 pub use self::error::*;
-pub use self::symbols::*;
 pub use self::sup::*;
+pub use self::symbols::*;

@@ -151,13 +151,13 @@ impl ElfFile {
         }
         if let Some(data) = self.section_data(SupSection::DebugSup.name())? {
             let section = SupSection::DebugSup;
-            let (is_supplementary, path, build_id) =
-                parse_debug_sup(&data, self.is_big_endian()).ok_or_else(|| {
-                    bad(
-                        section,
-                        "not version 5, a flag, a path and a checksum (DWARF 5, 7.3.6)",
-                    )
-                })?;
+            let (is_supplementary, path, build_id) = parse_debug_sup(&data, self.is_big_endian())
+                .ok_or_else(|| {
+                bad(
+                    section,
+                    "not version 5, a flag, a path and a checksum (DWARF 5, 7.3.6)",
+                )
+            })?;
             if is_supplementary {
                 return Ok(None);
             }
@@ -378,7 +378,10 @@ mod tests {
             ("sup", "common.sup", SupSection::DebugSup),
         ] {
             let main = ElfFile::open(fixture(&format!("{dir}/prog-one"))).expect("opens");
-            let link = main.supplementary_link().expect("reads").expect("has a link");
+            let link = main
+                .supplementary_link()
+                .expect("reads")
+                .expect("has a link");
             assert_eq!(link.section, section);
             assert_eq!(link.path, Path::new(common));
             assert_eq!(link.build_id.len(), 20);
@@ -434,6 +437,10 @@ mod tests {
         // Version 4, a checksum running past the end, a LEB that never ends.
         assert!(parse_debug_sup(b"\x04\x00\x00a\0\x00", false).is_none());
         assert!(parse_debug_sup(b"\x05\x00\x00a\0\x05\x01", false).is_none());
-        assert!(parse_debug_sup(b"\x05\x00\x00a\0\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", false).is_none());
+        assert!(parse_debug_sup(
+            b"\x05\x00\x00a\0\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+            false
+        )
+        .is_none());
     }
 }

@@ -98,7 +98,9 @@ fn read_bytes(path: &Path) -> Vec<u8> {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// The fixtures are what they claim: dwz linked the -m ones to their
@@ -212,7 +214,10 @@ fn missing_common_file_is_one_clear_line() {
             &empty.path().join(".dwz").display().to_string(),
             "--dwarf-alt",
         ] {
-            assert!(line.contains(expected), "{dwz}: no {expected:?} in {line:?}");
+            assert!(
+                line.contains(expected),
+                "{dwz}: no {expected:?} in {line:?}"
+            );
         }
         assert!(!line.contains("invalid attribute form"), "{line}");
         assert!(
@@ -227,8 +232,16 @@ fn missing_common_file_is_one_clear_line() {
 #[test]
 fn dwarf_alt_option() {
     for (dwz, plain, common) in [
-        ("obj/dwz/gnu/prog-one", "obj/dwz/prog-one", "obj/dwz/gnu/common.alt"),
-        ("obj/dwz/sup/prog-two", "obj/dwz/prog-two", "obj/dwz/sup/common.sup"),
+        (
+            "obj/dwz/gnu/prog-one",
+            "obj/dwz/prog-one",
+            "obj/dwz/gnu/common.alt",
+        ),
+        (
+            "obj/dwz/sup/prog-two",
+            "obj/dwz/prog-two",
+            "obj/dwz/sup/common.sup",
+        ),
     ] {
         let dir = scratch();
         let empty = scratch();
@@ -282,10 +295,19 @@ fn link_build_id(path: &Path) -> String {
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix("0x")?;
             let columns = rest.get(9..44.min(rest.len()))?;
-            Some(columns.chars().filter(char::is_ascii_hexdigit).collect::<String>())
+            Some(
+                columns
+                    .chars()
+                    .filter(char::is_ascii_hexdigit)
+                    .collect::<String>(),
+            )
         })
         .collect();
-    assert!(hex.len() >= 40, "{}: no section dump\n{text}", path.display());
+    assert!(
+        hex.len() >= 40,
+        "{}: no section dump\n{text}",
+        path.display()
+    );
     hex[hex.len() - 40..].to_string()
 }
 
@@ -294,8 +316,16 @@ fn link_build_id(path: &Path) -> String {
 #[test]
 fn common_file_by_build_id() {
     for (dwz, plain, common) in [
-        ("obj/dwz/gnu/prog-one", "obj/dwz/prog-one", "obj/dwz/gnu/common.alt"),
-        ("obj/dwz/sup/prog-one", "obj/dwz/prog-one", "obj/dwz/sup/common.sup"),
+        (
+            "obj/dwz/gnu/prog-one",
+            "obj/dwz/prog-one",
+            "obj/dwz/gnu/common.alt",
+        ),
+        (
+            "obj/dwz/sup/prog-one",
+            "obj/dwz/prog-one",
+            "obj/dwz/sup/common.sup",
+        ),
     ] {
         let id = link_build_id(&fixture(dwz));
         let dir = scratch();

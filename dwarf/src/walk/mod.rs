@@ -79,7 +79,13 @@ pub fn walk_unit_copying_inline_names<'input, 'arena>(
     arena: &'arena Bump,
     names: &'input Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk(dwarf, std::slice::from_ref(header), arena, Some(names), false)
+    walk(
+        dwarf,
+        std::slice::from_ref(header),
+        arena,
+        Some(names),
+        false,
+    )
 }
 
 /// Walks several units into one model, as if they were one unit: what LTO
@@ -250,8 +256,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         .partition_point(|&start| start <= offset)
                         .checked_sub(1)?;
                     let unit = units.get(index)?;
-                    let end = unit.header.offset().0 as u64
-                        + unit.header.length_including_self() as u64;
+                    let end =
+                        unit.header.offset().0 as u64 + unit.header.length_including_self() as u64;
                     (offset < end).then_some(index)
                 })
                 .filter(|&index| !walked.get(index).copied().unwrap_or(true))
