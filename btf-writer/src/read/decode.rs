@@ -4,7 +4,7 @@
 //! only (checking kinds and lengths), so that the second pass, [`decode`],
 //! knows the number of types and can check every referenced id as it goes.
 
-use super::names::Names;
+use super::names::{NameArena, Names};
 use crate::error::{Error, ErrorKind};
 use crate::raw::{self, Endian, Kind};
 use crate::types::*;
@@ -91,6 +91,8 @@ pub(super) fn count_records(
 /// What a record decoder needs to know.
 pub(super) struct Context<'n, 'a> {
     pub names: &'n Names<'a>,
+    /// Where names that are not UTF-8 go; without one they are errors.
+    pub arena: Option<&'a NameArena>,
     /// The largest valid type id (base and own types).
     pub last_id: u32,
     pub endian: Endian,
@@ -172,7 +174,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         kind_flag: raw::info_kind_flag(info),
         size_or_type,
     };
-    let name = |off: u32| cx.names.get(off).map_err(|e| e.kind);
+    let name = |off: u32| cx.names.get(off, cx.arena).map_err(|e| e.kind);
     // A member's or parameter's name. A string section is at most 4 GiB, so
     // the error is for a string section that somehow is not.
     let short_name = |off: u32| {
