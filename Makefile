@@ -17,7 +17,7 @@ BINDIR          ?= $(PREFIX)/bin
 PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
 .PHONY: all build release run test lint deps fixtures corpus check-kernel check-kbuild \
-        bench bench-modules install uninstall clean
+        bench bench-modules fuzz install uninstall clean
 
 all: build
 
@@ -68,6 +68,13 @@ check-kbuild:
 
 bench:
 	scripts/bench.sh
+
+# The fuzz targets (fuzz/, cargo-fuzz on the stable toolchain), FUZZ_SECONDS
+# each (default 60); executions and findings per target at the end. CI runs
+# a short one (FUZZ_SECONDS=15).
+fuzz:
+	@scripts/deps.sh fuzz
+	scripts/fuzz.sh
 
 bench-modules:
 	scripts/bench-modules.sh

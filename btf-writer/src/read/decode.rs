@@ -194,9 +194,14 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         Kind::INT => {
             head.plain()?;
             let data = c.u32()?;
-            if data & !raw::INT_DATA_MASK != 0 {
+            // The kernel refuses bits 28-31 (`BTF_INT_MASK`,
+            // btf_int_check_meta) and lets bits 8-15 through, which mean
+            // nothing to it or to libbpf: they are read as clear (writing
+            // the type back clears them).
+            if data & 0xf000_0000 != 0 {
                 return Err(ErrorKind::BadInt("reserved bits set"));
             }
+            let data = data & raw::INT_DATA_MASK;
             let (encoding, offset, bits) = (
                 raw::int_encoding(data),
                 raw::int_offset(data),
