@@ -49,7 +49,9 @@ const AS_WRITTEN: Options = Options {
 };
 
 fn repo_path(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(relative)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(relative)
 }
 
 /// The fixed base, its parse, its check, and the split bases the encoder
@@ -71,8 +73,8 @@ fn base() -> &'static Base {
         let parsed: &'static Parsed<'static> = Box::leak(Box::new(
             parse_with(bytes, None, arena).unwrap_or_else(|e| panic!("base: {e}")),
         ));
-        let checked = validate(bytes, None, AS_WRITTEN)
-            .unwrap_or_else(|v| panic!("base: {}", v[0]));
+        let checked =
+            validate(bytes, None, AS_WRITTEN).unwrap_or_else(|v| panic!("base: {}", v[0]));
         Base {
             bytes,
             parsed,
@@ -154,7 +156,10 @@ pub fn elf_dwarf(data: &[u8]) {
         let small = validate(distilled, None, AS_WRITTEN)
             .unwrap_or_else(|v| panic!("distilled base the kernel rejects: {}", first(&v)));
         if let Err(v) = validate(&encoded.btf, Some(&small), AS_WRITTEN) {
-            panic!("split on a distilled base the kernel rejects: {}", first(&v));
+            panic!(
+                "split on a distilled base the kernel rejects: {}",
+                first(&v)
+            );
         }
         let arena = NameArena::new();
         let small = parse_with(distilled, None, &arena).expect("the distilled base reads back");
@@ -167,8 +172,7 @@ pub fn elf_dwarf(data: &[u8]) {
         panic!("encoded BTF the kernel rejects: {}", first(&v));
     }
     let arena = NameArena::new();
-    parse_with(&encoded.btf, split.then_some(base.parsed), &arena)
-        .expect("encoded BTF reads back");
+    parse_with(&encoded.btf, split.then_some(base.parsed), &arena).expect("encoded BTF reads back");
 }
 
 /// Dumps, writes back and re-reads `parsed` (split on `on` when given).
@@ -178,9 +182,7 @@ fn exercise(parsed: &Parsed<'_>, on: Option<&Parsed<'_>>) {
     let _ = btf::dump_c::dump_c(&mut sink(), &parsed.btf, on_btf);
     let written = match on {
         None => btf::write::write(&parsed.btf, parsed.endian),
-        Some(base) => {
-            btf::write::write_split(&parsed.btf, &base.string_index(), parsed.endian)
-        }
+        Some(base) => btf::write::write_split(&parsed.btf, &base.string_index(), parsed.endian),
     };
     let Ok(written) = written else {
         return;
@@ -286,8 +288,9 @@ pub fn validate_target(data: &[u8]) {
 /// header, then the later end of its two sections), at most `data.len()`.
 fn blob_len(data: &[u8]) -> usize {
     let word = |at: usize| -> u64 {
-        data.get(at..at + 4)
-            .map_or(0, |w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+        data.get(at..at + 4).map_or(0, |w| {
+            u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        })
     };
     let hdr_len = word(4);
     let end = hdr_len + (word(8) + word(12)).max(word(16) + word(20));
@@ -306,8 +309,7 @@ pub fn relocate(data: &[u8]) {
     let Ok(split_parsed) = parse_with(split, Some(&small), &arena) else {
         return;
     };
-    let Ok(moved) = btf::relocate::relocate(&split_parsed.btf, &small.btf, &base.parsed.btf)
-    else {
+    let Ok(moved) = btf::relocate::relocate(&split_parsed.btf, &small.btf, &base.parsed.btf) else {
         return;
     };
     // dump and diff show relocated BTF without checking it first.
@@ -328,7 +330,10 @@ pub fn relocate(data: &[u8]) {
         }
         let written = written.unwrap_or_else(|e| panic!("{what}: valid inputs, no output: {e}"));
         if let Err(v) = validate(&written, Some(&base.checked), AS_WRITTEN) {
-            panic!("{what}: valid inputs, output the kernel rejects: {}", first(&v));
+            panic!(
+                "{what}: valid inputs, output the kernel rejects: {}",
+                first(&v)
+            );
         }
     }
 }

@@ -469,7 +469,11 @@ fn module_mutation_campaign() {
                     problems.push(format!("{mode} {input_name}: written, but: {errors:?}"));
                 }
                 let btf = read(&output);
-                let blob = if split { join_on(&base_bytes, &btf) } else { btf };
+                let blob = if split {
+                    join_on(&base_bytes, &btf)
+                } else {
+                    btf
+                };
                 match kernel_load_btf(&blob) {
                     LoadResult::Loaded => loaded += 1,
                     LoadResult::Rejected { errno, log } => problems.push(format!(
@@ -497,7 +501,11 @@ fn module_mutation_campaign() {
             took.as_secs_f64()
         ));
         if std::env::var_os("BTFENC_CAMPAIGN_PAHOLE").is_some_and(|v| v == "1") {
-            report.push(pahole_on_mutants(&names, &inputs, split.then_some((&base, &base_bytes))));
+            report.push(pahole_on_mutants(
+                &names,
+                &inputs,
+                split.then_some((&base, &base_bytes)),
+            ));
         }
     }
     let _ = std::io::Write::write_all(
@@ -576,7 +584,13 @@ fn join_on(base: &[u8], split: &[u8]) -> Vec<u8> {
     let (bt, bs) = (section(base, 8, 12), section(base, 16, 20));
     let (st, ss) = (section(split, 8, 12), section(split, 16, 20));
     let mut out = vec![0x9f, 0xeb, 1, 0];
-    for v in [24, 0, bt.len() + st.len(), bt.len() + st.len(), bs.len() + ss.len()] {
+    for v in [
+        24,
+        0,
+        bt.len() + st.len(),
+        bt.len() + st.len(),
+        bs.len() + ss.len(),
+    ] {
         out.extend_from_slice(&(v as u32).to_le_bytes());
     }
     for range in [(base, bt), (split, st), (base, bs), (split, ss)] {

@@ -693,7 +693,10 @@ fn names_that_are_not_utf8_read_as_the_kernel_reads_them() {
         Ok(true) => {}
         Ok(false) => panic!("the kernel rejects the base: {:?}", kernel_load_btf(&blob)),
         Err(reason) => {
-            report_skip("names_that_are_not_utf8_read_as_the_kernel_reads_them", &reason);
+            report_skip(
+                "names_that_are_not_utf8_read_as_the_kernel_reads_them",
+                &reason,
+            );
             return;
         }
     }
@@ -701,8 +704,16 @@ fn names_that_are_not_utf8_read_as_the_kernel_reads_them() {
     assert!(run.success() && run.stdout.is_empty(), "{}", run.describe());
 
     let dump = btfenc(&["dump", &base_name]);
-    assert!(dump.success() && dump.stderr.is_empty(), "{}", dump.describe());
-    assert!(dump.stdout_text().contains('\u{fffd}'), "{}", dump.describe());
+    assert!(
+        dump.success() && dump.stderr.is_empty(),
+        "{}",
+        dump.describe()
+    );
+    assert!(
+        dump.stdout_text().contains('\u{fffd}'),
+        "{}",
+        dump.describe()
+    );
 
     let module = fixture("obj/gcc-dwarf5/structs.o");
     let split = dir.path().join("split.btf");
