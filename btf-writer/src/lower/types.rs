@@ -636,7 +636,14 @@ fn lower_composite<'input>(
         // What BTF cannot hold or the kernel's btf_struct_check_meta and
         // member checks refuse; with encode_force the member is left out.
         let bit_offset = member.bit_offset;
-        let problem = if bit_offset > u64::from(u32::MAX) {
+        // btf_struct_resolve: a member of type void (a member DIE without
+        // DW_AT_type) is an "Invalid member".
+        let problem = if ty == TypeId::VOID {
+            Some(match member.ty {
+                TypeRef::Void => "it has no type (no DW_AT_type: void)".to_string(),
+                TypeRef::Node(_) => "its type (_Atomic or unsupported) has no BTF form".to_string(),
+            })
+        } else if bit_offset > u64::from(u32::MAX) {
             Some(format!(
                 "bit offset {bit_offset} does not fit BTF's 32 bits"
             ))
