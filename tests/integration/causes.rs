@@ -225,27 +225,31 @@ fn run_program_with_timeout(
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|err| panic!("cannot run btfenc: {err}"));
-    loop {
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", program.display()));
+    // Read as it comes: a child writing more than a pipe holds (a batch
+    // with many warnings) would otherwise block, and look like a hang.
+    let mut pipe = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+        bytes
+    });
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break Some(status),
             Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(5)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return (None, String::new(), start.elapsed());
+                break None;
             }
         }
-    }
-    let output = child
-        .wait_with_output()
-        .unwrap_or_else(|err| panic!("btfenc: {err}"));
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (
-        Some(output.status.code().unwrap_or(-1)),
-        stderr,
-        start.elapsed(),
-    )
+    };
+    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    let Some(status) = status else {
+        return (None, String::new(), start.elapsed());
+    };
+    (Some(status.code().unwrap_or(-1)), stderr, start.elapsed())
 }
 
 // 7. A compression header that claims 8 GiB.
