@@ -696,3 +696,49 @@ fn nothing_to_encode() {
     );
     assert!(!out.exists());
 }
+
+/// Three more `elf_dwarf` findings, kept in `fixtures/bad/fuzz/` as found:
+/// a member of function type, a void parameter, bitfields that lost their
+/// size. Each used to give BTF the kernel refuses; now one line naming
+/// the file and the DIE (with `encode_force` where a member can be left
+/// out: then the kernel loads the output).
+#[test]
+fn fuzz_findings_in_the_dwarf() {
+    for (name, flags, expected) in [
+        (
+            "function-typed-member",
+            &[FLOATS][..],
+            &["DIE 0x623", "void or a function type"][..],
+        ),
+        (
+            "void-parameter",
+            &[FORCE][..],
+            &["DIE 0x52e", "parameter 1 is void or a function type"][..],
+        ),
+        (
+            "bitfields-without-size",
+            &[FLOATS][..],
+            &["DIE 0x2e3", "is not on a byte, and it is no bitfield"][..],
+        ),
+    ] {
+        let input = fixture(&format!("bad/fuzz/{name}.o"));
+        let dir = scratch();
+        let out = dir.path().join("out.btf");
+        let run = encode_detached(Encoder::Btfenc, &input, &out, flags);
+        assert_clean_failure(&run, &input.to_string_lossy());
+        for text in expected {
+            assert!(
+                run.stderr.contains(text),
+                "{name}: no {text:?}\n{}",
+                run.describe()
+            );
+        }
+        assert!(!out.exists());
+    }
+    let input = fixture("bad/fuzz/bitfields-without-size.o");
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
+    assert!(run.success(), "{}", run.describe());
+    expect_kernel_loads("causes::fuzz_findings_in_the_dwarf", &read(&out));
+}
