@@ -697,9 +697,9 @@ fn nothing_to_encode() {
     assert!(!out.exists());
 }
 
-/// Three more `elf_dwarf` findings, kept in `fixtures/bad/fuzz/` as found:
+/// Four more `elf_dwarf` findings, kept in `fixtures/bad/fuzz/` as found:
 /// a member of function type, a void parameter, bitfields that lost their
-/// size. Each used to give BTF the kernel refuses; now one line naming
+/// size, a struct declaration without a name (an anonymous FWD). Each used to give BTF the kernel refuses; now one line naming
 /// the file and the DIE (with `encode_force` where a member can be left
 /// out: then the kernel loads the output).
 #[test]
@@ -719,6 +719,11 @@ fn fuzz_findings_in_the_dwarf() {
             "bitfields-without-size",
             &[FLOATS][..],
             &["DIE 0x2e3", "is not on a byte, and it is no bitfield"][..],
+        ),
+        (
+            "anonymous-declaration",
+            &[FORCE][..],
+            &["DIE 0x12c4", "declaration of struct (anon)"][..],
         ),
     ] {
         let input = fixture(&format!("bad/fuzz/{name}.o"));

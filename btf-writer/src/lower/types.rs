@@ -416,8 +416,9 @@ pub(crate) fn lower_types<'input>(
             } => {
                 let name = name.unwrap_or("");
                 if *declaration {
-                    // btf_fwd_check_meta wants a C identifier.
-                    if !map.name_ok(name) {
+                    // btf_fwd_check_meta wants a C identifier (an
+                    // anonymous declaration too: found by the fuzzer).
+                    if name.is_empty() || !map.name_ok(name) {
                         return Err(map.unencodable(
                             this,
                             format!(
