@@ -17,7 +17,7 @@ BINDIR          ?= $(PREFIX)/bin
 PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
 .PHONY: all build release run test lint deps fixtures corpus check-kernel check-kbuild check-dwz \
-        bench bench-modules install uninstall clean
+        bench bench-modules fuzz install uninstall clean
 
 all: build
 
@@ -72,6 +72,13 @@ check-dwz:
 
 bench:
 	scripts/bench.sh
+
+# The fuzz targets (fuzz/, cargo-fuzz on the stable toolchain), FUZZ_SECONDS
+# each (default 60); executions and findings per target at the end. CI does
+# not run it (cargo-fuzz install time; see .ci/run).
+fuzz:
+	@scripts/deps.sh fuzz
+	scripts/fuzz.sh
 
 bench-modules:
 	scripts/bench-modules.sh

@@ -54,6 +54,13 @@
 #                              types of dedup of the CUs' types concatenated
 #                              (the btf-writer property test, which skips
 #                              without the corpus, so it runs here too)
+#   [x] module_campaign        issue 15's DWARF mutation campaign on tcp_bbr.ko
+#                              (300 mutants, fixed seed; split on the reference
+#                              vmlinux.btf and standalone): no crash, no hang,
+#                              each failure one line naming its file, every
+#                              output loaded by the kernel (split joined with
+#                              its base); BTFENC_CAMPAIGN_PAHOLE=1 adds pahole
+#                              1.24's counts on the same mutants
 #   [ ] modules_kernel_load    split BTF loads on top of a base (needs a base the
 #                              kernel knows; today only vmlinux is loaded)
 #   [ ] speed budget           fail if slower than pahole (see bench.sh)
@@ -594,6 +601,19 @@ collapse_equivalence() {
 	echo "    af_key, tcp_bbr, nf_conntrack and the multi-CU fixtures: identical dedup results"
 }
 
+# tests/integration/causes.rs module_mutation_campaign, on the corpus.
+module_campaign() {
+	local log=$out/module-campaign.log ko
+	ko=$(module_path tcp_bbr)
+	[[ -n $ko ]] || return 1
+	(cd "$repo_root" && BTFENC_BIN=$btfenc BTFENC_CAMPAIGN_MODULE=$ko BTFENC_REFERENCE=$reference_root \
+		cargo test --quiet -p btfenc-tests --test integration -- --ignored --exact \
+		causes::module_mutation_campaign --nocapture) > "$log" 2>&1
+	local status=$?
+	sed -n '/^module mutation campaign/,/problems$/p' "$log" | sed 's/^/    /'
+	((status == 0)) || { grep -E 'mutant-|panicked' "$log" | head -n 20; return 1; }
+}
+
 # --- Linux 7.3 only ---------------------------------------------------
 
 # The header and kind layout section of our vmlinux BTF against pahole's.
@@ -744,6 +764,7 @@ run_check modules_relocate
 run_check vmlinux_in_place_refused
 run_check modules_all
 run_check collapse_equivalence
+run_check module_campaign
 
 # Linux 7.3: the same functions on the second corpus and its reference.
 reference=$reference_73

@@ -22,10 +22,17 @@ test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm lld-14 dwa
 kernel_packages=(time xz-utils git linux-source-6.1 flex bison bc libssl-dev libelf-dev kmod cpio rsync
 	clang-19 lld-19 llvm-19 busybox-static)
 
+# `make fuzz`: g++ builds libFuzzer (the libfuzzer-sys crate), and cargo-fuzz
+# (from crates.io, the version known to work with the stable toolchain on
+# this project's machines) drives it.
+fuzz_packages=(g++)
+cargo_fuzz_version=0.13.2
+
 case ${1:-test} in
 	test) wanted=("${test_packages[@]}") ;;
-	all) wanted=("${test_packages[@]}" "${kernel_packages[@]}") ;;
-	*) echo "usage: $0 [test|all]" >&2; exit 2 ;;
+	all) wanted=("${test_packages[@]}" "${kernel_packages[@]}" "${fuzz_packages[@]}") ;;
+	fuzz) wanted=("${test_packages[@]}" "${fuzz_packages[@]}") ;;
+	*) echo "usage: $0 [test|all|fuzz]" >&2; exit 2 ;;
 esac
 
 # Linux 7.3's source comes from trixie-backports (`all` only). apt learns
@@ -144,4 +151,10 @@ if [[ ${1:-test} == all ]]; then
 	fi
 	fetch_source_73
 	[[ -z $qemu_wanted ]] || fetch_qemu "$qemu_wanted"
+fi
+
+if [[ ${1:-test} == all || ${1:-test} == fuzz ]] &&
+	[[ $(cargo fuzz --version 2> /dev/null) != "cargo-fuzz $cargo_fuzz_version" ]]; then
+	echo "deps.sh: installing cargo-fuzz $cargo_fuzz_version (cargo install, a few minutes)"
+	cargo install --locked --quiet cargo-fuzz --version "$cargo_fuzz_version"
 fi

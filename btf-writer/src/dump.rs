@@ -193,11 +193,13 @@ fn lookup<'t, 'a>(btf: &'t Btf<'a>, base: Option<&'t Btf<'a>>, id: TypeId) -> Lo
     found.map_or(Lookup::Missing, Lookup::Type)
 }
 
-fn or_anon(name: &str) -> &str {
+/// A name as printed: `(anon)` for none; one read as not UTF-8 with
+/// U+FFFD for its bytes that are not (bpftool prints the bytes).
+fn or_anon(name: &str) -> std::borrow::Cow<'_, str> {
     if name.is_empty() {
-        "(anon)"
+        "(anon)".into()
     } else {
-        name
+        crate::strings::display_name(name)
     }
 }
 

@@ -105,6 +105,9 @@ pub fn dump_c(out: &mut dyn Write, btf: &Btf, base: Option<&Btf>) -> io::Result<
     sink.out.flush()
 }
 
+/// The most C text one type's padding may grow the output buffer to.
+const PAD_TEXT_LIMIT: usize = 16 << 20;
+
 struct Sink<'o> {
     out: &'o mut dyn Write,
     buf: Vec<u8>,
@@ -720,6 +723,18 @@ impl<'t, 'a> CDump<'t, 'a> {
             cur = new_off;
         }
         while cur != next_off {
+            // A hole of gigabytes (a crafted struct size) would be
+            // billions of padding lines, all held until the type is
+            // written: past PAD_TEXT_LIMIT the dump stops with an error
+            // instead (bpftool prints them all; no real type comes close).
+            if self.out.len() > PAD_TEXT_LIMIT {
+                self.fail(format!(
+                    "a hole of {} bits in a struct: its padding exceeds {} MiB of C",
+                    next_off - cur,
+                    PAD_TEXT_LIMIT >> 20
+                ));
+                return;
+            }
             let bits = (next_off - cur).min(pad_bits);
             if bits == pad_bits {
                 self.put_pad(level, pad_type, pad_bits);
@@ -1150,6 +1165,26 @@ mod tests {
             .strip_prefix(HEADER)
             .and_then(|rest| rest.strip_suffix(FOOTER))
             .expect("guard, pragma block and footer around the types")
+    }
+
+    /// A struct of 4 GiB with one int (found by the `btf_read` fuzz target:
+    /// its dump ran for minutes towards 500 million padding lines): the
+    /// dump stops past PAD_TEXT_LIMIT with an error, quickly.
+    #[test]
+    fn a_hole_of_gigabytes_is_an_error() {
+        let mut btf = Btf::default();
+        btf.add(int("int", 4, 1));
+        btf.add(Type::Struct(Composite {
+            name: "huge",
+            size: u32::MAX,
+            members: vec![member("x", 1, 0)].into(),
+            kind_flag: false,
+        }));
+        let start = std::time::Instant::now();
+        let err = dump(&btf, None).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("padding exceeds 16 MiB"), "{err}");
+        assert!(start.elapsed().as_secs() < 30);
     }
 
     /// A self-referencing list node: one definition, the pointer to itself

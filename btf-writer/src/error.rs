@@ -192,6 +192,10 @@ pub enum ErrorKind {
     /// Two parts of this crate disagree: a bug, reported instead of a
     /// panic.
     Internal(&'static str),
+    /// A standalone BTF (or a distilled base) would hold no type, which
+    /// the kernel refuses ("No type found", btf_parse_type_sec): what is
+    /// missing.
+    NoTypes(&'static str),
 
     // ----- distilled base and relocation -----
     /// A split is not on top of the base it was given: its type ids
@@ -361,6 +365,10 @@ impl fmt::Display for ErrorKind {
                 "base strings end at {found} but the split expects them to end at {expected}"
             ),
             Internal(what) => write!(f, "internal error (a bug in btfenc): {what}"),
+            NoTypes(what) => write!(
+                f,
+                "{what}: the kernel refuses BTF without types (btf_parse_type_sec)"
+            ),
             SplitBaseMismatch { expected, found } => write!(
                 f,
                 "the split BTF continues after {expected} base types but the base has {found}"

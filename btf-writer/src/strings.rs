@@ -7,6 +7,7 @@
 //! already has, as libbpf's `btf__add_str` does (it looks a string up in
 //! the base BTF before adding it to the split's own strings).
 
+use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
@@ -14,6 +15,53 @@ use hashbrown::hash_table::{Entry, HashTable};
 use hashbrown::HashMap;
 
 use crate::error::{ErrorKind, FormatError};
+
+/// How the model holds a name read from BTF whose bytes are not UTF-8.
+///
+/// The kernel takes such names: its name checks (`btf_name_valid_identifier`
+/// and co., kernel/bpf/btf.c) classify bytes with `<linux/ctype.h>`, whose
+/// table (lib/ctype.c) reads bytes 0xc0-0xff (but 0xd7, 0xf7) as ISO 8859-1
+/// letters, and do not check the names of INT, FLOAT or decl tag values
+/// at all. The model's names are `&str`; such a name is held as a NUL (no
+/// name in a string section can hold one: it ends the name) followed by
+/// its bytes decoded as ISO 8859-1, one char U+0000-U+00FF per byte:
+/// equal names stay equal, different ones different, and
+/// [`section_bytes`] gives the string section its bytes back. Names that
+/// are UTF-8 (all DWARF-derived ones) are held as they are.
+pub const RAW_NAME_MARK: char = '\0';
+
+/// `bytes` (a name from a string section, not UTF-8) in the model's form:
+/// see [`RAW_NAME_MARK`].
+pub fn raw_name(bytes: &[u8]) -> String {
+    let mut name = String::with_capacity(1 + 2 * bytes.len());
+    name.push(RAW_NAME_MARK);
+    name.extend(bytes.iter().map(|&b| char::from(b)));
+    name
+}
+
+/// The bytes `name` has in a string section: its own, or for a name read
+/// as not UTF-8 (see [`RAW_NAME_MARK`]) the bytes it was read from.
+pub fn section_bytes(name: &str) -> Cow<'_, [u8]> {
+    let Some(rest) = name.strip_prefix(RAW_NAME_MARK) else {
+        return Cow::Borrowed(name.as_bytes());
+    };
+    let bytes: Option<Vec<u8>> = rest
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).ok().filter(|&b| b != 0))
+        .collect();
+    // Anything else with a leading NUL is no name read from BTF: its own
+    // bytes, which the NUL makes unwritable.
+    bytes.map_or(Cow::Borrowed(name.as_bytes()), Cow::Owned)
+}
+
+/// `name` for messages and dumps: its section bytes, with what is not
+/// UTF-8 shown as U+FFFD (a name read as not UTF-8 loses its marker).
+pub fn display_name(name: &str) -> Cow<'_, str> {
+    match section_bytes(name) {
+        Cow::Borrowed(_) => Cow::Borrowed(name),
+        Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+    }
+}
 
 /// A deduplicating string section under construction.
 ///
@@ -145,7 +193,8 @@ impl StringTable {
         if s.is_empty() {
             return Ok(0);
         }
-        let key = s.as_bytes();
+        let key = section_bytes(s);
+        let key: &[u8] = &key;
         let hash = self.hasher.hash_one(key);
         let StringTable {
             bytes,
@@ -193,7 +242,8 @@ impl StringTable {
         if s.is_empty() {
             return Some(0);
         }
-        let key = s.as_bytes();
+        let key = section_bytes(s);
+        let key: &[u8] = &key;
         let hash = self.hasher.hash_one(key);
         self.index
             .find(hash, |&(off, len)| slice(&self.bytes, off, len) == key)
@@ -293,7 +343,7 @@ impl<'a> StringIndex<'a> {
         if s.is_empty() {
             return Some(0);
         }
-        self.offsets.get(s.as_bytes()).copied()
+        self.offsets.get(section_bytes(s).as_ref()).copied()
     }
 
     /// End offset of the sections indexed: the `base_str_len` of a split

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 
-use btf::read::{parse_file, Parsed};
+use btf::read::{parse_file_with, NameArena, Parsed};
 
 use crate::args::{Cli, Command, DumpFormat, EncodeArgs};
 use crate::output::{self, Sections};
@@ -127,8 +127,22 @@ pub(crate) fn read_btf_bytes(path: &Path) -> Result<InputBytes> {
     }
 }
 
+/// Where names that are not UTF-8 (which the kernel takes: see
+/// `btf::strings::RAW_NAME_MARK`) are kept: for the rest of the process,
+/// as the parsed BTF that borrows them is. It allocates only for such
+/// names, bounded by the size of the input.
+fn name_arena() -> &'static NameArena {
+    Box::leak(Box::default())
+}
+
 fn parse_btf<'a>(path: &Path, bytes: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>> {
-    parse_file(bytes, base).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    parse_file_with(bytes, base, name_arena())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// A raw BTF blob (a distilled base) read as [`parse_btf`] reads a file.
+fn parse_raw<'a>(raw: &'a [u8]) -> Result<Parsed<'a>, btf::FormatError> {
+    btf::read::parse_with(raw, None, name_arena())
 }
 
 /// Parses an optional standalone BTF file (a `--base`/`--btf_base`) read
@@ -153,8 +167,7 @@ fn distilled_base_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<Option<Parsed<'
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     section
         .map(|raw| {
-            btf::read::parse(raw, None)
-                .map_err(|e| anyhow::anyhow!("{}: .BTF.base: {e}", path.display()))
+            parse_raw(raw).map_err(|e| anyhow::anyhow!("{}: .BTF.base: {e}", path.display()))
         })
         .transpose()
 }
@@ -326,7 +339,7 @@ fn relocate(
     )?;
     let base_raw = crate::verify::raw_btf(base, &base_bytes)?;
     let base_checked = crate::verify::check_input(base, "base BTF", base_raw, None)?;
-    let distilled_parsed = btf::read::parse(distilled_raw, None)
+    let distilled_parsed = parse_raw(distilled_raw)
         .map_err(|e| anyhow::anyhow!("{}: distilled base: {e}", distilled_path.display()))?;
     let split_parsed = parse_btf(split, &split_bytes, Some(&distilled_parsed))?;
     let base_parsed = parse_btf(base, &base_bytes, None)?;

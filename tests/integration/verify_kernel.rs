@@ -448,6 +448,9 @@ fn verify_agrees_with_the_kernel_on_hand_made_edge_cases() {
     fn info(kind: u32, vlen: u32, kflag: u32) -> u32 {
         (kflag << 31) | (kind << 24) | vlen
     }
+    fn label_of(what: &str, bytes: &str) -> &'static str {
+        Box::leak(format!("{what} {bytes}").into_boxed_str())
+    }
     fn blob(words: &[u32], strs: &[u8]) -> Vec<u8> {
         let type_len = (words.len() * 4) as u32;
         let mut out = vec![0x9f, 0xeb, 1, 0];
@@ -543,6 +546,37 @@ fn verify_agrees_with_the_kernel_on_hand_made_edge_cases() {
         "ptr named",
         blob(&with_int(&[5, info(2, 0, 0), 1]), &named(b"p")),
     ));
+    // Bytes that are not UTF-8 in every kind of name (issue 15): ISO 8859-1
+    // letters, a C1 control byte, and the names the kernel does not check.
+    for (label, name) in [("latin1", b"\xe9t\xe9".as_slice()), ("C1", b"a\x85")] {
+        let strs = [b"\0int\0s\0".as_slice(), name, b"\0"].concat();
+        let member = with_int(&[5, info(4, 1, 0), 4, 7, 1, 0]);
+        cases.push((label_of("member", label), blob(&member, &strs)));
+        let enumerator = with_int(&[5, info(6, 1, 0), 4, 7, 1]);
+        cases.push((label_of("enumerator", label), blob(&enumerator, &strs)));
+        let param = with_int(&[0, info(13, 1, 0), 1, 7, 1]);
+        cases.push((label_of("param", label), blob(&param, &strs)));
+        let func = with_int(&[0, info(13, 0, 0), 1, 7, info(12, 1, 0), 2]);
+        cases.push((label_of("func", label), blob(&func, &strs)));
+        let var = with_int(&[7, info(14, 0, 0), 1, 1]);
+        cases.push((label_of("var", label), blob(&var, &strs)));
+        let tag = with_int(&[5, info(4, 1, 0), 4, 5, 1, 0, 7, info(17, 0, 0), 2, u32::MAX]);
+        cases.push((label_of("decl_tag value", label), blob(&tag, &strs)));
+        let type_tag = with_int(&[7, info(18, 0, 0), 1]);
+        cases.push((label_of("type_tag", label), blob(&type_tag, &strs)));
+        cases.push((
+            label_of("int name", label),
+            blob(&[7, info(1, 0, 0), 4, (1 << 24) | 32], &strs),
+        ));
+        cases.push((
+            label_of("float name", label),
+            blob(&with_int(&[7, info(16, 0, 0), 8]), &strs),
+        ));
+        cases.push((
+            label_of("fwd", label),
+            blob(&with_int(&[7, info(7, 0, 0), 0]), &strs),
+        ));
+    }
     let mut header32 = blob(&int, &named(b"x"));
     header32[4] = 32;
     header32.splice(24..24, [0u8; 8]);
@@ -623,4 +657,95 @@ fn a_base_the_kernel_rejects_is_refused() {
     let run = btfenc(&["verify", &bad_name]);
     assert_eq!(run.status.code(), Some(1), "{}", run.describe());
     assert!(run.stdout_text().contains("FUNC"), "{}", run.describe());
+}
+
+/// A base whose names are not UTF-8 but that the kernel loads (issue 15:
+/// the reader used to refuse it): every name of four bytes or more ending
+/// in a lowercase ASCII letter gets an ISO 8859-1 'é' (0xe9, a letter to
+/// the kernel's ctype) instead. The kernel and `verify` accept it, and
+/// btfenc reads it as they do: `dump`, a module encoded split on it (which
+/// the kernel loads joined with it), `dedup` and a distilled pair relocated
+/// onto it, each keeping the names' bytes.
+#[test]
+fn names_that_are_not_utf8_read_as_the_kernel_reads_them() {
+    let dir = scratch();
+    let good = dir.path().join("base.btf");
+    let object = fixture("obj/multi-cu/gcc-dwarf5.o");
+    encode_detached(Encoder::Btfenc, &object, &good, &[]).assert_success();
+    let mut blob = read(&good);
+    let strings = layout(&blob).strings;
+    let mut at = strings.start;
+    let mut changed = 0;
+    while at < strings.end {
+        let len = blob[at..strings.end].iter().position(|&b| b == 0).unwrap();
+        if len >= 4 && blob[at + len - 1].is_ascii_lowercase() {
+            blob[at + len - 1] = 0xe9;
+            changed += 1;
+        }
+        at += len + 1;
+    }
+    assert!(changed > 10, "only {changed} names changed");
+    assert!(std::str::from_utf8(&blob[strings]).is_err());
+    let base = dir.path().join("latin1-base.btf");
+    std::fs::write(&base, &blob).expect("writing the base");
+    let base_name = base.display().to_string();
+    match kernel_accepts_btf(&blob) {
+        Ok(true) => {}
+        Ok(false) => panic!("the kernel rejects the base: {:?}", kernel_load_btf(&blob)),
+        Err(reason) => {
+            report_skip(
+                "names_that_are_not_utf8_read_as_the_kernel_reads_them",
+                &reason,
+            );
+            return;
+        }
+    }
+    let run = btfenc(&["verify", &base_name]);
+    assert!(run.success() && run.stdout.is_empty(), "{}", run.describe());
+
+    let dump = btfenc(&["dump", &base_name]);
+    assert!(
+        dump.success() && dump.stderr.is_empty(),
+        "{}",
+        dump.describe()
+    );
+    assert!(
+        dump.stdout_text().contains('\u{fffd}'),
+        "{}",
+        dump.describe()
+    );
+
+    let module = fixture("obj/gcc-dwarf5/structs.o");
+    let split = dir.path().join("split.btf");
+    let base_arg = format!("--btf_base={base_name}");
+    encode_detached(Encoder::Btfenc, &module, &split, &[&base_arg]).assert_success();
+    let joined = join(&blob, &read(&split));
+    assert_eq!(kernel_load_btf(&joined), LoadResult::Loaded);
+
+    let deduped = dir.path().join("dedup.btf");
+    let run = btfenc(&["dedup", &base_name, "-o", &deduped.display().to_string()]);
+    assert!(run.success(), "{}", run.describe());
+    let deduped = read(&deduped);
+    assert!(deduped.windows(2).any(|w| w[0] == 0xe9 && w[1] == 0));
+    assert_eq!(kernel_load_btf(&deduped), LoadResult::Loaded);
+
+    let pair = dir.path().join("pair.btf");
+    let distilled = concat!("--btf_features=", kernel_features!(), ",distilled_base");
+    encode_detached(Encoder::Btfenc, &module, &pair, &[&base_arg, distilled]).assert_success();
+    let moved = dir.path().join("moved.btf");
+    let run = btfenc(&[
+        "relocate",
+        &pair.display().to_string(),
+        "--distilled-base",
+        &format!("{}.base", pair.display()),
+        "--base",
+        &base_name,
+        "-o",
+        &moved.display().to_string(),
+    ]);
+    assert!(run.success(), "{}", run.describe());
+    assert_eq!(
+        kernel_load_btf(&join(&blob, &read(&moved))),
+        LoadResult::Loaded
+    );
 }

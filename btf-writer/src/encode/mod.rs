@@ -289,6 +289,12 @@ pub fn encode(
         (None, None) => crate::dedup::dedup_as(&assembled, None, dedup_flavor(&config.features)),
     }
     .with_context(|| format!("{}: dedup", path.display()))?;
+    if base.is_none() && deduped.btf.types.is_empty() {
+        return Err(Error::from(crate::Error::from(crate::ErrorKind::NoTypes(
+            "its DWARF describes no type",
+        )))
+        .context(path.display().to_string()));
+    }
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.stop();
 
@@ -317,6 +323,12 @@ pub fn encode(
                     let mut distilled =
                         crate::distill::distill_base(&deduped.btf, &base.parsed.btf)
                             .with_context(|| format!("{}: distilling the base", path.display()))?;
+                    if distilled.base.types.is_empty() {
+                        return Err(Error::from(crate::Error::from(crate::ErrorKind::NoTypes(
+                            "it refers to no base type, so its distilled base would be empty",
+                        )))
+                        .context(path.display().to_string()));
+                    }
                     let written = crate::distill::write_with_header(&mut distilled, endian, header)
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))

@@ -162,6 +162,28 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         }
     }
 
+    /// Whether `ty`, through typedefs and qualifiers, ends at nothing a
+    /// member or parameter can be: void, a function type, or a type with
+    /// no BTF form (the kernel's btf_modifier_check_member and
+    /// btf_func_proto_check refuse such a member or argument).
+    pub(crate) fn is_sizeless(&self, mut ty: TypeRef) -> Result<bool, Error> {
+        // A longer chain, or a loop, is for the loop and depth checks.
+        for _ in 0..64 {
+            let TypeRef::Node(node) = ty else {
+                return Ok(true);
+            };
+            if self.ids.get(node.0 as usize) == Some(&TypeId::VOID) {
+                return Ok(true);
+            }
+            match self.node(node)? {
+                Node::Typedef { target, .. } | Node::Qualified { target, .. } => ty = *target,
+                Node::Subroutine { .. } | Node::Unsupported { .. } => return Ok(true),
+                _ => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
     fn node(&self, node: NodeId) -> Result<&'m Node<'input, 'arena>, Error> {
         self.cu
             .nodes
@@ -353,6 +375,14 @@ pub(crate) fn lower_types<'input>(
                     ty: map.id(*target)?,
                 })
             }
+            // btf_array_resolve: "Invalid elem" for an element of void or
+            // function type.
+            Node::Array { elem, .. } if map.is_sizeless(*elem)? => {
+                return Err(map.unencodable(
+                    this,
+                    "array whose element is void or a function type".to_string(),
+                ));
+            }
             Node::Array { elem, dims } => Type::Array(Array {
                 elem: map.id(*elem)?,
                 index: index_type,
@@ -386,8 +416,9 @@ pub(crate) fn lower_types<'input>(
             } => {
                 let name = name.unwrap_or("");
                 if *declaration {
-                    // btf_fwd_check_meta wants a C identifier.
-                    if !map.name_ok(name) {
+                    // btf_fwd_check_meta wants a C identifier (an
+                    // anonymous declaration too: found by the fuzzer).
+                    if name.is_empty() || !map.name_ok(name) {
                         return Err(map.unencodable(
                             this,
                             format!(
@@ -427,6 +458,17 @@ pub(crate) fn lower_types<'input>(
             } => {
                 let mut lowered = Vec::with_capacity(params.len() + usize::from(*varargs));
                 for (number, param) in params.iter().enumerate() {
+                    // btf_func_proto_check: "Invalid arg#N" (a parameter
+                    // cannot be left out: the prototype would change).
+                    if map.is_sizeless(param.ty)? {
+                        return Err(map.unencodable(
+                            this,
+                            format!(
+                                "function type: parameter {} is void or a function type",
+                                number + 1
+                            ),
+                        ));
+                    }
                     let mut name = map.name(param.name)?;
                     // btf_func_proto_check: a name, if any, is a C
                     // identifier ("Invalid arg#N").
@@ -636,7 +678,21 @@ fn lower_composite<'input>(
         // What BTF cannot hold or the kernel's btf_struct_check_meta and
         // member checks refuse; with encode_force the member is left out.
         let bit_offset = member.bit_offset;
-        let problem = if bit_offset > u64::from(u32::MAX) {
+        // btf_struct_resolve: a member of type void (a member DIE without
+        // DW_AT_type) is an "Invalid member".
+        let problem = if ty == TypeId::VOID {
+            Some(match member.ty {
+                TypeRef::Void => "it has no type (no DW_AT_type: void)".to_string(),
+                TypeRef::Node(_) => "its type (_Atomic or unsupported) has no BTF form".to_string(),
+            })
+        } else if map.is_sizeless(member.ty)? {
+            Some("its type is void or a function type (through typedefs or qualifiers)".to_string())
+        } else if member.bitfield_size == 0 && bit_offset % 8 != 0 {
+            // btf_*_check_member: "Member is not byte aligned".
+            Some(format!(
+                "bit offset {bit_offset} is not on a byte, and it is no bitfield"
+            ))
+        } else if bit_offset > u64::from(u32::MAX) {
             Some(format!(
                 "bit offset {bit_offset} does not fit BTF's 32 bits"
             ))

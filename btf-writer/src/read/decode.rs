@@ -4,7 +4,7 @@
 //! only (checking kinds and lengths), so that the second pass, [`decode`],
 //! knows the number of types and can check every referenced id as it goes.
 
-use super::names::Names;
+use super::names::{NameArena, Names};
 use crate::error::{ErrorKind, FormatError};
 use crate::raw::{self, Endian, Kind};
 use crate::types::*;
@@ -95,6 +95,8 @@ pub(super) fn count_records(
 /// What a record decoder needs to know.
 pub(super) struct Context<'n, 'a> {
     pub names: &'n Names<'a>,
+    /// Where names that are not UTF-8 go; without one they are errors.
+    pub arena: Option<&'a NameArena>,
     /// The largest valid type id (base and own types).
     pub last_id: u32,
     pub endian: Endian,
@@ -176,7 +178,7 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         kind_flag: raw::info_kind_flag(info),
         size_or_type,
     };
-    let name = |off: u32| cx.names.get(off).map_err(|e| e.kind);
+    let name = |off: u32| cx.names.get(off, cx.arena).map_err(|e| e.kind);
     // A member's or parameter's name. A string section is at most 4 GiB, so
     // the error is for a string section that somehow is not.
     let short_name = |off: u32| {
@@ -196,9 +198,14 @@ fn decode_one<'a>(c: &mut Cursor<'a>, cx: &Context<'_, 'a>) -> Result<Type<'a>, 
         Kind::INT => {
             head.plain()?;
             let data = c.u32()?;
-            if data & !raw::INT_DATA_MASK != 0 {
+            // The kernel refuses bits 28-31 (`BTF_INT_MASK`,
+            // btf_int_check_meta) and lets bits 8-15 through, which mean
+            // nothing to it or to libbpf: they are read as clear (writing
+            // the type back clears them).
+            if data & 0xf000_0000 != 0 {
                 return Err(ErrorKind::BadInt("reserved bits set"));
             }
+            let data = data & raw::INT_DATA_MASK;
             let (encoding, offset, bits) = (
                 raw::int_encoding(data),
                 raw::int_offset(data),

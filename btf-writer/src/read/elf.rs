@@ -3,7 +3,7 @@
 
 use object::{Object, ObjectSection};
 
-use super::{parse, Parsed};
+use super::{parse, parse_with, NameArena, Parsed};
 use crate::error::{ErrorKind, FormatError};
 
 /// The ELF magic; anything else is taken to be a raw BTF blob.
@@ -39,6 +39,21 @@ pub fn parse_file<'a>(
         parse(section, base)
     } else {
         parse(bytes, base)
+    }
+}
+
+/// [`parse_file`] with names that are not UTF-8 read into `arena` (see
+/// [`parse_with`]).
+pub fn parse_file_with<'a>(
+    bytes: &'a [u8],
+    base: Option<&Parsed<'a>>,
+    arena: &'a NameArena,
+) -> Result<Parsed<'a>, FormatError> {
+    if bytes.starts_with(ELF_MAGIC) {
+        let section = elf_section(bytes, ".BTF")?.ok_or(ErrorKind::NoBtfSection)?;
+        parse_with(section, base, arena)
+    } else {
+        parse_with(bytes, base, arena)
     }
 }
 

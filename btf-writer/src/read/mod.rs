@@ -22,9 +22,9 @@ mod elf;
 mod header;
 mod names;
 
-pub use self::elf::{elf_section, parse_file};
+pub use self::elf::{elf_section, parse_file, parse_file_with};
 pub use self::header::{parse_header, Sections};
-pub use self::names::StringSection;
+pub use self::names::{NameArena, StringSection};
 
 use crate::error::{ErrorKind, FormatError};
 use crate::raw::{Endian, Header};
@@ -70,8 +70,9 @@ impl<'a> Parsed<'a> {
 
     /// The name at absolute string offset `offset` (in this blob or a
     /// base).
+    /// A name that is not UTF-8 is an error here.
     pub fn string_at(&self, offset: u32) -> Result<&'a str, FormatError> {
-        self.names.get(offset)
+        self.names.get(offset, None)
     }
 
     /// A name → offset index of all string sections, for writing a split on
@@ -96,7 +97,30 @@ impl<'a> Parsed<'a> {
 /// Parses a raw BTF blob in either byte order. With `base`, the blob is a
 /// split BTF on top of it: its type ids continue after the base's, and
 /// string offsets below the base's string length name base strings.
+///
+/// A name that is not UTF-8 is an error ([`ErrorKind::NameNotUtf8`]);
+/// [`parse_with`] reads it, as the kernel does.
 pub fn parse<'a>(data: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>, FormatError> {
+    parse_in(data, base, None)
+}
+
+/// [`parse`], reading names that are not UTF-8 as the kernel does (any
+/// bytes: its name checks are the validator's business) into `arena`, in
+/// the model's form for them ([`crate::strings::RAW_NAME_MARK`]); writing
+/// the result gives them their bytes back.
+pub fn parse_with<'a>(
+    data: &'a [u8],
+    base: Option<&Parsed<'a>>,
+    arena: &'a NameArena,
+) -> Result<Parsed<'a>, FormatError> {
+    parse_in(data, base, Some(arena))
+}
+
+fn parse_in<'a>(
+    data: &'a [u8],
+    base: Option<&Parsed<'a>>,
+    arena: Option<&'a NameArena>,
+) -> Result<Parsed<'a>, FormatError> {
     let layout = header::parse_header(data)?;
     let strings = layout.strings;
     match strings.first() {
@@ -137,6 +161,7 @@ pub fn parse<'a>(data: &'a [u8], base: Option<&Parsed<'a>>) -> Result<Parsed<'a>
         ))?;
     let cx = decode::Context {
         names: &names,
+        arena,
         last_id,
         endian: layout.endian,
     };

@@ -2,6 +2,19 @@
 
 use crate::error::{ErrorKind, FormatError};
 
+/// Where the reader keeps the names it reads that are not UTF-8 (see
+/// [`crate::strings::RAW_NAME_MARK`]), for as long as what it read lives:
+/// create one beside the bytes and pass it to [`super::parse_with`].
+#[derive(Debug, Default)]
+pub struct NameArena(bumpalo::Bump);
+
+impl NameArena {
+    /// An empty arena (it allocates only when a name needs it).
+    pub fn new() -> Self {
+        NameArena(bumpalo::Bump::new())
+    }
+}
+
 /// One string section and the absolute offset of its first byte.
 #[derive(Clone, Copy, Debug)]
 pub struct StringSection<'a> {
@@ -29,8 +42,9 @@ impl<'a> StringSection<'a> {
         self.start.saturating_add(self.bytes.len() as u32)
     }
 
-    /// The string at `rel` bytes into this section.
-    fn at(&self, rel: usize, offset: u32) -> Result<&'a str, FormatError> {
+    /// The string at `rel` bytes into this section; one that is not UTF-8
+    /// in its model form in `arena`, or an error without one.
+    fn at(&self, rel: usize, offset: u32, arena: Option<&'a NameArena>) -> Result<&'a str, FormatError> {
         // The errors are built only on the way out (let-else, not `ok_or`):
         // an eagerly built one costs a call to its drop on every name read,
         // 6 M instructions for one module's vmlinux base.
@@ -42,14 +56,19 @@ impl<'a> StringSection<'a> {
         let Some(len) = tail.iter().position(|&b| b == 0) else {
             return Err(ErrorKind::NameOutOfRange(offset).into());
         };
-        match self.text {
-            Some(text) => text
-                .get(rel..rel + len)
-                .ok_or_else(|| ErrorKind::NameNotUtf8(offset).into()),
-            None => tail
-                .get(..len)
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .ok_or_else(|| ErrorKind::NameNotUtf8(offset).into()),
+        let text = match self.text {
+            // Only a name that starts or ends inside a character (an
+            // offset into a name) fails here.
+            Some(text) => text.get(rel..rel + len),
+            None => tail.get(..len).and_then(|b| std::str::from_utf8(b).ok()),
+        };
+        match (text, arena) {
+            (Some(text), _) => Ok(text),
+            (None, Some(arena)) => {
+                let bytes = tail.get(..len).unwrap_or_default();
+                Ok(arena.0.alloc_str(&crate::strings::raw_name(bytes)))
+            }
+            (None, None) => Err(ErrorKind::NameNotUtf8(offset).into()),
         }
     }
 }
@@ -61,9 +80,10 @@ pub(super) struct Names<'a> {
 }
 
 impl<'a> Names<'a> {
-    /// The name at absolute offset `offset`.
+    /// The name at absolute offset `offset` (see [`StringSection::at`]
+    /// for `arena`).
     #[inline]
-    pub fn get(&self, offset: u32) -> Result<&'a str, FormatError> {
+    pub fn get(&self, offset: u32, arena: Option<&'a NameArena>) -> Result<&'a str, FormatError> {
         if offset == 0 {
             // Offset 0 is "" in a standalone section and, for a split, in
             // its base; without this shortcut an empty split section would
@@ -75,7 +95,7 @@ impl<'a> Names<'a> {
                 if rel as usize >= section.bytes.len() {
                     return Err(ErrorKind::NameOutOfRange(offset).into());
                 }
-                return section.at(rel as usize, offset);
+                return section.at(rel as usize, offset, arena);
             }
         }
         Err(ErrorKind::NameOutOfRange(offset).into())
@@ -94,14 +114,20 @@ mod tests {
                 StringSection::new(5, b"xfs\0\xff\0"),
             ],
         };
-        assert_eq!(names.get(0).unwrap(), "");
-        assert_eq!(names.get(1).unwrap(), "int");
-        assert_eq!(names.get(2).unwrap(), "nt");
-        assert_eq!(names.get(5).unwrap(), "xfs");
-        assert_eq!(names.get(9).unwrap_err().kind, ErrorKind::NameNotUtf8(9));
+        assert_eq!(names.get(0, None).unwrap(), "");
+        assert_eq!(names.get(1, None).unwrap(), "int");
+        assert_eq!(names.get(2, None).unwrap(), "nt");
+        assert_eq!(names.get(5, None).unwrap(), "xfs");
         assert_eq!(
-            names.get(11).unwrap_err().kind,
+            names.get(9, None).unwrap_err().kind,
+            ErrorKind::NameNotUtf8(9)
+        );
+        assert_eq!(
+            names.get(11, None).unwrap_err().kind,
             ErrorKind::NameOutOfRange(11)
         );
+        let arena = NameArena::new();
+        assert_eq!(names.get(9, Some(&arena)).unwrap(), "\0\u{ff}");
+        assert_eq!(names.get(5, Some(&arena)).unwrap(), "xfs");
     }
 }

@@ -612,13 +612,20 @@ fn rejects_bad_int() {
         (raw::int_data(3, 0, 32), 4),
         (raw::int_data(0, 0, 129), 32),
         (raw::int_data(0, 8, 32), 4),
-        (raw::int_data(0, 0, 32) | 0x100, 4),
+        (raw::int_data(0, 0, 32) | 0x1000_0000, 4),
     ] {
         let mut c = b.clone();
         put(&mut c, data_at, data);
         put(&mut c, record(1) + 8, size);
         assert!(matches!(err(&c).kind, ErrorKind::BadInt(_)), "{data:#x}");
     }
+    // Bits 8-15 are outside every field, and the kernel's BTF_INT_MASK
+    // (0x0fffffff) lets them through (Linux 6.18 loads such an INT): read
+    // as clear, found by the `validate` fuzz target.
+    let mut c = b.clone();
+    put(&mut c, data_at, get(&b, data_at) | 0xff00);
+    let parsed = parse(&c, None).unwrap();
+    assert_eq!(parsed.btf.types, parse(&b, None).unwrap().btf.types);
 }
 
 #[test]
@@ -1175,4 +1182,91 @@ fn reference_distilled_pair() {
     assert_eq!(split.btf.first_id().0, base.btf.count() + 1);
     let written = write_split(&split.btf, &base.string_index(), Endian::Big).unwrap();
     same(&split.btf, &parse(&written, Some(&base)).unwrap().btf);
+}
+
+/// Names that are not UTF-8, which the kernel takes (its ctype reads bytes
+/// 0xc0-0xff as ISO 8859-1 letters): `parse` refuses them, `parse_with`
+/// reads them, distinct from the UTF-8 spelling of the same text, and the
+/// writers give them their bytes back, a split's reference to one in its
+/// base included.
+#[test]
+fn reads_names_that_are_not_utf8() {
+    let strings = b"\0int\0caf\xe9\0x\xe9\0caf\xc3\xa9\0";
+    let words = [
+        1,
+        raw::info(Kind::INT, 0, false),
+        4,
+        (1 << 24) | 32,
+        5, // STRUCT "caf\xe9" { int "x\xe9"; }
+        raw::info(Kind::STRUCT, 1, false),
+        4,
+        10,
+        1,
+        0,
+        13, // TYPEDEF "café" (UTF-8) -> 2
+        raw::info(Kind::TYPEDEF, 0, false),
+        2,
+    ];
+    let mut data = vec![0x9f, 0xeb, 1, 0];
+    let type_len = (words.len() * 4) as u32;
+    for v in [24, 0, type_len, type_len, strings.len() as u32] {
+        data.extend_from_slice(&v.to_le_bytes());
+    }
+    for w in words {
+        data.extend_from_slice(&w.to_le_bytes());
+    }
+    data.extend_from_slice(strings);
+
+    assert_eq!(
+        parse(&data, None).unwrap_err().kind,
+        ErrorKind::NameNotUtf8(10)
+    );
+    let arena = NameArena::new();
+    let parsed = parse_with(&data, None, &arena).unwrap();
+    let Type::Struct(s) = &parsed.btf.types[1] else {
+        panic!("{:?}", parsed.btf.types[1]);
+    };
+    let Type::Typedef(t) = &parsed.btf.types[2] else {
+        panic!("{:?}", parsed.btf.types[2]);
+    };
+    assert_eq!(s.name, "\0caf\u{e9}");
+    assert_eq!(&*s.members[0].name, "\0x\u{e9}");
+    assert_eq!(t.name, "café");
+    assert_ne!(s.name, t.name);
+    assert_eq!(crate::strings::display_name(s.name), "caf\u{fffd}");
+
+    // Written back: the same section, byte for byte.
+    let written = write_with(
+        &parsed.btf,
+        WriteOptions {
+            endian: Endian::Little,
+            base_strings: None,
+            strings: Some(parsed.string_table().unwrap()),
+            header: HeaderFormat::Short,
+        },
+    )
+    .unwrap();
+    assert_eq!(written, data);
+    // From scratch: the names' bytes, each once.
+    let fresh = write(&parsed.btf, Endian::Little).unwrap();
+    let again = parse_with(&fresh, None, &arena).unwrap();
+    assert_eq!(again.btf.types, parsed.btf.types);
+    let fresh_strings = &fresh[24 + get(&fresh, 16) as usize..];
+    assert!(fresh_strings.windows(5).any(|w| w == b"caf\xe9\0"));
+    assert!(fresh_strings.windows(3).any(|w| w == b"x\xe9\0"));
+
+    // A split naming a base name that is not UTF-8 points at the base's
+    // bytes and adds no string of its own.
+    let split = Btf {
+        types: vec![Type::Typedef(Named {
+            name: s.name,
+            ty: TypeId(2),
+        })],
+        base_type_count: parsed.total_type_count(),
+        base_str_len: parsed.str_end(),
+    };
+    let split_bytes = write_split(&split, &parsed.string_index(), Endian::Little).unwrap();
+    let split_parsed = parse_with(&split_bytes, Some(&parsed), &arena).unwrap();
+    assert_eq!(split_parsed.btf.types, split.types);
+    assert_eq!(get(&split_bytes, 24), 5, "the base's offset of caf\\xe9");
 }
