@@ -44,7 +44,12 @@ impl<'a> StringSection<'a> {
 
     /// The string at `rel` bytes into this section; one that is not UTF-8
     /// in its model form in `arena`, or an error without one.
-    fn at(&self, rel: usize, offset: u32, arena: Option<&'a NameArena>) -> Result<&'a str, FormatError> {
+    fn at(
+        &self,
+        rel: usize,
+        offset: u32,
+        arena: Option<&'a NameArena>,
+    ) -> Result<&'a str, FormatError> {
         // The errors are built only on the way out (let-else, not `ok_or`):
         // an eagerly built one costs a call to its drop on every name read,
         // 6 M instructions for one module's vmlinux base.
