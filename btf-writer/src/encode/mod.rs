@@ -290,10 +290,10 @@ pub fn encode(
     }
     .with_context(|| format!("{}: dedup", path.display()))?;
     if base.is_none() && deduped.btf.types.is_empty() {
-        return Err(Error::from(crate::Error::from(crate::ErrorKind::NoTypes(
-            "its DWARF describes no type",
-        )))
-        .context(path.display().to_string()));
+        return Err(
+            Error::from(crate::ErrorKind::NoTypes("its DWARF describes no type"))
+                .context(path.display().to_string()),
+        );
     }
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.stop();
@@ -324,9 +324,9 @@ pub fn encode(
                         crate::distill::distill_base(&deduped.btf, &base.parsed.btf)
                             .with_context(|| format!("{}: distilling the base", path.display()))?;
                     if distilled.base.types.is_empty() {
-                        return Err(Error::from(crate::Error::from(crate::ErrorKind::NoTypes(
+                        return Err(Error::from(crate::ErrorKind::NoTypes(
                             "it refers to no base type, so its distilled base would be empty",
-                        )))
+                        ))
                         .context(path.display().to_string()));
                     }
                     let written = crate::distill::write_with_header(&mut distilled, endian, header)
