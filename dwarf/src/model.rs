@@ -341,6 +341,10 @@ pub struct Function<'input, 'arena> {
     pub inline: bool,
     /// `DW_AT_low_pc` of the out-of-line code (or first range), if any.
     pub low_pc: Option<u64>,
+    /// `DW_AT_low_pc` alone (not a range): the address pahole gives the
+    /// function (libdw's `dwarf_lowpc`, which reads no `DW_AT_ranges`), so
+    /// a function split into ranges (a `.cold` piece) has none.
+    pub entry_pc: Option<u64>,
     /// `DW_AT_calling_convention` is `DW_CC_nocall`: callers cannot use
     /// the declared signature.
     pub nocall: bool,

@@ -930,7 +930,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             None => self.string(attrs, dw::DW_AT_MIPS_linkage_name, offset)?,
         };
         let ret = self.optional_type_ref(attrs, offset)?;
-        let low_pc = self.low_pc(attrs, offset)?;
+        let (low_pc, entry_pc) = self.low_pc(attrs, offset)?;
         let function = RawFunction {
             name,
             linkage_name,
@@ -941,6 +941,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .udata(dw::DW_AT_inline)
                 .is_some_and(|inline| inline != 0),
             low_pc,
+            entry_pc,
             nocall: attrs.udata(dw::DW_AT_calling_convention)
                 == Some(u64::from(dw::DW_CC_nocall.0)),
             abstract_origin: self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
@@ -960,27 +961,32 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         })
     }
 
-    /// `DW_AT_low_pc`, or the start of the first `DW_AT_ranges` range.
-    fn low_pc(&self, attrs: &Attrs<'input>, offset: u64) -> Result<Option<u64>> {
+    /// `DW_AT_low_pc`, or the start of the first `DW_AT_ranges` range;
+    /// and `DW_AT_low_pc` alone.
+    fn low_pc(&self, attrs: &Attrs<'input>, offset: u64) -> Result<(Option<u64>, Option<u64>)> {
         if let Some(value) = attrs.get(dw::DW_AT_low_pc) {
-            return self
+            let address = self
                 .dwarf
                 .attr_address(self.unit, value)
-                .map_err(|err| self.gimli_error(err, offset));
+                .map_err(|err| self.gimli_error(err, offset))?;
+            return Ok((address, address));
         }
         let Some(value) = attrs.get(dw::DW_AT_ranges) else {
-            return Ok(None);
+            return Ok((None, None));
         };
         let ranges = self
             .dwarf
             .attr_ranges(self.unit, value)
             .map_err(|err| self.gimli_error(err, offset))?;
         match ranges {
-            Some(mut ranges) => Ok(ranges
-                .next()
-                .map_err(|err| self.gimli_error(err, offset))?
-                .map(|range| range.begin)),
-            None => Ok(None),
+            Some(mut ranges) => Ok((
+                ranges
+                    .next()
+                    .map_err(|err| self.gimli_error(err, offset))?
+                    .map(|range| range.begin),
+                None,
+            )),
+            None => Ok((None, None)),
         }
     }
 
