@@ -73,5 +73,6 @@ mod lld_placeholder;
 mod modules;
 mod pahole_parity;
 mod param_locations;
+mod skip_lines;
 mod split;
 mod verify_kernel;
