@@ -353,6 +353,9 @@ pub struct Function<'input, 'arena> {
     /// `DW_CC_nocall` on the DIE itself or, when it has a
     /// `DW_AT_abstract_origin`, on that origin.
     pub signature_changed: bool,
+    /// pahole's `reordered_parm`: one of its parameters is at another
+    /// position than its `DW_AT_abstract_origin` in the origin's list.
+    pub reordered: bool,
     /// `btf_decl_tag` annotation values on the function.
     pub decl_tags: &'arena [&'input str],
 }

@@ -328,6 +328,7 @@ pub(crate) mod test_support {
             entry_pc: Some(0x1000),
             nocall: false,
             signature_changed: false,
+            reordered: false,
             decl_tags: &[],
         }
     }

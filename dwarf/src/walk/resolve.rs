@@ -52,6 +52,9 @@ pub(super) struct ParamOrigin<'input> {
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
+    /// Its position among its subprogram's formal parameters (pahole's
+    /// `parameter->idx`).
+    pub index: usize,
 }
 
 /// A variable as read, before inheritance.
@@ -276,6 +279,19 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
+    /// pahole's `reordered_parm` (`ftype__recode_dwarf_types`): a formal
+    /// parameter of this DIE sits at another position than the parameter
+    /// it names as its `DW_AT_abstract_origin` (a clone dropped or moved
+    /// one).
+    fn reordered(&self, raw: &RawFunction<'input, 'arena>) -> bool {
+        raw.params.iter().enumerate().any(|(index, param)| {
+            param
+                .origin
+                .and_then(|origin| self.param_by_offset.get(origin))
+                .is_some_and(|origin| origin.index != index)
+        })
+    }
+
     fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
         let mut functions = Vec::with_capacity(self.functions.len());
         for (index, raw) in self.functions.iter().enumerate() {
@@ -348,6 +364,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 entry_pc: raw.entry_pc,
                 nocall: raw.nocall || inherited().any(|f| f.nocall),
                 signature_changed: self.signature_changed(raw),
+                reordered: self.reordered(raw),
                 decl_tags,
             });
         }

@@ -844,14 +844,21 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
         let ty = self.optional_type_ref(attrs, offset)?;
         let origin = self.reference(attrs, dw::DW_AT_abstract_origin, offset)?;
-        self.param_by_offset
-            .insert(offset, ParamOrigin { name, ty, origin });
         let index = match self.stack.last() {
             Some(Scope::Function { first_param, .. }) => {
                 self.open_function_params.len().saturating_sub(*first_param)
             }
             _ => 0,
         };
+        self.param_by_offset.insert(
+            offset,
+            ParamOrigin {
+                name,
+                ty,
+                origin,
+                index,
+            },
+        );
         let (location, entry) = location::param_facts(
             self.dwarf,
             self.unit,
