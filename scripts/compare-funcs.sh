@@ -85,25 +85,33 @@ compare_kernel() {
 	printf '%s vmlinux: FUNC btfenc %d pahole %d; differences (a=btfenc b=pahole):\n' "$tag" "$funcs_b" "$funcs_p"
 	if ((status == 0)); then echo "  none"; else grep '^[A-Z_0-9]*: a=' "$dir/vmlinux.diff" | sed 's/^/  /'; fi
 
-	# modules
-	: > "$dir/modules.tally"
-	local any=0 funcdiff=0 name
-	rm -f "$dir"/modules/*.diff 2> /dev/null || true
+	# modules: one `btfenc diff` each ($jobs at a time), a summary line per
+	# module (NAME STATUS), the diff text kept for those that differ.
 	mkdir -p "$dir/diffs"
 	rm -f "$dir"/diffs/*.diff
-	while read -r ko; do
-		name=$(basename "$ko" .ko)
-		status=0
-		"$btfenc" diff "$dir/btfenc/modules/$name.btf" "$dir/pahole/modules/$name.btf" \
-			--base-a "$base" --base-b "$base" --examples 20 > "$dir/diffs/$name.diff" 2>&1 || status=$?
-		case $status in
-			0) rm -f "$dir/diffs/$name.diff" ;;
-			1) any=$((any + 1))
-				grep -q '^FUNC\(_PROTO\)\?: a=' "$dir/diffs/$name.diff" && funcdiff=$((funcdiff + 1))
-				tally "$dir/diffs/$name.diff" >> "$dir/modules.tally" ;;
-			*) die "btfenc diff failed on $tag $name: $(head -n1 "$dir/diffs/$name.diff")" ;;
-		esac
-	done < "$dir/list"
+	cat > "$dir/diff-one.sh" <<-EOF
+		#!/bin/sh
+		name=\$(basename "\$1" .ko)
+		"$btfenc" diff "$dir/btfenc/modules/\$name.btf" "$dir/pahole/modules/\$name.btf" \\
+			--base-a "$base" --base-b "$base" --examples 20 > "$dir/diffs/\$name.diff" 2>&1
+		echo "\$name \$?"
+	EOF
+	chmod +x "$dir/diff-one.sh"
+	xargs -P"$jobs" -n1 "$dir/diff-one.sh" < "$dir/list" | sort > "$dir/modules.status"
+	local bad
+	bad=$(awk '$2 > 1' "$dir/modules.status" | head -n1)
+	[[ -z $bad ]] || die "btfenc diff failed on $tag ${bad% *}: $(head -n1 "$dir/diffs/${bad% *}.diff")"
+	: > "$dir/modules.tally"
+	local any=0 funcdiff=0 name status
+	while read -r name status; do
+		if ((status == 0)); then
+			rm -f "$dir/diffs/$name.diff"
+			continue
+		fi
+		any=$((any + 1))
+		grep -q '^FUNC\(_PROTO\)\?: a=' "$dir/diffs/$name.diff" && funcdiff=$((funcdiff + 1))
+		tally "$dir/diffs/$name.diff" >> "$dir/modules.tally"
+	done < "$dir/modules.status"
 	printf '%s modules: %d of %d differ, %d in FUNC/FUNC_PROTO (diffs in %s)\n' \
 		"$tag" "$any" "$count" "$funcdiff" "$dir/diffs"
 	awk '{ a[$1] += $2; b[$1] += $3 } END { for (k in a) printf "  %s: only_btfenc=%d only_pahole=%d\n", k, a[k], b[k] }' \

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
 type HashSet<K> = std::collections::HashSet<K, FixedState>;
 
-use dwarf::model::{CuModel, Function, ParamLocation};
+use dwarf::model::{CuModel, Function};
 use dwarf::SymbolFacts;
 
 use super::error::Error;
@@ -235,7 +235,6 @@ pub(crate) fn function_candidates<'input>(
     cu: &CuModel<'input, '_>,
     map: &TypeMap<'_, 'input, '_>,
     table: &FunctionTable<'input>,
-    register_params: &[u16],
     pointer_size: u32,
     relocatable: bool,
     machine: u16,
@@ -278,7 +277,7 @@ pub(crate) fn function_candidates<'input>(
             )?;
             continue;
         }
-        let mut found = candidate(function, map, elf, register_params, pointer_size)?;
+        let mut found = candidate(function, map, elf)?;
         // pahole 1436daf's verdict on the parameters (its clang and gcc
         // rules differ; see parameter_verdict).
         let verdict = parameter_verdict(function, map, &abi, cu.producer_clang)?;
@@ -299,42 +298,15 @@ fn candidate<'input>(
     function: &Function<'input, '_>,
     map: &TypeMap<'_, 'input, '_>,
     elf: ElfFunction,
-    register_params: &[u16],
-    pointer_size: u32,
 ) -> Result<FunctionCandidate<'input>, Error> {
     let mut params = Vec::with_capacity(function.params.len() + usize::from(function.varargs));
     let mut decl_tags = Vec::new();
-    let mut optimized_params = false;
-    let mut register_mismatch = false;
-    let mut misfit_param = false;
     for (index, param) in function.params.iter().enumerate() {
         params.push(Param {
             name: map.name(param.name)?,
             ty: map.id(param.ty)?,
         });
         decl_tags.extend(param.decl_tags.iter().map(|tag| (*tag, index as i32)));
-        match param.location {
-            ParamLocation::Register(register) => {
-                if register_params
-                    .get(index)
-                    .is_some_and(|expected| *expected != register)
-                {
-                    register_mismatch = true;
-                }
-            }
-            // Arguments past the register ones travel on the stack, where a
-            // non-register location is what is expected.
-            ParamLocation::Other if index >= register_params.len() => {}
-            ParamLocation::OptimizedOut | ParamLocation::Constant | ParamLocation::Other => {
-                optimized_params = true
-            }
-            ParamLocation::Unknown => {}
-        }
-        // A parameter wider than a register takes several, which shifts
-        // every later one; pahole then does not trust the register check.
-        if map.byte_size(param.ty)? > u64::from(pointer_size) {
-            misfit_param = true;
-        }
     }
     if function.varargs {
         params.push(Param {
@@ -350,8 +322,9 @@ fn candidate<'input>(
             params: params.into_boxed_slice(),
         },
         decl_tags,
-        optimized_params,
-        unexpected_register: register_mismatch && !misfit_param,
+        // Set from parameter_verdict by the caller.
+        optimized_params: false,
+        unexpected_register: false,
         ambiguous_address: elf.ambiguous_address,
         at_symbol: false,
         optimized_symbol: false,
@@ -882,6 +855,7 @@ mod tests {
     use crate::lower::test_support::*;
     use crate::test_types::test_name;
     use crate::types::{Composite, Fwd, Int, IntEncoding};
+    use dwarf::model::ParamLocation;
     use dwarf::symbols::FuncSymbol;
 
     fn symbols(names: &[(&'static str, u64)]) -> SymbolFacts<'static> {
@@ -1175,7 +1149,6 @@ mod tests {
             &cu,
             &map,
             &table,
-            register_params_for_machine(62),
             8,
             false,
             62,
@@ -1225,7 +1198,6 @@ mod tests {
             &cu,
             &map,
             &table,
-            register_params_for_machine(62),
             8,
             false,
             62,
@@ -1243,7 +1215,6 @@ mod tests {
             &cu,
             &map,
             &table,
-            register_params_for_machine(62),
             8,
             false,
             62,
@@ -1272,7 +1243,6 @@ mod tests {
             &cu,
             &map,
             &table,
-            register_params_for_machine(62),
             8,
             false,
             62,

@@ -196,7 +196,6 @@ pub fn lower_cu<'input>(
         cu,
         &map,
         &ctx.functions,
-        ctx.register_params,
         ctx.pointer_size,
         ctx.relocatable,
         ctx.machine,

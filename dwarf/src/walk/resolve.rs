@@ -240,18 +240,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         (name, ty.unwrap_or(TypeRef::Void))
     }
 
-    /// A parameter's location, with what its concrete copies said (see
-    /// [`super::location::LocationFacts`]).
-    fn shared_location(&self, param: &RawParam<'input, 'arena>, index: usize) -> ParamLocation {
-        let Some(shared) = self.shared_locations.get(&param.offset) else {
-            return param.location;
-        };
-        let expected = self.register_params.get(index).copied();
-        let mut facts = super::location::LocationFacts::of(param.location, expected);
-        facts.merge(*shared);
-        facts.location()
-    }
-
     /// A parameter's pahole 1436daf facts, with what its concrete copies
     /// said merged in (see [`ParamEntry::merge`]).
     fn shared_entry(&self, param: &RawParam<'input, 'arena>) -> ParamEntry {
@@ -303,13 +291,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
                 raw.params
                     .iter()
-                    .enumerate()
-                    .map(|(index, param)| {
+                    .map(|param| {
                         let (name, ty) = self.resolve_param(param);
                         Param {
                             name,
                             ty,
-                            location: self.shared_location(param, index),
+                            location: param.location,
                             entry: self.shared_entry(param),
                             decl_tags: param.decl_tags,
                         }

@@ -868,15 +868,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             index,
             &mut self.location_exprs,
         );
-        // pahole gives parameters past its register count no location at
-        // all, so they have nothing to share.
-        if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
-            let expected = self.register_params.get(index).copied();
-            self.shared_locations
-                .entry(origin)
-                .or_default()
-                .merge(location::LocationFacts::of(location, expected));
-        }
         // pahole's ftype__recode_dwarf_types: a concrete parameter's facts
         // go to its abstract origin, later DIEs over earlier ones.
         if let Some(origin) = origin {
