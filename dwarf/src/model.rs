@@ -130,12 +130,10 @@ pub struct Param<'input, 'arena> {
     pub name: Option<&'input str>,
     /// Parameter type.
     pub ty: TypeRef,
-    /// Where the parameter lives on entry, for the optimized-function rules.
-    /// For a parameter of an abstract instance (`DW_AT_inline`), what its
-    /// concrete copies in the CU say is merged in, as pahole shares
-    /// `has_loc`/`optimized`/`unexpected_reg` with the abstract origin:
-    /// optimized anywhere wins, then an unexpected register, then a
-    /// register.
+    /// Where this DIE says the parameter lives on entry (its own
+    /// `DW_AT_location`, nothing merged from concrete copies). The FUNC
+    /// rules read `entry` instead, which carries pahole's facts shared
+    /// with the abstract origin.
     pub location: ParamLocation,
     /// The same DIE's location as pahole at dwarves 1436daf records it
     /// (`parameter__new`, `parameter__decode_location`), with what the
