@@ -1170,8 +1170,14 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, &[], 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &empty, 8, false, 62).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
+        // pahole 1436daf (btf_encoder__encode_cu) finds no ELF function
+        // for any name in an empty table and encodes none.
+        let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_31);
+        assert!(function_candidates(&cu, &map, &empty, 8, false, 62)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -1295,6 +1301,27 @@ mod tests {
         );
         assert!(!types_match(&btf, TypeId(1), TypeId(7)));
         assert!(!types_match(&btf, TypeId(1), TypeId::VOID));
+        // Function pointers: pahole 1436daf's types__match compares the
+        // parameter types too (its loop over btf_params), not only the
+        // count and the return type.
+        let mut btf = btf;
+        let proto = |btf: &mut Btf<'static>, param: u32| {
+            btf.add(Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: test_name("x"),
+                    ty: TypeId(param),
+                }]
+                .into(),
+            }))
+        };
+        let (int_arg, const_arg, long_arg) = (
+            proto(&mut btf, 1),
+            proto(&mut btf, 2),
+            proto(&mut btf, 7),
+        );
+        assert!(types_match(&btf, int_arg, const_arg));
+        assert!(!types_match(&btf, int_arg, long_arg));
     }
 
     fn cand(ret: u32, params: &[u32]) -> FunctionCandidate<'static> {
