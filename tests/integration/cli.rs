@@ -12,14 +12,22 @@ fn timings_print_stats_and_change_nothing() {
     let dir = scratch();
     let quiet = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "quiet.btf");
     let timed_out = dir.path().join("timed.btf");
-    let timed = encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &timed_out, &["--timings"]);
+    let timed = encode_detached(
+        Encoder::Btfenc,
+        &fixture(SAMPLE),
+        &timed_out,
+        &["--timings"],
+    );
     timed.assert_success();
     assert!(
         timed.stderr.contains(" ms"),
         "--timings printed no statistics\n{}",
         timed.describe()
     );
-    assert!(read(&quiet) == read(&timed_out), "--timings changed the BTF");
+    assert!(
+        read(&quiet) == read(&timed_out),
+        "--timings changed the BTF"
+    );
     // -V is pahole's verbose mode now: skip lines only, no timings.
     let verbose_out = dir.path().join("verbose.btf");
     let verbose = encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &verbose_out, &["-V"]);

@@ -65,7 +65,12 @@ fn check(object: &str, expected: &str) {
     run.assert_success();
     let want = fs::read_to_string(fixture(&format!("expected/pahole131/{expected}.skips")))
         .expect("expected skip lines");
-    assert_eq!(run.stderr, want, "skip lines of {object}\n{}", run.describe());
+    assert_eq!(
+        run.stderr,
+        want,
+        "skip lines of {object}\n{}",
+        run.describe()
+    );
     // Nothing on stdout: the lines go to stderr only.
     assert!(run.stdout.is_empty(), "{}", run.describe());
     let pahole_btf = fixture(&format!("expected/pahole131/{expected}.btf"));

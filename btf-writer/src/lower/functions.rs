@@ -1145,15 +1145,7 @@ mod tests {
         let facts = symbols(&[("f", 1), ("g", 2), ("h", 3)]);
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -1200,15 +1192,7 @@ mod tests {
         let facts = symbols(&[("f", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -1217,15 +1201,7 @@ mod tests {
         ]);
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
 
@@ -1245,15 +1221,7 @@ mod tests {
         let facts = symbols(&[("f.isra.0", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
         // The DWARF code is at 0x1000, the clone's symbol at 1.
         assert!(!found[0].at_symbol && !found[0].optimized_symbol);
@@ -1315,11 +1283,8 @@ mod tests {
                 .into(),
             }))
         };
-        let (int_arg, const_arg, long_arg) = (
-            proto(&mut btf, 1),
-            proto(&mut btf, 2),
-            proto(&mut btf, 7),
-        );
+        let (int_arg, const_arg, long_arg) =
+            (proto(&mut btf, 1), proto(&mut btf, 2), proto(&mut btf, 7));
         assert!(types_match(&btf, int_arg, const_arg));
         assert!(!types_match(&btf, int_arg, long_arg));
     }
@@ -1356,7 +1321,9 @@ mod tests {
         emit_functions(
             &mut btf,
             vec![cand(1, &[1]), cand(7, &[])],
-            &Features::default(), &mut Vec::new());
+            &Features::default(),
+            &mut Vec::new(),
+        );
         // FUNC_PROTO + FUNC + DECL_TAG, once.
         assert_eq!(btf.count(), before + 3);
         assert_eq!(
@@ -1418,7 +1385,12 @@ mod tests {
         let mut btf = proto_btf();
         let before = btf.count();
         let mut skips = Vec::new();
-        emit_functions(&mut btf, vec![cand(1, &[1]), reordered], &lenient, &mut skips);
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), reordered],
+            &lenient,
+            &mut skips,
+        );
         assert_eq!(btf.count(), before);
         assert_eq!(
             skips,
@@ -1456,7 +1428,12 @@ mod tests {
         };
         let mut btf = proto_btf();
         let before = btf.count();
-        emit_functions(&mut btf, vec![clone(false, true)], &no_clones, &mut Vec::new());
+        emit_functions(
+            &mut btf,
+            vec![clone(false, true)],
+            &no_clones,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before + 3);
     }
 
@@ -1465,11 +1442,21 @@ mod tests {
         let strict = Features::parse("default", true).unwrap();
         let mut btf = proto_btf();
         let before = btf.count();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(7, &[1])], &strict, &mut Vec::new());
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(7, &[1])],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before, "return types differ: no FUNC");
 
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(2, &[2])], &strict, &mut Vec::new());
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(2, &[2])],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(
             btf.count(),
             before + 3,
@@ -1477,12 +1464,22 @@ mod tests {
         );
 
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(1, &[7])], &strict, &mut Vec::new());
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(1, &[7])],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before, "parameter types differ: no FUNC");
 
         let lenient = Features::parse("var,float", true).unwrap();
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(7, &[1])], &lenient, &mut Vec::new());
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(7, &[1])],
+            &lenient,
+            &mut Vec::new(),
+        );
         assert_eq!(
             btf.count(),
             before + 2,
@@ -1492,7 +1489,12 @@ mod tests {
         let mut unexpected = cand(1, &[1]);
         unexpected.unexpected_register = true;
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), unexpected], &strict, &mut Vec::new());
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), unexpected],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before);
     }
 
