@@ -17,7 +17,7 @@ BINDIR          ?= $(PREFIX)/bin
 PAHOLE_LINK_DIR ?= $(PREFIX)/libexec/btfenc
 
 .PHONY: all build release run test lint deps fixtures corpus check-kernel check-kbuild check-dwz \
-        bench bench-modules fuzz install uninstall clean
+        bench bench-modules fuzz compare-funcs install uninstall clean
 
 all: build
 
@@ -82,6 +82,12 @@ fuzz:
 
 bench-modules:
 	scripts/bench-modules.sh
+
+# btfenc against a real pahole 1.31 (dwarves 1436daf) on both kernels'
+# vmlinux and all their modules, with each kernel's flags; needs
+# PAHOLE131=/path/to/pahole (see scripts/compare-funcs.sh).
+compare-funcs:
+	scripts/compare-funcs.sh
 
 install: release
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PAHOLE_LINK_DIR)

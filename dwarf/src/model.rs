@@ -130,12 +130,10 @@ pub struct Param<'input, 'arena> {
     pub name: Option<&'input str>,
     /// Parameter type.
     pub ty: TypeRef,
-    /// Where the parameter lives on entry, for the optimized-function rules.
-    /// For a parameter of an abstract instance (`DW_AT_inline`), what its
-    /// concrete copies in the CU say is merged in, as pahole shares
-    /// `has_loc`/`optimized`/`unexpected_reg` with the abstract origin:
-    /// optimized anywhere wins, then an unexpected register, then a
-    /// register.
+    /// Where this DIE says the parameter lives on entry (its own
+    /// `DW_AT_location`, nothing merged from concrete copies). The FUNC
+    /// rules read `entry` instead, which carries pahole's facts shared
+    /// with the abstract origin.
     pub location: ParamLocation,
     /// The same DIE's location as pahole at dwarves 1436daf records it
     /// (`parameter__new`, `parameter__decode_location`), with what the
@@ -365,10 +363,10 @@ pub struct Function<'input, 'arena> {
     pub inline: bool,
     /// `DW_AT_low_pc` of the out-of-line code (or first range), if any.
     pub low_pc: Option<u64>,
-    /// pahole's `function__addr`: `DW_AT_low_pc` alone (libdw's
-    /// `dwarf_lowpc`); a function described by `DW_AT_ranges` (split into
-    /// a main and a `.cold` piece) has none.
-    pub address: Option<u64>,
+    /// `DW_AT_low_pc` alone (not a range): the address pahole gives the
+    /// function (libdw's `dwarf_lowpc`, which reads no `DW_AT_ranges`), so
+    /// a function split into ranges (a `.cold` piece) has none.
+    pub entry_pc: Option<u64>,
     /// `DW_AT_calling_convention` is `DW_CC_nocall`: callers cannot use
     /// the declared signature.
     pub nocall: bool,
@@ -377,11 +375,9 @@ pub struct Function<'input, 'arena> {
     /// `DW_CC_nocall` on the DIE itself or, when it has a
     /// `DW_AT_abstract_origin`, on that origin.
     pub signature_changed: bool,
-    /// pahole's `reordered_parm`: a parameter DIE of this function sits at
-    /// another index than the parameter it is a concrete copy of
-    /// (`DW_AT_abstract_origin`), as in gcc's `.isra` clones, which list
-    /// the parameters they kept first.
-    pub reordered_params: bool,
+    /// pahole's `reordered_parm`: one of its parameters is at another
+    /// position than its `DW_AT_abstract_origin` in the origin's list.
+    pub reordered: bool,
     /// `btf_decl_tag` annotation values on the function.
     pub decl_tags: &'arena [&'input str],
 }

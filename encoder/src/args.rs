@@ -248,9 +248,15 @@ pub struct EncodeArgs {
     #[arg(long = "dwarf-alt", value_name = "FILE")]
     pub dwarf_alt: Option<PathBuf>,
 
-    /// Print per-phase times and counts on stderr.
+    /// pahole's `-V`: one line on stderr per function left out,
+    /// `NAME : skipping BTF encoding of function due to REASON`.
     #[arg(short = 'V', long = "verbose")]
     pub verbose: bool,
+
+    /// Print per-phase times and counts on stderr (also with the
+    /// environment variable `BTFENC_TIMINGS=1`).
+    #[arg(long = "timings")]
+    pub timings: bool,
 
     /// Print the BTF features btfenc can encode, comma separated, and exit
     /// (pahole lists those its libbpf supports).
@@ -515,11 +521,11 @@ mod tests {
 
     #[test]
     fn scalar_options_keep_the_last_value() {
-        let cli = parsed("-J --lang_exclude=rust --lang_exclude=c --btf_base a --btf_base b --btf_encode_detached=x --btf_encode_detached=y -V -V -J in");
+        let cli = parsed("-J --lang_exclude=rust --lang_exclude=c --btf_base a --btf_base b --btf_encode_detached=x --btf_encode_detached=y -V -V --timings -J in");
         assert_eq!(cli.encode.lang_exclude.as_deref(), Some("c"));
         assert_eq!(cli.encode.btf_base, Some(PathBuf::from("b")));
         assert_eq!(cli.encode.btf_encode_detached, Some(PathBuf::from("y")));
-        assert!(cli.encode.verbose);
+        assert!(cli.encode.verbose && cli.encode.timings);
         let cli = parsed("-J --compat=1.24 --compat=1.31 in");
         assert_eq!(cli.encode.compat.as_deref(), Some("1.31"));
     }

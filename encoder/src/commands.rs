@@ -441,7 +441,11 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     if !args.btf_encode && args.btf_encode_detached.is_none() {
         bail!("only BTF encoding is supported: pass -J (see --help)");
     }
-    if args.verbose {
+    let report = Report {
+        skips: args.verbose,
+        timings: args.timings || std::env::var_os("BTFENC_TIMINGS").is_some_and(|v| v == "1"),
+    };
+    if report.timings {
         pipeline::enable_thread_times();
     }
     let mut config = config::resolve(args)?;
@@ -507,7 +511,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
                 &config,
                 base.as_ref(),
                 base_checked,
-                args.verbose,
+                report,
             )
         })?;
         return Ok(ExitCode::SUCCESS);
@@ -543,7 +547,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
                     &config,
                     base.as_ref(),
                     base_checked,
-                    args.verbose,
+                    report,
                 );
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
@@ -584,6 +588,15 @@ fn with_cli_hint(err: btf::Error) -> anyhow::Error {
     } else {
         err
     }
+}
+
+/// What goes to stderr besides errors and warnings.
+#[derive(Clone, Copy, Debug)]
+struct Report {
+    /// `-V`/`--verbose`: pahole's skip lines.
+    skips: bool,
+    /// `--timings` / `BTFENC_TIMINGS=1`: per-phase figures.
+    timings: bool,
 }
 
 /// `DIR/NAME.btf` for module `NAME.ko` in a batch with a detached directory.
@@ -627,7 +640,7 @@ fn encode_one(
     config: &Options,
     base: Option<&pipeline::SplitOn<'_, '_>>,
     base_checked: Option<&btf::validate::Checked<'_>>,
-    verbose: bool,
+    report: Report,
 ) -> Result<()> {
     if detached.is_none() {
         refuse_unpatchable_early(file, config)?;
@@ -647,7 +660,14 @@ fn encode_one(
     for warning in &encoded.warnings {
         eprintln!("btfenc: warning: {warning}");
     }
-    if verbose {
+    if report.skips && !encoded.skips.is_empty() {
+        // One file's lines together, as pahole (one file per process)
+        // prints them.
+        let mut text = encoded.skips.join("\n");
+        text.push('\n');
+        let _ = io::stderr().lock().write_all(text.as_bytes());
+    }
+    if report.timings {
         stats::report(&encoded.stats, file);
     }
     // Nothing the kernel would reject is written.
@@ -662,7 +682,7 @@ fn encode_one(
             crate::verify::check_output(out, "BTF", &encoded.btf, base_checked)?;
         }
     }
-    if verbose {
+    if report.timings {
         eprintln!(
             "{}: kernel checks of the output: {:.1} ms",
             file.display(),

@@ -6,19 +6,33 @@ use crate::fixtures::{encode_into, read, scratch};
 
 const SAMPLE: &str = "obj/multi-cu/clang.o";
 
-/// `-V` only adds statistics on stderr; the BTF is the same.
+/// `--timings` only adds statistics on stderr; the BTF is the same.
 #[test]
-fn verbose_prints_stats_and_changes_nothing() {
+fn timings_print_stats_and_change_nothing() {
     let dir = scratch();
     let quiet = encode_into(Encoder::Btfenc, SAMPLE, &[], dir.path(), "quiet.btf");
+    let timed_out = dir.path().join("timed.btf");
+    let timed = encode_detached(
+        Encoder::Btfenc,
+        &fixture(SAMPLE),
+        &timed_out,
+        &["--timings"],
+    );
+    timed.assert_success();
+    assert!(
+        timed.stderr.contains(" ms"),
+        "--timings printed no statistics\n{}",
+        timed.describe()
+    );
+    assert!(
+        read(&quiet) == read(&timed_out),
+        "--timings changed the BTF"
+    );
+    // -V is pahole's verbose mode now: skip lines only, no timings.
     let verbose_out = dir.path().join("verbose.btf");
     let verbose = encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &verbose_out, &["-V"]);
     verbose.assert_success();
-    assert!(
-        !verbose.stderr.trim().is_empty(),
-        "-V printed no statistics\n{}",
-        verbose.describe()
-    );
+    assert!(!verbose.stderr.contains(" ms"), "{}", verbose.describe());
     assert!(read(&quiet) == read(&verbose_out), "-V changed the BTF");
 }
 

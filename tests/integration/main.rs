@@ -74,6 +74,7 @@ mod lld_placeholder;
 mod modules;
 mod pahole_parity;
 mod param_locations;
+mod skip_lines;
 mod split;
 mod true_signature;
 mod verify_kernel;

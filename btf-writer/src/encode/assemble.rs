@@ -84,6 +84,9 @@ pub struct Assembled<'input> {
     pub btf: Btf<'input>,
     /// For [`StreamingDedup::finish`] on `btf`.
     pub dedup: Option<StreamingDedup>,
+    /// pahole's `--verbose` lines for the functions left out, in its
+    /// order (by name, then unit).
+    pub skips: Vec<String>,
 }
 
 impl<'input> Assembler<'input> {
@@ -154,10 +157,12 @@ impl<'input> Assembler<'input> {
     /// DATASECs: the pre-dedup [`Btf`].
     pub fn finish(self, ctx: &Context<'_, 'input>) -> Assembled<'input> {
         let mut btf = self.table.into_btf();
-        lower::add_functions_and_variables(&mut btf, self.functions, self.variables, ctx);
+        let skips =
+            lower::add_functions_and_variables(&mut btf, self.functions, self.variables, ctx);
         Assembled {
             btf,
             dedup: self.dedup,
+            skips,
         }
     }
 }

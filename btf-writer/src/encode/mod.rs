@@ -161,7 +161,11 @@ pub struct Encoded {
     /// name the kernel would refuse, ...), one line each naming the file,
     /// in unit order: the same for any thread count.
     pub warnings: Vec<String>,
-    /// Figures for `-V`.
+    /// pahole 1.31's `--verbose` lines for the functions it leaves out
+    /// (`NAME : skipping BTF encoding of function due to REASON`), in its
+    /// order: by name, then unit.
+    pub skips: Vec<String>,
+    /// Figures for `--timings`.
     pub stats: Stats,
 }
 
@@ -278,6 +282,7 @@ pub fn encode(
     let Assembled {
         btf: assembled,
         dedup: streamed,
+        skips,
     } = assembler.finish(&ctx);
     stats.types_before = assembled.types.len();
     stats.assemble = phase.stop();
@@ -367,6 +372,7 @@ pub fn encode(
         btf: bytes,
         distilled_base,
         warnings,
+        skips,
         stats,
     })
 }

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
 type HashSet<K> = std::collections::HashSet<K, FixedState>;
 
-use dwarf::model::{CuModel, Function, ParamLocation};
+use dwarf::model::{CuModel, Function};
 use dwarf::SymbolFacts;
 
 use super::error::Error;
@@ -31,6 +31,9 @@ use crate::types::{Btf, DeclTag, FuncProto, Linkage, Name, Object, Param, Type, 
 /// Suffixes (after the first '.') of symbols that are pieces of a function
 /// rather than a callable copy of it: pahole 1.31 ignores such symbols.
 const NON_FUNCTION_SUFFIXES: [&str; 2] = [".cold", ".part"];
+/// Suffixes of the compiler's optimized copies (pahole 1.31's
+/// `str_contains_optimized_fn_suffix`).
+const OPTIMIZED_SUFFIXES: [&str; 2] = [".constprop", ".isra"];
 
 /// The DECL_TAG pahole 1.31 puts on every encoded kfunc.
 const KFUNC_TAG: &str = "bpf_kfunc";
@@ -56,13 +59,6 @@ struct ElfFunction {
     /// Symbols of this name sit at more than one address (whatever
     /// pahole concludes): `other_addresses` holds the others.
     several_addresses: bool,
-    /// Every symbol of this name carries an optimization suffix
-    /// (`.isra.0`, `.constprop.0`): only a compiler-made clone exists,
-    /// whose signature may differ from the source's.
-    clone_only: bool,
-    /// A `.cold` piece of it exists: the compiler split its code in two,
-    /// and DWARF describes it with address ranges.
-    has_cold_piece: bool,
     /// The function is a kfunc; its `KF_*` flags.
     kfunc_flags: Option<u32>,
 }
@@ -75,11 +71,17 @@ pub(crate) struct FunctionTable<'input> {
     /// that are not at the name's `first_address`: few, so most names need
     /// no entry beyond their own.
     other_addresses: HashSet<(&'input str, u64)>,
-    /// The file has no function symbols at all: pahole then takes every
-    /// external definition.
+    /// 1.31: (name as matched, address) of the symbols whose suffix names
+    /// an optimized copy (`.isra`, `.constprop`): pahole's
+    /// `optimized_symbol` for a definition at that address.
+    optimized_addresses: HashSet<(&'input str, u64)>,
+    /// The file has no function symbols at all: pahole 1.24 then takes
+    /// every external definition, 1.31 none.
     empty: bool,
     /// `true_signature`: its symbol index (see [`true_signature`]).
     true_signature: Option<SuffixedSymbols<'input>>,
+    /// Built with pahole 1.31's rules.
+    v1_31: bool,
 }
 
 /// One matched name of the [`FunctionTable`].
@@ -91,8 +93,6 @@ struct NameEntry {
     function: ElfFunction,
     /// The address of the first symbol of this name.
     first_address: u64,
-    /// 1.31: a symbol has exactly this name, without suffix.
-    plain: bool,
 }
 
 impl<'input> FunctionTable<'input> {
@@ -103,10 +103,10 @@ impl<'input> FunctionTable<'input> {
         let mut names: HashMap<&'input str, NameEntry> =
             HashMap::with_capacity_and_hasher(symbols.functions.len(), FixedState::default());
         let mut other_addresses = HashSet::default();
-        let mut cold_names: Vec<&'input str> = Vec::new();
+        let mut optimized_addresses = HashSet::default();
         for symbol in &symbols.functions {
-            let (name, plain) = match rules {
-                Rules::V1_24 => (symbol.name, true),
+            let name = match rules {
+                Rules::V1_24 => symbol.name,
                 Rules::V1_31 => match symbol.name.find('.') {
                     Some(dot) => {
                         let suffix = &symbol.name[dot..];
@@ -114,21 +114,20 @@ impl<'input> FunctionTable<'input> {
                             .iter()
                             .any(|skip| suffix.contains(skip))
                         {
-                            if suffix.contains(".cold") {
-                                cold_names.push(&symbol.name[..dot]);
-                            }
                             continue;
                         }
-                        (&symbol.name[..dot], false)
+                        if OPTIMIZED_SUFFIXES.iter().any(|opt| suffix.contains(opt)) {
+                            optimized_addresses.insert((&symbol.name[..dot], symbol.address));
+                        }
+                        &symbol.name[..dot]
                     }
-                    None => (symbol.name, true),
+                    None => symbol.name,
                 },
             };
             let entry = names.entry(name).or_insert(NameEntry {
                 first_address: symbol.address,
                 ..NameEntry::default()
             });
-            entry.plain |= plain;
             if entry.first_address != symbol.address {
                 entry.function.several_addresses = true;
                 other_addresses.insert((name, symbol.address));
@@ -160,21 +159,16 @@ impl<'input> FunctionTable<'input> {
                 entry.function.kfunc_flags = Some(kfunc.flags);
             }
         }
-        if rules == Rules::V1_31 {
-            for entry in names.values_mut() {
-                entry.function.clone_only = !entry.plain;
-            }
-            for name in cold_names {
-                if let Some(entry) = names.get_mut(name) {
-                    entry.function.has_cold_piece = true;
-                }
-            }
-        }
         FunctionTable {
-            empty: symbols.functions.is_empty(),
+            empty: match rules {
+                Rules::V1_24 => symbols.functions.is_empty(),
+                Rules::V1_31 => names.is_empty(),
+            },
             names,
             other_addresses,
             true_signature: None,
+            optimized_addresses,
+            v1_31: rules == Rules::V1_31,
         }
     }
 
@@ -190,6 +184,12 @@ impl<'input> FunctionTable<'input> {
 
     fn lookup(&self, name: &str) -> Option<ElfFunction> {
         self.names.get(name).map(|entry| entry.function)
+    }
+
+    /// Whether an `.isra`/`.constprop` symbol of this (matched) name sits
+    /// at `address`.
+    fn has_optimized_symbol_at(&self, name: &str, address: Option<u64>) -> bool {
+        address.is_some_and(|address| self.optimized_addresses.contains(&(name, address)))
     }
 
     /// Whether a symbol of this (matched) name sits at `address`.
@@ -220,21 +220,18 @@ pub struct FunctionCandidate<'input> {
     pub unexpected_register: bool,
     /// The ELF symbols of this name are at several addresses.
     pub ambiguous_address: bool,
-    /// The definition's code starts where an ELF symbol of its name
-    /// points: it is the copy the symbol names (not, say, a weak
-    /// definition the linker overrode).
+    /// pahole 1.31's address match (`state->addr` equal to a symbol's of
+    /// this name): the definition's `DW_AT_low_pc` is where an ELF symbol
+    /// of its name points, so it is the copy the symbol names (not, say, a
+    /// weak definition the linker overrode). Never for a function given
+    /// by address ranges (a `.cold` piece split off), whose `DW_AT_low_pc`
+    /// libdw does not find; never in a relocatable file, whose DWARF
+    /// addresses libdwfl lays out from 0x10000 while its symbols stay
+    /// section offsets.
     pub at_symbol: bool,
-    /// The definition has code of its own (not only an abstract instance
-    /// whose parameters have no locations).
-    pub has_code: bool,
-    /// Only suffixed clones of the function exist in ELF.
-    pub clone_only: bool,
-    /// Whether pahole 1.31 judges this clone's signature by its parameter
-    /// locations. Measured against its output, it does not for modules
-    /// (relocatable files) nor for functions split into a main and a
-    /// `.cold` piece (described by address ranges): those clones keep
-    /// their FUNC whatever their parameters look like.
-    pub signature_checked: bool,
+    /// pahole 1.31's `optimized_symbol`: as `at_symbol`, and the symbol
+    /// at that address is an `.isra`/`.constprop` copy.
+    pub optimized_symbol: bool,
     /// The function is a kfunc (listed in a `.BTF_ids` kfunc set), with
     /// its `KF_*` flags: with `decl_tag_kfuncs` its FUNC is tagged.
     pub kfunc_flags: Option<u32>,
@@ -245,6 +242,8 @@ pub struct FunctionCandidate<'input> {
     pub signature_changed: bool,
     /// `true_signature`'s facts (default without the feature).
     pub true_signature: TrueSignature<'input>,
+    /// pahole's `reordered_parm` (see [`dwarf::model::Function::reordered`]).
+    pub reordered: bool,
 }
 
 /// The CU's FUNC candidates, in DIE order.
@@ -252,7 +251,6 @@ pub(crate) fn function_candidates<'input>(
     cu: &CuModel<'input, '_>,
     map: &TypeMap<'_, 'input, '_>,
     table: &FunctionTable<'input>,
-    register_params: &[u16],
     pointer_size: u32,
     relocatable: bool,
     machine: u16,
@@ -266,7 +264,9 @@ pub(crate) fn function_candidates<'input>(
             continue;
         }
         let elf = if table.empty {
-            if !function.external {
+            // pahole 1.31 looks every name up in an empty table and finds
+            // none.
+            if !function.external || table.v1_31 {
                 continue;
             }
             ElfFunction::default()
@@ -293,15 +293,18 @@ pub(crate) fn function_candidates<'input>(
             )?;
             continue;
         }
-        let mut found = candidate(function, map, elf, register_params, pointer_size)?;
+        let mut found = candidate(function, map, elf)?;
         // pahole 1436daf's verdict on the parameters (its clang and gcc
         // rules differ; see parameter_verdict).
         let verdict = parameter_verdict(function, map, &abi, cu.producer_clang)?;
         found.optimized_params = verdict.optimized_params;
         found.unexpected_register = verdict.unexpected_register;
         found.signature_changed = cu.producer_clang && function.signature_changed;
-        found.at_symbol = table.has_symbol_at(function.name, function.low_pc);
-        found.signature_checked = !relocatable && !elf.has_cold_piece;
+        if !relocatable {
+            found.at_symbol = table.has_symbol_at(function.name, function.entry_pc);
+            found.optimized_symbol =
+                table.has_optimized_symbol_at(function.name, function.entry_pc);
+        }
         if let Some(symbols) = &table.true_signature {
             let symbols = (!relocatable).then_some(symbols);
             true_signature::rewrite(
@@ -323,42 +326,15 @@ fn candidate<'input>(
     function: &Function<'input, '_>,
     map: &TypeMap<'_, 'input, '_>,
     elf: ElfFunction,
-    register_params: &[u16],
-    pointer_size: u32,
 ) -> Result<FunctionCandidate<'input>, Error> {
     let mut params = Vec::with_capacity(function.params.len() + usize::from(function.varargs));
     let mut decl_tags = Vec::new();
-    let mut optimized_params = false;
-    let mut register_mismatch = false;
-    let mut misfit_param = false;
     for (index, param) in function.params.iter().enumerate() {
         params.push(Param {
             name: map.name(param.name)?,
             ty: map.id(param.ty)?,
         });
         decl_tags.extend(param.decl_tags.iter().map(|tag| (*tag, index as i32)));
-        match param.location {
-            ParamLocation::Register(register) => {
-                if register_params
-                    .get(index)
-                    .is_some_and(|expected| *expected != register)
-                {
-                    register_mismatch = true;
-                }
-            }
-            // Arguments past the register ones travel on the stack, where a
-            // non-register location is what is expected.
-            ParamLocation::Other if index >= register_params.len() => {}
-            ParamLocation::OptimizedOut | ParamLocation::Constant | ParamLocation::Other => {
-                optimized_params = true
-            }
-            ParamLocation::Unknown => {}
-        }
-        // A parameter wider than a register takes several, which shifts
-        // every later one; pahole then does not trust the register check.
-        if map.byte_size(param.ty)? > u64::from(pointer_size) {
-            misfit_param = true;
-        }
     }
     if function.varargs {
         params.push(Param {
@@ -374,16 +350,16 @@ fn candidate<'input>(
             params: params.into_boxed_slice(),
         },
         decl_tags,
-        optimized_params,
-        unexpected_register: register_mismatch && !misfit_param,
+        // Set from parameter_verdict by the caller.
+        optimized_params: false,
+        unexpected_register: false,
         ambiguous_address: elf.ambiguous_address,
         at_symbol: false,
-        has_code: function.low_pc.is_some(),
-        clone_only: elf.clone_only,
-        signature_checked: false,
+        optimized_symbol: false,
         kfunc_flags: elf.kfunc_flags,
         signature_changed: false,
         true_signature: TrueSignature::default(),
+        reordered: function.reordered,
     })
 }
 
@@ -563,6 +539,7 @@ pub(crate) fn emit_functions<'input>(
     btf: &mut Btf<'input>,
     mut candidates: Vec<FunctionCandidate<'input>>,
     features: &Features,
+    skips: &mut Vec<String>,
 ) {
     // Room for every record a candidate can add: the table is big, and
     // growing it would copy it.
@@ -591,7 +568,7 @@ pub(crate) fn emit_functions<'input>(
         Rules::V1_31 => {
             let by_name = sorted_by_name(&candidates);
             for group in by_name.chunk_by(|a, b| a.0.name == b.0.name) {
-                emit_group_v1_31(btf, &mut candidates, group, features);
+                emit_group_v1_31(btf, &mut candidates, group, features, skips);
             }
         }
     }
@@ -633,74 +610,80 @@ impl<'a> NameKey<'a> {
     }
 }
 
-/// pahole 1.31: the FUNC of one name, if its definitions (`group`, by
-/// index into `candidates`, in CU order) agree.
+/// pahole 1.31 (`btf_encoder__add_saved_funcs`): the FUNC of one name,
+/// if its definitions (`group`, by index into `candidates`, in CU order,
+/// as glibc's stable merge sort leaves pahole's saved states) agree.
+/// Skip lines, worded as pahole's `--verbose` prints them, go to `skips`.
 fn emit_group_v1_31<'input>(
     btf: &mut Btf<'input>,
     candidates: &mut [FunctionCandidate<'input>],
     group: &[(NameKey<'_>, usize)],
     features: &Features,
+    skips: &mut Vec<String>,
 ) {
+    let members = || group.iter().filter_map(|&(_, index)| candidates.get(index));
+    let Some(first) = members().next() else {
+        return;
+    };
+    // saved_functions_combine, the first state against each later one:
+    // register and order problems accumulate, and while there is none the
+    // prototypes must match.
+    let mut unexpected = first.unexpected_register;
+    let mut inconsistent = false;
+    let mut reordered = first.reordered;
+    for other in members().skip(1) {
+        unexpected |= other.unexpected_register;
+        reordered |= other.reordered;
+        if !unexpected && !inconsistent && !reordered {
+            if let Some(why) = proto_mismatch(btf, &first.proto, &other.proto) {
+                skips.push(skip_line(first.name, &why));
+                inconsistent = true;
+            }
+        }
+    }
+    // true_signature: after the states are combined (their skip lines
+    // printed), a definition at a suffixed symbol is encoded under that
+    // name and nothing else is decided.
+    let (name, ambiguous) = (first.name, first.ambiguous_address);
     if features.true_signature && emit_true_signature(btf, candidates, group, features) {
         return;
     }
     let members = || group.iter().filter_map(|&(_, index)| candidates.get(index));
-    // The definition at the symbol's address speaks for the name; other
-    // definitions (weak ones the linker overrode, inline copies) only take
-    // part in the consistency check.
-    let chosen = members().position(|c| c.at_symbol).unwrap_or(0);
-    let Some(&(_, first_index)) = group.get(chosen) else {
+    let canonical = if group.len() > 1 {
+        canonical_state(members(), features)
+    } else {
+        0
+    };
+    let Some(&(_, canonical_index)) = group.get(canonical) else {
         return;
     };
-    let Some(first) = candidates.get(first_index) else {
-        return;
-    };
-    // A clone whose parameters were optimized (dropped, made constant,
-    // moved) no longer has the source's signature; only copies with code
-    // say so (abstract instances have no parameter locations at all).
-    let signature_changed = !features.true_signature
-        && first.clone_only
-        && first.signature_checked
-        && members().any(|c| c.has_code && c.optimized_params);
-    let clone_allowed = !first.clone_only || features.optimized_func;
-    if signature_changed || !clone_allowed {
+    let skip_optimized = candidates
+        .get(canonical_index)
+        .is_some_and(|c| skips_optimized_params(c, features));
+    // As pahole: the last reason that holds is the one reported.
+    let mut reason = None;
+    if unexpected {
+        reason = Some("unexpected register usage for parameter");
+    }
+    if features.consistent_func && inconsistent {
+        // pahole's spelling.
+        reason = Some("inconsistet prototype");
+    }
+    if reordered {
+        reason = Some("reordered parameters");
+    }
+    if skip_optimized {
+        reason = Some("optimized parameters");
+    }
+    if ambiguous {
+        reason = Some("ambiguous address");
+    }
+    if let Some(reason) = reason {
+        skips.push(skip_line(name, reason));
         return;
     }
-    // true_signature: optimized parameters never exclude a function, and
-    // reordered ones always do.
-    if features.true_signature {
-        if true_signature::reordered(members()) {
-            return;
-        }
-    } else if canonical_skips(members()) {
-        return;
-    }
-    let mut unexpected = first.unexpected_register;
-    let mut inconsistent = false;
-    let others = group
-        .iter()
-        .enumerate()
-        .filter(|&(at, _)| at != chosen)
-        .filter_map(|(_, &(_, index))| candidates.get(index));
-    for other in others {
-        unexpected |= other.unexpected_register;
-        // As pahole: once a register problem is known, the prototypes are
-        // not compared any more.
-        if !unexpected
-            && !inconsistent
-            && (!protos_match(btf, &first.proto, &other.proto)
-                || reordered(&first.proto, &other.proto))
-        {
-            inconsistent = true;
-        }
-    }
-    // Optimized-out parameters do not disqualify: callers still pass every
-    // argument, the function just ignores some.
-    let trustworthy = !unexpected && !inconsistent && !first.ambiguous_address;
-    if !features.consistent_func || trustworthy {
-        if let Some(first) = candidates.get_mut(first_index) {
-            add_function(btf, first, features);
-        }
+    if let Some(chosen) = candidates.get_mut(canonical_index) {
+        add_function(btf, chosen, features);
     }
 }
 
@@ -729,24 +712,35 @@ fn emit_true_signature<'input>(
     true
 }
 
-/// pahole's `btf_encoder__select_canonical_state` and
-/// `btf_encoder_func_state__skip_optimized_parms`, for the part that a
-/// changed signature (clang's `DW_CC_nocall`) decides: the definition that
-/// speaks for the name is the first one at a symbol's address whose
-/// parameters do not rule it out, else the first one at a symbol's
-/// address, else the first one; the name is left out when that one has
-/// optimized parameters and a changed signature.
-fn canonical_skips<'a, 'input: 'a>(
-    mut members: impl Iterator<Item = &'a FunctionCandidate<'input>> + Clone,
-) -> bool {
-    let skips = |c: &FunctionCandidate<'_>| c.optimized_params && c.signature_changed;
-    let canonical = members
+/// pahole's skip line (`btf_encoder__log_func_skip`), without the newline.
+fn skip_line(name: &str, reason: &str) -> String {
+    format!("{name} : skipping BTF encoding of function due to {reason}")
+}
+
+/// pahole's `btf_encoder_func_state__skip_optimized_parms`: optimized
+/// parameters matter only when the signature changed (clang's
+/// `DW_CC_nocall`) or the definition is the code of an
+/// `.isra`/`.constprop` symbol, and never with `true_signature` (which
+/// still leaves out reordered parameters, the reason before it).
+fn skips_optimized_params(candidate: &FunctionCandidate<'_>, features: &Features) -> bool {
+    !features.true_signature
+        && candidate.optimized_params
+        && (candidate.signature_changed || candidate.optimized_symbol)
+}
+
+/// pahole's `btf_encoder__select_canonical_state`: the first definition
+/// at a symbol's address whose parameters do not rule it out, else the
+/// first one at a symbol's address, else the first one (position in the
+/// group).
+fn canonical_state<'a, 'input: 'a>(
+    members: impl Iterator<Item = &'a FunctionCandidate<'input>> + Clone,
+    features: &Features,
+) -> usize {
+    members
         .clone()
-        .filter(|c| c.at_symbol)
-        .find(|c| !skips(c))
-        .or_else(|| members.clone().find(|c| c.at_symbol))
-        .or_else(|| members.next());
-    canonical.is_some_and(skips)
+        .position(|c| c.at_symbol && !skips_optimized_params(c, features))
+        .or_else(|| members.clone().position(|c| c.at_symbol))
+        .unwrap_or(0)
 }
 
 /// Adds the FUNC_PROTO, FUNC and DECL_TAGs of `candidate`, whose prototype
@@ -796,46 +790,41 @@ fn add_function<'input>(
     }
 }
 
-/// pahole 1.31's `funcs__match`: same parameter count, and return and
-/// parameter types that match loosely (see [`types_match`]).
-fn protos_match(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> bool {
-    a.params.len() == b.params.len()
-        && types_match(btf, a.ret, b.ret)
-        && a.params
-            .iter()
-            .zip(&b.params)
-            .all(|(pa, pb)| types_match(btf, pa.ty, pb.ty))
-}
-
-/// The same parameters in another order: the compiler reordered them in
-/// an out-of-line copy (its DIE lists them in the new order, the abstract
-/// instance in the source order), so no single prototype is right.
-fn reordered<'a>(a: &FuncProto<'a>, b: &FuncProto<'a>) -> bool {
-    fn names<'a>(proto: &FuncProto<'a>) -> Vec<&'a str> {
-        proto
-            .params
-            .iter()
-            .map(|param| param.name.as_str())
-            .collect()
+/// pahole 1.31's `funcs__match`: same parameter count (`...` counts as
+/// one), and return and parameter types that match loosely (see
+/// [`types_match`]). `None` when they match, else pahole's reason.
+fn proto_mismatch(btf: &Btf<'_>, a: &FuncProto<'_>, b: &FuncProto<'_>) -> Option<String> {
+    if a.params.len() != b.params.len() {
+        // pahole counts in a u8.
+        return Some(format!(
+            "param count mismatch; {} params != {} params",
+            a.params.len() as u8,
+            b.params.len() as u8
+        ));
     }
-    // Mostly the same names in the same order: no need to collect them.
-    let name = |param: &Param<'a>| param.name;
-    if a.params.iter().map(name).eq(b.params.iter().map(name)) {
-        return false;
+    if !types_match(btf, a.ret, b.ret) {
+        return Some("return type mismatch".to_owned());
     }
-    let (mut a, mut b) = (names(a), names(b));
-    a.sort_unstable();
-    b.sort_unstable();
-    a == b
+    a.params
+        .iter()
+        .zip(&b.params)
+        .position(|(pa, pb)| !types_match(btf, pa.ty, pb.ty))
+        .map(|index| {
+            let (pa, pb) = (&a.params[index], &b.params[index]);
+            format!(
+                "param type mismatch for param#{} {} != {}",
+                index + 1,
+                pa.name.as_str(),
+                pb.name.as_str()
+            )
+        })
 }
 
 /// pahole 1.31's `types__match`: follows both chains; `const` on one side
 /// only is skipped; INT/FLOAT compare size, bits and name; named aggregates,
 /// enums and typedefs compare by name only (a FWD matches its struct or
-/// union); arrays by element count and element type. FUNC_PROTOs (behind
-/// function pointers) compare parameter count and return type only: pahole's
-/// loop over their parameters compares the return types again, and that is
-/// kept so that the same functions are dropped.
+/// union); arrays by element count and element type; FUNC_PROTOs (behind
+/// function pointers) by parameter count, return and parameter types.
 fn types_match(btf: &Btf<'_>, mut a: TypeId, mut b: TypeId) -> bool {
     // Reference chains are finite in well-formed BTF; the bound only
     // protects against cycles in bad input.
@@ -873,7 +862,12 @@ fn types_match(btf: &Btf<'_>, mut a: TypeId, mut b: TypeId) -> bool {
                 (a, b) = (x.elem, y.elem);
             }
             (Type::FuncProto(x), Type::FuncProto(y)) => {
-                return x.params.len() == y.params.len() && types_match(btf, x.ret, y.ret)
+                return x.params.len() == y.params.len()
+                    && types_match(btf, x.ret, y.ret)
+                    && x.params
+                        .iter()
+                        .zip(&y.params)
+                        .all(|(px, py)| types_match(btf, px.ty, py.ty))
             }
             _ => return type_name(ta) == type_name(tb),
         }
@@ -927,6 +921,7 @@ mod tests {
     use crate::lower::test_support::*;
     use crate::test_types::test_name;
     use crate::types::{Composite, Fwd, Int, IntEncoding};
+    use dwarf::model::ParamLocation;
     use dwarf::symbols::FuncSymbol;
 
     fn symbols(names: &[(&'static str, u64)]) -> SymbolFacts<'static> {
@@ -1037,9 +1032,8 @@ mod tests {
         assert!(table.has_symbol_at("dup", Some(0x50)) && table.has_symbol_at("dup", Some(0x60)));
         assert!(!table.has_symbol_at("dup", Some(0x70)) && !table.has_symbol_at("dup", None));
         let one = table.lookup("one").unwrap();
-        assert!(one.has_cold_piece && !one.clone_only && !one.ambiguous_address);
+        assert!(!one.ambiguous_address);
         assert!(!table.has_symbol_at("one", Some(0x90)));
-        assert!(table.lookup("clone").unwrap().clone_only);
     }
 
     /// pahole 1436daf's `elf_function__has_ambiguous_address`, as
@@ -1194,11 +1188,26 @@ mod tests {
         changed.signature_changed = true;
         let mut elsewhere = changed.clone();
         elsewhere.at_symbol = false;
-        assert!(!canonical_skips([&elsewhere, &at].into_iter()));
-        assert!(!canonical_skips([&changed, &at].into_iter()));
-        assert!(canonical_skips([&changed].into_iter()));
-        assert!(canonical_skips([&elsewhere].into_iter()));
-        assert!(!canonical_skips([&at].into_iter()));
+        let plain = Features::default();
+        assert_eq!(canonical_state([&elsewhere, &at].into_iter(), &plain), 1);
+        assert_eq!(canonical_state([&changed, &at].into_iter(), &plain), 1);
+        assert_eq!(
+            canonical_state([&changed, &elsewhere].into_iter(), &plain),
+            0
+        );
+        assert_eq!(
+            canonical_state([&elsewhere, &elsewhere].into_iter(), &plain),
+            0
+        );
+        assert!(skips_optimized_params(&changed, &plain) && !skips_optimized_params(&at, &plain));
+        // true_signature: optimized parameters rule no definition out, so
+        // the first one at a symbol speaks for the name.
+        let true_sig = Features {
+            true_signature: true,
+            ..Features::default()
+        };
+        assert!(!skips_optimized_params(&changed, &true_sig));
+        assert_eq!(canonical_state([&changed, &at].into_iter(), &true_sig), 0);
     }
 
     #[test]
@@ -1217,16 +1226,7 @@ mod tests {
         let facts = symbols(&[("f", 1), ("g", 2), ("h", 3)]);
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            register_params_for_machine(62),
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -1243,8 +1243,14 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, &[], 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &empty, 8, false, 62).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
+        // pahole 1436daf (btf_encoder__encode_cu) finds no ELF function
+        // for any name in an empty table and encodes none.
+        let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_31);
+        assert!(function_candidates(&cu, &map, &empty, 8, false, 62)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -1267,16 +1273,7 @@ mod tests {
         let facts = symbols(&[("f", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            register_params_for_machine(62),
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -1285,16 +1282,7 @@ mod tests {
         ]);
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            register_params_for_machine(62),
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
 
@@ -1314,18 +1302,10 @@ mod tests {
         let facts = symbols(&[("f.isra.0", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(
-            &cu,
-            &map,
-            &table,
-            register_params_for_machine(62),
-            8,
-            false,
-            62,
-        )
-        .unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
-        assert!(found[0].clone_only && found[0].has_code);
+        // The DWARF code is at 0x1000, the clone's symbol at 1.
+        assert!(!found[0].at_symbol && !found[0].optimized_symbol);
     }
 
     fn proto_btf() -> Btf<'static> {
@@ -1370,6 +1350,24 @@ mod tests {
         );
         assert!(!types_match(&btf, TypeId(1), TypeId(7)));
         assert!(!types_match(&btf, TypeId(1), TypeId::VOID));
+        // Function pointers: pahole 1436daf's types__match compares the
+        // parameter types too (its loop over btf_params), not only the
+        // count and the return type.
+        let mut btf = btf;
+        let proto = |btf: &mut Btf<'static>, param: u32| {
+            btf.add(Type::FuncProto(FuncProto {
+                ret: TypeId(1),
+                params: vec![Param {
+                    name: test_name("x"),
+                    ty: TypeId(param),
+                }]
+                .into(),
+            }))
+        };
+        let (int_arg, const_arg, long_arg) =
+            (proto(&mut btf, 1), proto(&mut btf, 2), proto(&mut btf, 7));
+        assert!(types_match(&btf, int_arg, const_arg));
+        assert!(!types_match(&btf, int_arg, long_arg));
     }
 
     fn cand(ret: u32, params: &[u32]) -> FunctionCandidate<'static> {
@@ -1390,12 +1388,11 @@ mod tests {
             unexpected_register: false,
             ambiguous_address: false,
             at_symbol: false,
-            has_code: true,
-            clone_only: false,
-            signature_checked: true,
+            optimized_symbol: false,
             kfunc_flags: None,
             signature_changed: false,
             true_signature: TrueSignature::default(),
+            reordered: false,
         }
     }
 
@@ -1407,6 +1404,7 @@ mod tests {
             &mut btf,
             vec![cand(1, &[1]), cand(7, &[])],
             &Features::default(),
+            &mut Vec::new(),
         );
         // FUNC_PROTO + FUNC + DECL_TAG, once.
         assert_eq!(btf.count(), before + 3);
@@ -1452,7 +1450,7 @@ mod tests {
         strong.at_symbol = true;
         let mut btf = proto_btf();
         let before = btf.count() as usize;
-        emit_functions(&mut btf, vec![weak, strong], &strict);
+        emit_functions(&mut btf, vec![weak, strong], &strict, &mut Vec::new());
         let Type::FuncProto(proto) = &btf.types[before] else {
             panic!("{:?}", btf.types[before])
         };
@@ -1460,69 +1458,65 @@ mod tests {
     }
 
     #[test]
-    fn v1_31_reordered_parameters_are_inconsistent() {
-        // ext4_es_can_be_merged.isra.0: the abstract instance says
-        // (es1, es2), the out-of-line copy (es2, es1).
-        let strict = Features::parse("default", true).unwrap();
-        let named = |names: &[&'static str]| FunctionCandidate {
-            proto: FuncProto {
-                ret: TypeId(1),
-                params: names
-                    .iter()
-                    .map(|name| Param {
-                        name: test_name(name),
-                        ty: TypeId(5),
-                    })
-                    .collect(),
-            },
-            ..cand(1, &[])
-        };
+    fn v1_31_reordered_parameters_skip_whatever_the_features() {
+        // ext4_es_can_be_merged.isra.0: the out-of-line copy lists (es2,
+        // es1), its abstract origin (es1, es2): pahole's reordered_parm.
+        let lenient = Features::parse("var,float", true).unwrap();
+        let mut reordered = cand(1, &[1]);
+        reordered.reordered = true;
         let mut btf = proto_btf();
         let before = btf.count();
+        let mut skips = Vec::new();
         emit_functions(
             &mut btf,
-            vec![named(&["es1", "es2"]), named(&["es2", "es1"])],
-            &strict,
+            vec![cand(1, &[1]), reordered],
+            &lenient,
+            &mut skips,
         );
         assert_eq!(btf.count(), before);
-        emit_functions(
-            &mut btf,
-            vec![named(&["es1", "es2"]), named(&["es1", "es2"])],
-            &strict,
+        assert_eq!(
+            skips,
+            ["f : skipping BTF encoding of function due to reordered parameters"]
         );
-        assert_eq!(btf.count(), before + 3);
     }
 
     #[test]
     fn v1_31_clones_with_optimized_parameters() {
         let strict = Features::parse("default", true).unwrap();
-        let clone = |optimized, checked| FunctionCandidate {
+        let clone = |optimized, at_clone| FunctionCandidate {
             optimized_params: optimized,
-            clone_only: true,
-            signature_checked: checked,
+            at_symbol: at_clone,
+            optimized_symbol: at_clone,
             ..cand(1, &[1])
         };
         let count = |candidates| {
             let mut btf = proto_btf();
             let before = btf.count();
-            emit_functions(&mut btf, candidates, &strict);
+            emit_functions(&mut btf, candidates, &strict, &mut Vec::new());
             btf.count() - before
         };
-        // Only `f.constprop.0` exists and a parameter became a constant:
-        // the source signature is no longer what callers use.
+        // The code at `f.constprop.0`'s address lost a parameter: the
+        // source signature is no longer what callers use.
         assert_eq!(count(vec![clone(true, true)]), 0);
         assert_eq!(count(vec![clone(false, true)]), 3);
-        // pahole does not judge modules' or split (.cold) functions' clones.
+        // pahole cannot tell (no DW_AT_low_pc at a symbol: a module, or a
+        // function split into ranges): the FUNC stays.
         assert_eq!(count(vec![clone(true, false)]), 3);
-        // Without optimized_func, clones are not encoded at all.
+        // optimized_func changes nothing in pahole 1436daf (its flag is
+        // read by no encoder code).
         let no_clones = Features {
             optimized_func: false,
             ..strict
         };
         let mut btf = proto_btf();
         let before = btf.count();
-        emit_functions(&mut btf, vec![clone(false, true)], &no_clones);
-        assert_eq!(btf.count(), before);
+        emit_functions(
+            &mut btf,
+            vec![clone(false, true)],
+            &no_clones,
+            &mut Vec::new(),
+        );
+        assert_eq!(btf.count(), before + 3);
     }
 
     #[test]
@@ -1530,11 +1524,21 @@ mod tests {
         let strict = Features::parse("default", true).unwrap();
         let mut btf = proto_btf();
         let before = btf.count();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(7, &[1])], &strict);
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(7, &[1])],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before, "return types differ: no FUNC");
 
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(2, &[2])], &strict);
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(2, &[2])],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(
             btf.count(),
             before + 3,
@@ -1542,12 +1546,22 @@ mod tests {
         );
 
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(1, &[7])], &strict);
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(1, &[7])],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before, "parameter types differ: no FUNC");
 
         let lenient = Features::parse("var,float", true).unwrap();
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), cand(7, &[1])], &lenient);
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), cand(7, &[1])],
+            &lenient,
+            &mut Vec::new(),
+        );
         assert_eq!(
             btf.count(),
             before + 2,
@@ -1557,7 +1571,12 @@ mod tests {
         let mut unexpected = cand(1, &[1]);
         unexpected.unexpected_register = true;
         let mut btf = proto_btf();
-        emit_functions(&mut btf, vec![cand(1, &[1]), unexpected], &strict);
+        emit_functions(
+            &mut btf,
+            vec![cand(1, &[1]), unexpected],
+            &strict,
+            &mut Vec::new(),
+        );
         assert_eq!(btf.count(), before);
     }
 
@@ -1603,7 +1622,7 @@ mod tests {
                 kfunc_flags: flags,
                 ..cand(1, &[1])
             };
-            emit_functions(&mut btf, vec![candidate], features);
+            emit_functions(&mut btf, vec![candidate], features, &mut Vec::new());
             let func = TypeId(before as u32 + 2);
             btf.types[before..]
                 .iter()

@@ -165,14 +165,18 @@ impl LoweredCu<'_> {
 /// Picks, with pahole's cross-CU rules, the FUNCs and VARs among the
 /// candidates of every CU (given in `.debug_info` order, their ids already
 /// the table's) and adds them to `btf`, with one DATASEC per section.
+/// Returns pahole's `--verbose` lines for the functions left out (1.31
+/// rules; none for 1.24's).
 pub fn add_functions_and_variables<'input>(
     btf: &mut Btf<'input>,
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
     ctx: &Context<'_, 'input>,
-) {
-    functions::emit_functions(btf, functions, &ctx.features);
+) -> Vec<String> {
+    let mut skips = Vec::new();
+    functions::emit_functions(btf, functions, &ctx.features, &mut skips);
     vars::emit_variables(btf, variables, &ctx.features);
+    skips
 }
 
 /// Lowers one CU. A CU whose language is excluded lowers to nothing.
@@ -193,7 +197,6 @@ pub fn lower_cu<'input>(
         cu,
         &map,
         &ctx.functions,
-        ctx.register_params,
         ctx.pointer_size,
         ctx.relocatable,
         ctx.machine,
@@ -322,10 +325,10 @@ pub(crate) mod test_support {
             declaration,
             inline: false,
             low_pc: Some(0x1000),
-            address: Some(0x1000),
+            entry_pc: Some(0x1000),
             nocall: false,
             signature_changed: false,
-            reordered_params: false,
+            reordered: false,
             decl_tags: &[],
         }
     }

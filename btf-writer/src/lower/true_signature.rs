@@ -54,8 +54,6 @@ pub struct TrueSignature<'input> {
     /// that has a '.' in it and sits at the candidate's `DW_AT_low_pc`
     /// (pahole's `state->sym`).
     pub symbol: Option<&'input str>,
-    /// pahole's `reordered_parm`.
-    pub reordered: bool,
 }
 
 /// The '.'-suffixed function symbols, by (name before the first '.',
@@ -200,7 +198,7 @@ pub(crate) fn rewrite<'input>(
     candidate.unexpected_register = states.iter().any(|s| s.unexpected) && !has_struct;
 
     // btf_encoder__save_func: the parameters the FUNC_PROTO lists.
-    let reordered = function.reordered_params;
+    let reordered = function.reordered;
     let mut params = Vec::with_capacity(candidate.proto.params.len());
     for (param, state) in function.params.iter().zip(&states) {
         if (reordered && (!state.has_location || state.optimized)) || (changed && state.optimized) {
@@ -228,8 +226,7 @@ pub(crate) fn rewrite<'input>(
         params: params.into_boxed_slice(),
     };
     candidate.true_signature = TrueSignature {
-        symbol: symbols.and_then(|symbols| symbols.at(function.name, function.address)),
-        reordered,
+        symbol: symbols.and_then(|symbols| symbols.at(function.name, function.entry_pc)),
     };
     Ok(())
 }
@@ -381,27 +378,22 @@ fn analyze_locations(states: &mut [State<'_>], abi: &Abi, producer_clang: bool, 
 
 /// `btf_encoder__add_true_signature` for the definitions of one name, in
 /// pahole's merge order: the index of the one to encode under its
-/// suffixed symbol, if any.
+/// suffixed symbol, if any. pahole reads each state's `unexpected_reg`
+/// after `saved_functions_combine`: the first state then carries the flag
+/// of the whole group, a later one that of itself and those before it.
 pub(crate) fn pick<'a, 'input: 'a>(
-    members: impl Iterator<Item = &'a FunctionCandidate<'input>>,
+    members: impl Iterator<Item = &'a FunctionCandidate<'input>> + Clone,
 ) -> Option<usize> {
+    let all = members.clone().any(|member| member.unexpected_register);
     let mut unexpected = false;
     for (at, member) in members.enumerate() {
         unexpected |= member.unexpected_register;
         if member.true_signature.symbol.is_some() {
-            // Later definitions carry the merged flag too.
-            return (!unexpected).then_some(at);
+            let merged = if at == 0 { all } else { unexpected };
+            return (!merged).then_some(at);
         }
     }
     None
-}
-
-/// Whether the usual rules must leave the name out: pahole's merged
-/// `reordered_parm` ("reordered parameters").
-pub(crate) fn reordered<'a, 'input: 'a>(
-    mut members: impl Iterator<Item = &'a FunctionCandidate<'input>>,
-) -> bool {
-    members.any(|member| member.true_signature.reordered)
 }
 
 #[cfg(test)]

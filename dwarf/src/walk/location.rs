@@ -54,69 +54,6 @@ pub fn aggregates_use_two_registers(machine: u16) -> bool {
     machine != object::elf::EM_S390.0
 }
 
-/// pahole's per-parameter location flags. They are shared from a concrete
-/// (out-of-line) parameter to its abstract origin, because the abstract
-/// instance is the one whose signature ends up in BTF: an abstract
-/// parameter counts as located (or optimized, or in an unexpected
-/// register) when any concrete copy of it is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct LocationFacts {
-    has_location: bool,
-    optimized: bool,
-    register: Option<u16>,
-    unexpected_register: Option<u16>,
-}
-
-impl LocationFacts {
-    /// The facts of one parameter's own location; `expected` is the ABI
-    /// register for its index.
-    pub(crate) fn of(location: ParamLocation, expected: Option<u16>) -> LocationFacts {
-        let mut facts = LocationFacts::default();
-        match location {
-            ParamLocation::Register(register) => {
-                facts.has_location = true;
-                facts.register = Some(register);
-                if expected.is_some_and(|expected| expected != register) {
-                    facts.unexpected_register = Some(register);
-                }
-            }
-            ParamLocation::Other => {
-                facts.has_location = true;
-                facts.optimized = true;
-            }
-            ParamLocation::Constant => facts.optimized = true,
-            ParamLocation::OptimizedOut | ParamLocation::Unknown => {}
-        }
-        facts
-    }
-
-    /// Adds what another copy of the parameter says.
-    pub(crate) fn merge(&mut self, other: LocationFacts) {
-        self.has_location |= other.has_location;
-        self.optimized |= other.optimized;
-        self.register = self.register.or(other.register);
-        self.unexpected_register = self.unexpected_register.or(other.unexpected_register);
-    }
-
-    /// Back to the model's single location; the inverse of
-    /// [`LocationFacts::of`] for unmerged facts.
-    pub(crate) fn location(self) -> ParamLocation {
-        if self.optimized {
-            if self.has_location {
-                ParamLocation::Other
-            } else {
-                ParamLocation::Constant
-            }
-        } else if let Some(register) = self.unexpected_register.or(self.register) {
-            ParamLocation::Register(register)
-        } else if self.has_location {
-            ParamLocation::Other
-        } else {
-            ParamLocation::OptimizedOut
-        }
-    }
-}
-
 /// How many leading parameters pahole checks the location of
 /// (`arch__nr_register_params`); it treats later ones as having no
 /// location at all. 0 for machines it does not know.
@@ -604,29 +541,6 @@ mod tests {
             parameter_register(&[reader(&entry)], encoding(), Some(4)),
             None
         );
-    }
-
-    #[test]
-    fn location_facts_round_trip_and_merge() {
-        for location in [
-            ParamLocation::Register(5),
-            ParamLocation::Register(3),
-            ParamLocation::Other,
-            ParamLocation::Constant,
-            ParamLocation::OptimizedOut,
-        ] {
-            assert_eq!(LocationFacts::of(location, Some(5)).location(), location);
-        }
-        // An abstract parameter without location takes its concrete copy's.
-        let mut facts = LocationFacts::of(ParamLocation::OptimizedOut, Some(5));
-        facts.merge(LocationFacts::of(ParamLocation::Register(5), Some(5)));
-        assert_eq!(facts.location(), ParamLocation::Register(5));
-        // An unexpected register anywhere wins over an expected one.
-        facts.merge(LocationFacts::of(ParamLocation::Register(4), Some(5)));
-        assert_eq!(facts.location(), ParamLocation::Register(4));
-        // Optimized anywhere wins over everything.
-        facts.merge(LocationFacts::of(ParamLocation::Other, Some(5)));
-        assert_eq!(facts.location(), ParamLocation::Other);
     }
 
     /// pahole 1436daf's `parameter__decode_location` on hand-made

@@ -400,8 +400,6 @@ struct Walker<'a, 'input, 'arena> {
     path: &'input std::path::Path,
     big_endian: bool,
     register_params: &'static [u16],
-    /// pahole's count of parameters whose location it looks at.
-    nr_register_params: usize,
     /// Offset of the current unit in `.debug_info`: every offset the
     /// walker keeps is a section offset, so that several units can share
     /// one model.
@@ -445,7 +443,6 @@ struct Walker<'a, 'input, 'arena> {
     /// parameters that only give `DW_AT_abstract_origin`.
     param_by_offset: OffsetTable<resolve::ParamOrigin<'input>>,
     /// Location facts of concrete parameters, by their abstract origin.
-    shared_locations: OffsetMap<location::LocationFacts>,
     /// pahole 1436daf's location facts of concrete parameters, merged in
     /// DIE order, by their abstract origin.
     shared_entries: OffsetMap<crate::model::ParamEntry>,
@@ -496,7 +493,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             path: dwarf.path(),
             big_endian: dwarf.is_big_endian(),
             register_params: location::register_params(dwarf.machine()),
-            nr_register_params: location::nr_register_params(dwarf.machine()),
             unit_offset: unit.header.offset().0 as u64,
             spans,
             root_seen: false,
@@ -521,7 +517,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             functions: Vec::with_capacity(expected(370)),
             function_by_offset: OffsetTable::with_capacity(expected(370)),
             param_by_offset: OffsetTable::with_capacity(expected(200)),
-            shared_locations: OffsetMap::default(),
             shared_entries: OffsetMap::default(),
             variables: Vec::with_capacity(expected(1200)),
             location_exprs: Vec::new(),

@@ -23,8 +23,7 @@ pub(super) struct RawFunction<'input, 'arena> {
     pub declaration: bool,
     pub inline: bool,
     pub low_pc: Option<u64>,
-    /// `low_pc` comes from `DW_AT_low_pc` (not from `DW_AT_ranges`).
-    pub low_pc_attr: bool,
+    pub entry_pc: Option<u64>,
     pub nocall: bool,
     pub abstract_origin: Option<u64>,
     pub specification: Option<u64>,
@@ -53,7 +52,8 @@ pub(super) struct ParamOrigin<'input> {
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub origin: Option<u64>,
-    /// Its index among its function's parameter DIEs.
+    /// Its position among its subprogram's formal parameters (pahole's
+    /// `parameter->idx`).
     pub index: usize,
 }
 
@@ -240,18 +240,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         (name, ty.unwrap_or(TypeRef::Void))
     }
 
-    /// A parameter's location, with what its concrete copies said (see
-    /// [`super::location::LocationFacts`]).
-    fn shared_location(&self, param: &RawParam<'input, 'arena>, index: usize) -> ParamLocation {
-        let Some(shared) = self.shared_locations.get(&param.offset) else {
-            return param.location;
-        };
-        let expected = self.register_params.get(index).copied();
-        let mut facts = super::location::LocationFacts::of(param.location, expected);
-        facts.merge(*shared);
-        facts.location()
-    }
-
     /// A parameter's pahole 1436daf facts, with what its concrete copies
     /// said merged in (see [`ParamEntry::merge`]).
     fn shared_entry(&self, param: &RawParam<'input, 'arena>) -> ParamEntry {
@@ -279,6 +267,19 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 
+    /// pahole's `reordered_parm` (`ftype__recode_dwarf_types`): a formal
+    /// parameter of this DIE sits at another position than the parameter
+    /// it names as its `DW_AT_abstract_origin` (a clone dropped or moved
+    /// one).
+    fn reordered(&self, raw: &RawFunction<'input, 'arena>) -> bool {
+        raw.params.iter().enumerate().any(|(index, param)| {
+            param
+                .origin
+                .and_then(|origin| self.param_by_offset.get(origin))
+                .is_some_and(|origin| origin.index != index)
+        })
+    }
+
     fn finish_functions(&self) -> Vec<Function<'input, 'arena>> {
         let mut functions = Vec::with_capacity(self.functions.len());
         for (index, raw) in self.functions.iter().enumerate() {
@@ -290,13 +291,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
                 raw.params
                     .iter()
-                    .enumerate()
-                    .map(|(index, param)| {
+                    .map(|param| {
                         let (name, ty) = self.resolve_param(param);
                         Param {
                             name,
                             ty,
-                            location: self.shared_location(param, index),
+                            location: param.location,
                             entry: self.shared_entry(param),
                             decl_tags: param.decl_tags,
                         }
@@ -333,14 +333,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             } else {
                 raw.decl_tags
             };
-            // ftype__recode_dwarf_types: a parameter at another index than
-            // its direct abstract origin.
-            let reordered_params = raw.params.iter().enumerate().any(|(index, param)| {
-                param
-                    .origin
-                    .and_then(|origin| self.param_by_offset.get(origin))
-                    .is_some_and(|origin| origin.index != index)
-            });
             functions.push(Function {
                 name,
                 linkage_name: raw
@@ -356,10 +348,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 declaration: raw.declaration,
                 inline: raw.inline,
                 low_pc: raw.low_pc,
-                address: raw.low_pc.filter(|_| raw.low_pc_attr),
+                entry_pc: raw.entry_pc,
                 nocall: raw.nocall || inherited().any(|f| f.nocall),
                 signature_changed: self.signature_changed(raw),
-                reordered_params,
+                reordered: self.reordered(raw),
                 decl_tags,
             });
         }

@@ -883,15 +883,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if name.is_none() || ty.is_none() {
             entry.piece_member_offset = None;
         }
-        // pahole gives parameters past its register count no location at
-        // all, so they have nothing to share.
-        if let Some(origin) = origin.filter(|_| index < self.nr_register_params) {
-            let expected = self.register_params.get(index).copied();
-            self.shared_locations
-                .entry(origin)
-                .or_default()
-                .merge(location::LocationFacts::of(location, expected));
-        }
         // pahole's ftype__recode_dwarf_types: a concrete parameter's facts
         // go to its abstract origin, later DIEs over earlier ones.
         if let Some(origin) = origin {
@@ -952,7 +943,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             None => self.string(attrs, dw::DW_AT_MIPS_linkage_name, offset)?,
         };
         let ret = self.optional_type_ref(attrs, offset)?;
-        let low_pc = self.low_pc(attrs, offset)?;
+        let (low_pc, entry_pc) = self.low_pc(attrs, offset)?;
         let function = RawFunction {
             name,
             linkage_name,
@@ -963,7 +954,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .udata(dw::DW_AT_inline)
                 .is_some_and(|inline| inline != 0),
             low_pc,
-            low_pc_attr: attrs.get(dw::DW_AT_low_pc).is_some(),
+            entry_pc,
             nocall: attrs.udata(dw::DW_AT_calling_convention)
                 == Some(u64::from(dw::DW_CC_nocall.0)),
             abstract_origin: self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
@@ -983,27 +974,32 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         })
     }
 
-    /// `DW_AT_low_pc`, or the start of the first `DW_AT_ranges` range.
-    fn low_pc(&self, attrs: &Attrs<'input>, offset: u64) -> Result<Option<u64>> {
+    /// `DW_AT_low_pc`, or the start of the first `DW_AT_ranges` range;
+    /// and `DW_AT_low_pc` alone.
+    fn low_pc(&self, attrs: &Attrs<'input>, offset: u64) -> Result<(Option<u64>, Option<u64>)> {
         if let Some(value) = attrs.get(dw::DW_AT_low_pc) {
-            return self
+            let address = self
                 .dwarf
                 .attr_address(self.unit, value)
-                .map_err(|err| self.gimli_error(err, offset));
+                .map_err(|err| self.gimli_error(err, offset))?;
+            return Ok((address, address));
         }
         let Some(value) = attrs.get(dw::DW_AT_ranges) else {
-            return Ok(None);
+            return Ok((None, None));
         };
         let ranges = self
             .dwarf
             .attr_ranges(self.unit, value)
             .map_err(|err| self.gimli_error(err, offset))?;
         match ranges {
-            Some(mut ranges) => Ok(ranges
-                .next()
-                .map_err(|err| self.gimli_error(err, offset))?
-                .map(|range| range.begin)),
-            None => Ok(None),
+            Some(mut ranges) => Ok((
+                ranges
+                    .next()
+                    .map_err(|err| self.gimli_error(err, offset))?
+                    .map(|range| range.begin),
+                None,
+            )),
+            None => Ok((None, None)),
         }
     }
 

@@ -410,13 +410,15 @@ fn varargs_abstract_origins_and_parameter_registers() {
         assert_eq!(concrete.params[0].name, Some("value"));
         assert_eq!(type_name(model, concrete.params[0].ty), "int");
         assert_eq!(type_name(model, concrete.ret), "int");
-        // pahole shares a concrete parameter's location with its abstract
-        // origin, whose signature is the one BTF gets.
+        // pahole shares a concrete parameter's location facts with its
+        // abstract origin, whose signature is the one BTF gets: in the
+        // entry; `location` is the DIE's own (none).
         let abstract_helper = helpers.iter().find(|f| f.inline).expect("abstract helper");
         assert_eq!(
             abstract_helper.params[0].location,
-            ParamLocation::Register(5)
+            ParamLocation::OptimizedOut
         );
+        assert!(abstract_helper.params[0].entry.has_location);
         assert_eq!(concrete.params[0].location, ParamLocation::Register(5));
 
         // x86_64 passes the first two integer arguments in rdi (5), rsi (4).
