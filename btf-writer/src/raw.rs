@@ -488,6 +488,57 @@ impl Kind {
     }
 }
 
+/// The kind numbers as plain bytes, for `match` patterns on a raw `info`
+/// word's kind or a dense per-type kind array (a [`Kind`] constant cannot
+/// be a pattern in a match on `u8`); the values are [`Kind`]'s.
+pub mod kind_byte {
+    use super::Kind;
+
+    /// Not a kind: id 0 is `void`.
+    pub const VOID: u8 = Kind::UNKNOWN.0;
+    /// [`Kind::INT`].
+    pub const INT: u8 = Kind::INT.0;
+    /// [`Kind::PTR`].
+    pub const PTR: u8 = Kind::PTR.0;
+    /// [`Kind::ARRAY`].
+    pub const ARRAY: u8 = Kind::ARRAY.0;
+    /// [`Kind::STRUCT`].
+    pub const STRUCT: u8 = Kind::STRUCT.0;
+    /// [`Kind::UNION`].
+    pub const UNION: u8 = Kind::UNION.0;
+    /// [`Kind::ENUM`].
+    pub const ENUM: u8 = Kind::ENUM.0;
+    /// [`Kind::FWD`].
+    pub const FWD: u8 = Kind::FWD.0;
+    /// [`Kind::TYPEDEF`].
+    pub const TYPEDEF: u8 = Kind::TYPEDEF.0;
+    /// [`Kind::VOLATILE`].
+    pub const VOLATILE: u8 = Kind::VOLATILE.0;
+    /// [`Kind::CONST`].
+    pub const CONST: u8 = Kind::CONST.0;
+    /// [`Kind::RESTRICT`].
+    pub const RESTRICT: u8 = Kind::RESTRICT.0;
+    /// [`Kind::FUNC`].
+    pub const FUNC: u8 = Kind::FUNC.0;
+    /// [`Kind::FUNC_PROTO`].
+    pub const FUNC_PROTO: u8 = Kind::FUNC_PROTO.0;
+    /// [`Kind::VAR`].
+    pub const VAR: u8 = Kind::VAR.0;
+    /// [`Kind::DATASEC`].
+    pub const DATASEC: u8 = Kind::DATASEC.0;
+    /// [`Kind::FLOAT`].
+    pub const FLOAT: u8 = Kind::FLOAT.0;
+    /// [`Kind::DECL_TAG`].
+    pub const DECL_TAG: u8 = Kind::DECL_TAG.0;
+    /// [`Kind::TYPE_TAG`].
+    pub const TYPE_TAG: u8 = Kind::TYPE_TAG.0;
+    /// [`Kind::ENUM64`].
+    pub const ENUM64: u8 = Kind::ENUM64.0;
+    /// `BTF_KIND_MAX`.
+    /// [`Kind::MAX`].
+    pub const MAX: u8 = Kind::MAX.0;
+}
+
 impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -9,31 +9,10 @@
 
 use crate::types::{Composite, Enum, FuncProto, Member, Type};
 
-/// BTF kind numbers (`Documentation/bpf/btf.rst`, 2.2) as bytes, for the
-/// dense per-type kind array; 0 is `void`. Taken from [`crate::raw::Kind`],
-/// which owns them.
+/// BTF kind numbers as bytes ([`crate::raw::kind_byte`]), for the dense
+/// per-type kind array; 0 is `void`.
 pub(super) mod kind {
-    use crate::raw::Kind;
-
-    pub const VOID: u8 = Kind::UNKNOWN.0;
-    pub const INT: u8 = Kind::INT.0;
-    pub const PTR: u8 = Kind::PTR.0;
-    pub const ARRAY: u8 = Kind::ARRAY.0;
-    pub const STRUCT: u8 = Kind::STRUCT.0;
-    pub const UNION: u8 = Kind::UNION.0;
-    pub const ENUM: u8 = Kind::ENUM.0;
-    pub const FWD: u8 = Kind::FWD.0;
-    pub const TYPEDEF: u8 = Kind::TYPEDEF.0;
-    pub const VOLATILE: u8 = Kind::VOLATILE.0;
-    pub const CONST: u8 = Kind::CONST.0;
-    pub const RESTRICT: u8 = Kind::RESTRICT.0;
-    pub const FUNC: u8 = Kind::FUNC.0;
-    pub const FUNC_PROTO: u8 = Kind::FUNC_PROTO.0;
-    pub const VAR: u8 = Kind::VAR.0;
-    pub const DATASEC: u8 = Kind::DATASEC.0;
-    pub const DECL_TAG: u8 = Kind::DECL_TAG.0;
-    pub const TYPE_TAG: u8 = Kind::TYPE_TAG.0;
-    pub const ENUM64: u8 = Kind::ENUM64.0;
+    pub use crate::raw::kind_byte::*;
 
     /// The kinds the reference pass (`btf_dedup_ref_type`) settles: those
     /// whose equality is their fields and the canonical ids they refer to.

@@ -248,33 +248,8 @@ struct Ty<'a> {
     size: u32,
 }
 
-/// The kind numbers as bytes, for `match` patterns on a raw `info` word;
-/// their values are [`crate::raw::Kind`]'s.
-pub(crate) mod kind {
-    use crate::raw::Kind;
-
-    pub const INT: u8 = Kind::INT.0;
-    pub const PTR: u8 = Kind::PTR.0;
-    pub const ARRAY: u8 = Kind::ARRAY.0;
-    pub const STRUCT: u8 = Kind::STRUCT.0;
-    pub const UNION: u8 = Kind::UNION.0;
-    pub const ENUM: u8 = Kind::ENUM.0;
-    pub const FWD: u8 = Kind::FWD.0;
-    pub const TYPEDEF: u8 = Kind::TYPEDEF.0;
-    pub const VOLATILE: u8 = Kind::VOLATILE.0;
-    pub const CONST: u8 = Kind::CONST.0;
-    pub const RESTRICT: u8 = Kind::RESTRICT.0;
-    pub const FUNC: u8 = Kind::FUNC.0;
-    pub const FUNC_PROTO: u8 = Kind::FUNC_PROTO.0;
-    pub const VAR: u8 = Kind::VAR.0;
-    pub const DATASEC: u8 = Kind::DATASEC.0;
-    pub const FLOAT: u8 = Kind::FLOAT.0;
-    pub const DECL_TAG: u8 = Kind::DECL_TAG.0;
-    pub const TYPE_TAG: u8 = Kind::TYPE_TAG.0;
-    pub const ENUM64: u8 = Kind::ENUM64.0;
-    /// `BTF_KIND_MAX`.
-    pub const MAX: u8 = Kind::MAX.0;
-}
+/// The kind numbers as bytes, for `match` patterns on a raw `info` word.
+pub(crate) use crate::raw::kind_byte as kind;
 
 /// `btf_kind_str`: the names bpftool prints, from the format's one table.
 fn kind_str(kind: u8) -> &'static str {
