@@ -311,17 +311,7 @@ fn dwarf_mutation_campaign() {
     let mut problems = Vec::new();
     let mut skipped = None;
     for index in 0..count {
-        let mut bytes = original.clone();
-        for _ in 0..1 + rng.below(4) {
-            let (start, len) = sections[rng.below(sections.len())];
-            let at = start + rng.below(len);
-            bytes[at] = match rng.below(4) {
-                0 => 0,
-                1 => 0xff,
-                2 => bytes[at] ^ (1 << rng.below(8)),
-                _ => rng.next_u64() as u8,
-            };
-        }
+        let bytes = mutate(&original, &sections, &mut rng);
         let input = dir.path().join(format!("mutant-{index:04}.o"));
         std::fs::write(&input, &bytes).unwrap();
         if let Some(keep) = &keep {
@@ -421,17 +411,7 @@ fn module_mutation_campaign() {
     let mut rng = Rng(0x15_04_bb_72);
     let mut names = Vec::new();
     for index in 0..count {
-        let mut bytes = original.clone();
-        for _ in 0..1 + rng.below(4) {
-            let (start, len) = sections[rng.below(sections.len())];
-            let at = start + rng.below(len);
-            bytes[at] = match rng.below(4) {
-                0 => 0,
-                1 => 0xff,
-                2 => bytes[at] ^ (1 << rng.below(8)),
-                _ => rng.next_u64() as u8,
-            };
-        }
+        let bytes = mutate(&original, &sections, &mut rng);
         let name = format!("mutant-{index:04}");
         std::fs::write(inputs.join(format!("{name}.ko")), &bytes).unwrap();
         names.push(name);
@@ -746,4 +726,22 @@ fn fuzz_findings_in_the_dwarf() {
     let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
     assert!(run.success(), "{}", run.describe());
     expect_kernel_loads("causes::fuzz_findings_in_the_dwarf", &read(&out));
+}
+
+/// One mutant of `original`: 1 to 4 bytes, each in one of `sections`
+/// (start, length), zeroed, set to 0xff, one bit flipped, or random; the
+/// same `rng` sequence gives the same mutants.
+fn mutate(original: &[u8], sections: &[(usize, usize)], rng: &mut Rng) -> Vec<u8> {
+    let mut bytes = original.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let (start, len) = sections[rng.below(sections.len())];
+        let at = start + rng.below(len);
+        bytes[at] = match rng.below(4) {
+            0 => 0,
+            1 => 0xff,
+            2 => bytes[at] ^ (1 << rng.below(8)),
+            _ => rng.next_u64() as u8,
+        };
+    }
+    bytes
 }
