@@ -36,6 +36,7 @@ use btf::lower::{Features, LegacyFlags};
 use btf::raw::Endian;
 use btf::read::{parse_file_with, parse_with, NameArena, Parsed};
 use btf::validate::{validate, ByteOrder, Checked, Options};
+use btfenc_tests::kernel::kernel_accepts_btf;
 
 /// The fixture whose BTF is the base of the split targets.
 pub const BASE_FIXTURE: &str = "fixtures/obj/multi-cu/gcc-dwarf5.o";
@@ -237,7 +238,7 @@ fn kernel_judges() -> bool {
         if std::env::var_os("BTFENC_FUZZ_KERNEL").is_some_and(|v| v == "0") {
             return false;
         }
-        match kernel::accepts(base().bytes) {
+        match kernel_accepts_btf(base().bytes) {
             Ok(true) => true,
             Ok(false) => {
                 eprintln!("btfenc-fuzz: the kernel rejects the fixed base: no kernel verdicts");
@@ -263,7 +264,7 @@ pub fn validate_target(data: &[u8]) {
         }
     }
     if kernel_judges() {
-        if let Ok(accepted) = kernel::accepts(data) {
+        if let Ok(accepted) = kernel_accepts_btf(data) {
             assert!(
                 accepted == verdict.is_ok(),
                 "the kernel {} it, btf::validate {}",
@@ -335,57 +336,5 @@ pub fn relocate(data: &[u8]) {
                 first(&v)
             );
         }
-    }
-}
-
-/// `bpf(BPF_BTF_LOAD)`, as tests/kernel.rs asks it.
-mod kernel {
-    const BPF_BTF_LOAD: libc::c_int = 18;
-
-    #[repr(C)]
-    #[derive(Default)]
-    struct BtfLoadAttr {
-        btf: u64,
-        btf_log_buf: u64,
-        btf_size: u32,
-        btf_log_size: u32,
-        btf_log_level: u32,
-        btf_log_true_size: u32,
-    }
-
-    /// The kernel's verdict; `Err` when it cannot be asked.
-    pub fn accepts(bytes: &[u8]) -> Result<bool, String> {
-        let size = u32::try_from(bytes.len()).map_err(|_| "blob past u32".to_string())?;
-        let mut attr = BtfLoadAttr {
-            btf: bytes.as_ptr() as u64,
-            btf_size: size,
-            ..BtfLoadAttr::default()
-        };
-        // SAFETY: `attr` is a prefix of `union bpf_attr` and its size is
-        // passed; the kernel only reads `size` bytes of `bytes`.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_bpf,
-                BPF_BTF_LOAD,
-                &mut attr as *mut BtfLoadAttr,
-                std::mem::size_of::<BtfLoadAttr>(),
-            )
-        };
-        if ret < 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-            return match errno {
-                libc::EPERM | libc::EACCES | libc::ENOSYS => {
-                    Err(format!("bpf(BPF_BTF_LOAD) not available (errno {errno})"))
-                }
-                _ => Ok(false),
-            };
-        }
-        if let Ok(fd) = libc::c_int::try_from(ret) {
-            // SAFETY: the kernel just returned this fd and nothing else owns it.
-            unsafe {
-                libc::close(fd);
-            }
-        }
-        Ok(true)
     }
 }
