@@ -14,14 +14,12 @@ use gimli::Section as _;
 use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, SymbolSection};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::reader::Reader;
 use crate::reloc;
 use crate::strings::Strings;
 use crate::symbols::{
     kfuncs_in_btf_ids, BtfIdsSymbol, DataSymbol, FuncSymbol, SectionInfo, SymbolFacts,
 };
-
-/// The reader every DWARF section is read through.
-pub type Reader<'input> = gimli::EndianSlice<'input, gimli::RunTimeEndian>;
 
 /// A compilation (or type) unit header, as listed by [`Dwarf::units`].
 pub type UnitHeader<'input> = gimli::UnitHeader<Reader<'input>>;

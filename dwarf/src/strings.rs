@@ -8,7 +8,7 @@
 
 use gimli::{AttributeValue, Section as _};
 
-use crate::elf::Reader;
+use crate::reader::Reader;
 
 /// A string section (`.debug_str` or `.debug_line_str`) with its longest
 /// UTF-8 prefix checked once.

@@ -71,6 +71,7 @@ mod kernel_load;
 mod kfuncs;
 mod layout;
 mod lld_placeholder;
+mod module_cycles;
 mod modules;
 mod pahole_parity;
 mod param_locations;

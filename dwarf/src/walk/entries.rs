@@ -9,7 +9,8 @@
 use gimli::{Endianity, RunTimeEndian};
 
 use super::abbrevs::{Abbrev, UnitAbbrevs};
-use crate::elf::Reader;
+use super::layout::{Die, Layout};
+use crate::reader::Reader;
 
 /// The not yet read part of one unit's entries.
 #[derive(Clone, Copy)]
@@ -291,6 +292,23 @@ impl<'u, 'input> Entries<'u, 'input> {
     pub(super) fn leb_block(&mut self) -> Option<&'input [u8]> {
         let len = usize::try_from(self.uleb()?).ok()?;
         self.take(len)
+    }
+
+    /// Takes one DIE's bytes by its declaration's fixed `layout`; `None`
+    /// when they run out, leaving the position anywhere (the caller reads
+    /// the DIE again the general way, for its error). Its attributes are
+    /// then read by [`Layout`]'s methods, each kind of DIE asking only for
+    /// what it uses.
+    #[inline]
+    pub(super) fn read_fixed(&mut self, layout: &Layout) -> Option<Die<'input>> {
+        let (len, name_len) = layout.die_len(self.position())?;
+        let endian = self.endian;
+        let bytes = self.take(len)?;
+        Some(Die {
+            bytes,
+            name_len,
+            endian,
+        })
     }
 }
 

@@ -22,10 +22,10 @@
 use gimli::constants as dw;
 use gimli::{AttributeValue, Endianity, RunTimeEndian};
 
-use super::attrs::{self, Value};
-use super::entries::Entries;
-use crate::elf::Reader;
+use super::plan;
+use super::rules::{count_of_bounds, Value};
 use crate::model::{CompositeKind, Qualifier};
+use crate::reader::Reader;
 
 /// What the walker makes of a DIE read through a layout.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -160,10 +160,10 @@ enum NameForm {
 
 /// The bytes of one DIE read through its layout.
 pub(super) struct Die<'input> {
-    bytes: &'input [u8],
+    pub(super) bytes: &'input [u8],
     /// The inline name's length with its NUL (0 without one).
-    name_len: usize,
-    endian: RunTimeEndian,
+    pub(super) name_len: usize,
+    pub(super) endian: RunTimeEndian,
 }
 
 /// What DIEs with `tag` are read for, if they can have a layout, and
@@ -228,7 +228,7 @@ impl Layout {
         let mut after_name = false;
         for spec in specs {
             let form = spec.form();
-            let size = attrs::fixed_size(form, encoding);
+            let size = plan::fixed_size(form, encoding);
             let here = |size: u8| Place {
                 at: if after_name { layout.tail } else { layout.head },
                 size,
@@ -357,7 +357,7 @@ impl Layout {
                 dw::DW_AT_name | dw::DW_AT_type | dw::DW_AT_data_member_location => {}
                 // An old-style bitfield, a static member or anything else the general
                 // path looks at.
-                name if strict && name != dw::DW_AT_sibling && attrs::is_wanted(name) => {
+                name if strict && name != dw::DW_AT_sibling && plan::is_wanted(name) => {
                     return None
                 }
                 _ => {}
@@ -410,25 +410,17 @@ impl Layout {
         Some(layout)
     }
 
-    /// Takes one DIE's bytes; `None` when they run out, leaving `entries`
-    /// anywhere (the caller reads the DIE again the general way, for its
-    /// error). Its attributes are then read by the methods below, each
-    /// kind of DIE asking only for what it uses.
-    #[inline]
-    pub(super) fn read<'input>(&self, entries: &mut Entries<'_, 'input>) -> Option<Die<'input>> {
+    /// The length of the DIE of this layout at the start of `rest`, and
+    /// of its inline name with the NUL (0 if it has none); `None` if
+    /// `rest` ends before its name does.
+    #[inline(always)]
+    pub(super) fn die_len(&self, rest: &[u8]) -> Option<(usize, usize)> {
         let head = usize::from(self.head);
-        // The inline name's length with its NUL.
         let name_len = match self.name_form {
-            NameForm::Inline => memchr::memchr(0, entries.position().get(head..)?)? + 1,
+            NameForm::Inline => memchr::memchr(0, rest.get(head..)?)? + 1,
             _ => 0,
         };
-        let endian = entries.endian;
-        let bytes = entries.take(head + name_len + usize::from(self.tail))?;
-        Some(Die {
-            bytes,
-            name_len,
-            endian,
-        })
+        Some((head + name_len + usize::from(self.tail), name_len))
     }
 
     /// The number at `place`; `None` if the layout has no such attribute.
@@ -520,14 +512,14 @@ impl Layout {
     /// A subrange's number of elements, as [`subrange_count`] gives it
     /// (whose lower bound is 0 here: DIEs with one have no layout).
     ///
-    /// [`subrange_count`]: super::scope::subrange_count
+    /// [`subrange_count`]: super::visit::subrange_count
     #[inline]
     pub(super) fn subrange_count(&self, die: &Die<'_>) -> u64 {
         if let Some(count) = self.value(die, self.count) {
             return count;
         }
         match self.value(die, self.upper_bound) {
-            Some(upper) => super::scope::count_of_bounds(upper, 0),
+            Some(upper) => count_of_bounds(upper, 0),
             None => 0,
         }
     }
@@ -583,7 +575,9 @@ fn number(bytes: &[u8], at: usize, size: u8, endian: RunTimeEndian) -> Option<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::walk::attrs::Attrs;
+    use crate::walk::attrs::{self, Attrs};
+    use crate::walk::entries::Entries;
+    use crate::walk::rules::unsigned;
 
     /// On every DIE of every fixture that has a layout, the layout reads
     /// what the general attribute reading reads, and stops at the same
@@ -600,7 +594,7 @@ mod tests {
         for path in attrs::tests::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
-            let mut worker = super::super::abbrevs::Worker::default();
+            let mut worker = super::super::abbrev_cache::Worker::default();
             for header in dwarf.units() {
                 let (unit, codes) =
                     super::super::open_unit(&dwarf.gimli, *header, &mut worker).expect("unit");
@@ -618,7 +612,7 @@ mod tests {
                     if let Some(layout) = &abbrev.layout {
                         plain += 1;
                         let mut fast = entries;
-                        let die = layout.read(&mut fast).expect("layout read");
+                        let die = fast.read_fixed(layout).expect("layout read");
                         assert_eq!(fast.next_offset(), general.next_offset(), "{path:?}");
                         assert_eq!(layout.name(&die), attrs.get(dw::DW_AT_name), "{path:?}");
                         let strp = match attrs.get(dw::DW_AT_name) {
@@ -643,7 +637,7 @@ mod tests {
                                 .map(|value| match value {
                                     AttributeValue::SecOffset(bytes) => Some(bytes as u64),
                                     AttributeValue::LocationListsRef(bytes) => Some(bytes.0 as u64),
-                                    value => attrs::unsigned(&value),
+                                    value => unsigned(&value),
                                 });
                         assert_eq!(Some(layout.location(&die)), location.unwrap_or(Some(0)));
                         if let Kind::Composite(_) = layout.kind {
@@ -656,7 +650,7 @@ mod tests {
                             subranges += 1;
                             assert_eq!(
                                 layout.subrange_count(&die),
-                                super::super::scope::subrange_count(&attrs)
+                                super::super::visit::subrange_count(&attrs)
                             );
                         }
                         if abbrev.tag == dw::DW_TAG_enumerator {

@@ -3,8 +3,8 @@
 
 use gimli::{AttributeValue, Operation, Reader as _};
 
-use crate::elf::Reader;
 use crate::model::{ParamEntry, ParamLocation};
+use crate::reader::Reader;
 
 /// `DW_OP_reg0`..`DW_OP_reg31`: only these count as "in a register" for
 /// pahole (not `DW_OP_regx`).

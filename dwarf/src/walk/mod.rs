@@ -4,51 +4,77 @@
 //! commonest DIEs (members, pointers, typedefs, aggregates, ...) are read
 //! at byte offsets worked out once per abbreviation (`layout.rs`), any
 //! other DIE's wanted attributes are decoded by a plan made once per
-//! abbreviation (`attrs.rs`), everything else is skipped undecoded, and
-//! subtrees that cannot contribute to BTF (inlined copies, call sites,
-//! most of a function body) are jumped over through `DW_AT_sibling` when
-//! the compiler gave one. Facts that need another DIE
+//! abbreviation (`plan.rs`, run by `attrs.rs`), everything else is skipped
+//! undecoded, and subtrees that cannot contribute to BTF (inlined copies,
+//! call sites, most of a function body) are jumped over through
+//! `DW_AT_sibling` when the compiler gave one. Facts that need another DIE
 //! (`DW_AT_abstract_origin`, `DW_AT_specification`, an enum's underlying
 //! type, a DWARF 4 bitfield's storage size) are settled in `resolve.rs` once
 //! the whole unit has been seen, so forward references cost nothing.
+//!
+//! The modules, each depending only on those above it (no cycles; a test
+//! in `tests/integration/module_cycles.rs` keeps it so):
+//! - `rules.rs`: pure DWARF rules (type tags, constant forms, bounds,
+//!   DWARF 4 bit offsets, languages); `location.rs`, `locals.rs`: what a
+//!   location expression or a variable's declaration says.
+//! - `plan.rs`: which attributes are wanted and how each form is read;
+//!   `layout.rs`: the fixed byte layout of the commonest declarations.
+//! - `abbrevs.rs`: a unit's abbreviations with what was derived from each;
+//!   `abbrev_cache.rs`: the per-worker cache that parses and shares them.
+//! - `entries.rs`: the cursor over a unit's DIE bytes; `attrs.rs`: one
+//!   DIE's wanted attributes, read by its plan.
+//! - `pending.rs`: functions, variables, enums and bitfields recorded for
+//!   the unit's end; `scope.rs`: an open DIE's `Scope` and which
+//!   children it wants; `offset_table.rs`, `node_ids.rs`: tables by DIE
+//!   offset.
+//! - This file: the `Walker` and its main loop, which for each DIE takes
+//!   the fast path (`fixed.rs`) or the general one (`visit.rs`), pushes the
+//!   scope its children open and closes it when they end (`close.rs`);
+//!   then `resolve.rs` settles what waited and makes the [`CuModel`].
+//!   Those four files add methods to the `Walker` and are used by no one.
 
+mod abbrev_cache;
 mod abbrevs;
 mod attrs;
+mod close;
 mod entries;
+mod fixed;
 mod layout;
 mod locals;
 mod location;
 mod node_ids;
 mod offset_table;
+mod pending;
+mod plan;
 mod resolve;
+mod rules;
 mod scope;
+mod visit;
 
 pub use self::location::{
     aggregates_use_two_registers, entry_register_params, nr_register_params, register_params,
 };
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use bumpalo::Bump;
 use gimli::constants as dw;
 
-use crate::elf::{Dwarf, Reader, SupDwarf, UnitHeader};
+use crate::elf::{Dwarf, SupDwarf, UnitHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{CuModel, Language, Member, Node, NodeId, Param, TypeRef};
+use crate::reader::Reader;
 use crate::strings::{StringError, Strings};
 
-use self::abbrevs::{UnitAbbrevs, Worker};
+use self::abbrev_cache::Worker;
+use self::abbrevs::UnitAbbrevs;
 use self::attrs::Attrs;
 use self::entries::Entries;
 use self::node_ids::NodeIds;
-use self::offset_table::OffsetTable;
-use self::resolve::{RawFunction, RawVariable};
+use self::offset_table::{OffsetMap, OffsetTable};
+use self::pending::{
+    ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
+};
+use self::rules::{language, Value};
 use self::scope::Scope;
-
-/// `DW_TAG_LLVM_annotation`, clang's carrier of `btf_type_tag` and
-/// `btf_decl_tag` (not in gimli's constants under this name).
-const DW_TAG_LLVM_ANNOTATION: dw::DwTag = dw::DwTag(0x6000);
 
 /// Walks one unit of `dwarf` into a model whose slices live in `arena`.
 ///
@@ -367,27 +393,6 @@ fn open_unit<'input>(
     Ok((unit, codes))
 }
 
-/// Multiplicative hashing of DIE offsets: they are unique small integers,
-/// SipHash's DoS resistance buys nothing here and costs a lot per DIE.
-#[derive(Default)]
-struct OffsetHasher(u64);
-
-impl Hasher for OffsetHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(26);
-    }
-}
-
-type OffsetMap<V> = HashMap<u64, V, BuildHasherDefault<OffsetHasher>>;
-
 /// The state of one unit's walk.
 struct Walker<'a, 'input, 'arena> {
     dwarf: &'a gimli::Dwarf<Reader<'input>>,
@@ -436,12 +441,12 @@ struct Walker<'a, 'input, 'arena> {
     /// Parameters of the open function types, innermost last, likewise.
     open_params: Vec<Param<'input, 'arena>>,
     /// Parameters of the open functions, innermost last, likewise.
-    open_function_params: Vec<resolve::RawParam<'input, 'arena>>,
+    open_function_params: Vec<RawParam<'input, 'arena>>,
     functions: Vec<RawFunction<'input, 'arena>>,
     function_by_offset: OffsetTable<usize>,
     /// Every formal parameter of a subprogram: name and type, for
     /// parameters that only give `DW_AT_abstract_origin`.
-    param_by_offset: OffsetTable<resolve::ParamOrigin<'input>>,
+    param_by_offset: OffsetTable<ParamOrigin<'input>>,
     /// Location facts of concrete parameters, by their abstract origin.
     /// pahole 1436daf's location facts of concrete parameters, merged in
     /// DIE order, by their abstract origin.
@@ -451,8 +456,8 @@ struct Walker<'a, 'input, 'arena> {
     /// for all parameters' lists.
     location_exprs: Vec<Reader<'input>>,
     variable_by_offset: OffsetTable<usize>,
-    enums: Vec<resolve::PendingEnum<'input, 'arena>>,
-    bitfields: Vec<resolve::PendingBitfield>,
+    enums: Vec<PendingEnum<'input, 'arena>>,
+    bitfields: Vec<PendingBitfield>,
     die_count: u64,
     /// Offset of the DIE being read, the referrer of the nodes it makes.
     current_die: u64,
@@ -591,7 +596,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             if wanted {
                 if let Some(layout) = &abbrev.layout {
                     let before = entries.position();
-                    if let Some(die) = layout.read(&mut entries) {
+                    if let Some(die) = entries.read_fixed(layout) {
                         let has_children = abbrev.has_children;
                         if self.visit_fixed(layout, die, offset, has_children)? {
                             continue;
@@ -695,7 +700,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// DIE at `offset`. Names in `.debug_str`, nearly all of them, are
     /// taken straight from the section, inline.
     #[inline(always)]
-    fn string_at(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
+    fn string_at(&self, value: Value<'input>, offset: u64) -> Result<&'input str> {
         if let gimli::AttributeValue::DebugStrRef(strp) = value {
             if let Some(text) = self.strings.debug_str(strp.0) {
                 return Ok(text);
@@ -705,7 +710,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// [`Walker::string_at`] for the other cases.
-    fn string_at_slowly(&self, value: attrs::Value<'input>, offset: u64) -> Result<&'input str> {
+    fn string_at_slowly(&self, value: Value<'input>, offset: u64) -> Result<&'input str> {
         if let gimli::AttributeValue::DebugStrRefSup(strp) = value {
             if self.in_sup {
                 return Err(self.error(
@@ -738,10 +743,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// The string a string-class attribute value names.
-    fn string_value(
-        &self,
-        value: attrs::Value<'input>,
-    ) -> std::result::Result<&'input str, StringError> {
+    fn string_value(&self, value: Value<'input>) -> std::result::Result<&'input str, StringError> {
         let text = self.strings.get(self.dwarf, self.unit, value)?;
         match (value, self.inline_names) {
             (gimli::AttributeValue::String(_), Some(names)) => Ok(names.alloc_str(text)),
@@ -907,7 +909,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn size_u32(&self, attrs: &Attrs<'input>, name: dw::DwAt, offset: u64) -> Result<Option<u32>> {
         match attrs.get(name) {
             None => Ok(None),
-            Some(value) => match attrs::unsigned(&value).and_then(|v| u32::try_from(v).ok()) {
+            Some(value) => match rules::unsigned(&value).and_then(|v| u32::try_from(v).ok()) {
                 Some(size) => Ok(Some(size)),
                 // Sizes given by expressions (variable-length types) or
                 // beyond 4 GiB have no BTF form; pahole reads them as 0.
@@ -924,27 +926,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 )),
             },
         }
-    }
-}
-
-/// `DW_AT_language` to the model's coarse language.
-fn language(lang: u64) -> Language {
-    let Ok(lang) = u16::try_from(lang) else {
-        return Language::Other(u16::MAX);
-    };
-    match dw::DwLang(lang) {
-        dw::DW_LANG_C89 | dw::DW_LANG_C | dw::DW_LANG_C99 | dw::DW_LANG_C11 | dw::DW_LANG_C17 => {
-            Language::C
-        }
-        dw::DW_LANG_C_plus_plus
-        | dw::DW_LANG_C_plus_plus_03
-        | dw::DW_LANG_C_plus_plus_11
-        | dw::DW_LANG_C_plus_plus_14
-        | dw::DW_LANG_C_plus_plus_17
-        | dw::DW_LANG_C_plus_plus_20 => Language::CPlusPlus,
-        dw::DW_LANG_Rust => Language::Rust,
-        dw::DW_LANG_Mips_Assembler => Language::Assembly,
-        _ => Language::Other(lang),
     }
 }
 

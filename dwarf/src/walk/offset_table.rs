@@ -3,6 +3,10 @@
 //! The walk meets DIEs in increasing offset order, so recording a fact is
 //! a push onto a list that is already sorted, and a lookup is a binary
 //! search: cheaper than a hash table that grows (and rehashes) DIE by DIE.
+//! What is looked up as it is read is in an [`OffsetMap`].
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Values by section offset, recorded in (normally increasing) offset
 /// order.
@@ -62,6 +66,27 @@ impl<V> OffsetTable<V> {
             .map(|(_, value)| value)
     }
 }
+
+/// Multiplicative hashing of DIE offsets: they are unique small integers,
+/// SipHash's DoS resistance buys nothing here and costs a lot per DIE.
+#[derive(Default)]
+pub(super) struct OffsetHasher(u64);
+
+impl Hasher for OffsetHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(26);
+    }
+}
+
+pub(super) type OffsetMap<V> = HashMap<u64, V, BuildHasherDefault<OffsetHasher>>;
 
 #[cfg(test)]
 mod tests {

@@ -2,93 +2,18 @@
 //! through `DW_AT_abstract_origin`/`DW_AT_specification`, enumerator signs,
 //! and DWARF 4 bitfields whose storage size is their type's.
 
-use super::attrs::{constant_bits, Value};
+use super::pending::{RawFunction, RawParam};
+use super::rules::{constant_bits, dwarf4_bit_offset};
 use super::Walker;
 use crate::error::{ErrorKind, Result};
 use crate::model::{
-    BaseEncoding, CuModel, Enumerator, Function, Node, NodeId, Param, ParamEntry, ParamLocation,
-    TypeRef, Variable,
+    BaseEncoding, CuModel, Enumerator, Function, Node, Param, ParamEntry, ParamLocation, TypeRef,
+    Variable,
 };
 
 /// How many `DW_AT_abstract_origin`/`DW_AT_specification` links are
 /// followed; real chains have two at most, and a cycle must end.
 const MAX_CHAIN: usize = 8;
-
-/// A subprogram as read, before inheritance.
-pub(super) struct RawFunction<'input, 'arena> {
-    pub name: Option<&'input str>,
-    pub linkage_name: Option<&'input str>,
-    pub ret: Option<TypeRef>,
-    pub external: bool,
-    pub declaration: bool,
-    pub inline: bool,
-    pub low_pc: Option<u64>,
-    pub entry_pc: Option<u64>,
-    pub nocall: bool,
-    pub abstract_origin: Option<u64>,
-    pub specification: Option<u64>,
-    pub params: &'arena [RawParam<'input, 'arena>],
-    pub varargs: bool,
-    pub decl_tags: &'arena [&'input str],
-}
-
-/// A subprogram's formal parameter as read.
-#[derive(Clone, Copy)]
-pub(super) struct RawParam<'input, 'arena> {
-    /// Unit offset of the DIE, for the locations its concrete copies share.
-    pub offset: u64,
-    pub name: Option<&'input str>,
-    pub ty: Option<TypeRef>,
-    pub origin: Option<u64>,
-    pub location: ParamLocation,
-    /// pahole 1436daf's facts of this DIE's own location.
-    pub entry: ParamEntry,
-    pub decl_tags: &'arena [&'input str],
-}
-
-/// What a parameter offers to parameters whose abstract origin it is.
-#[derive(Clone, Copy)]
-pub(super) struct ParamOrigin<'input> {
-    pub name: Option<&'input str>,
-    pub ty: Option<TypeRef>,
-    pub origin: Option<u64>,
-    /// Its position among its subprogram's formal parameters (pahole's
-    /// `parameter->idx`).
-    pub index: usize,
-}
-
-/// A variable as read, before inheritance.
-pub(super) struct RawVariable<'input, 'arena> {
-    pub name: Option<&'input str>,
-    pub ty: Option<TypeRef>,
-    pub external: bool,
-    pub declaration: bool,
-    pub address: Option<u64>,
-    pub in_function: bool,
-    /// `DW_AT_specification` (or `DW_AT_abstract_origin`) target.
-    pub origin: Option<u64>,
-    pub decl_tags: &'arena [&'input str],
-}
-
-/// An enum whose enumerators wait for the underlying type's signedness.
-pub(super) struct PendingEnum<'input, 'arena> {
-    pub node: NodeId,
-    pub die: u64,
-    pub underlying: Option<TypeRef>,
-    pub enumerators: bumpalo::collections::Vec<'arena, (&'input str, Value<'input>)>,
-}
-
-/// A DWARF 4 bitfield without `DW_AT_byte_size`: its storage unit is the
-/// size of its type, known only once the type was read.
-pub(super) struct PendingBitfield {
-    pub composite: NodeId,
-    pub member: usize,
-    pub location_bits: u64,
-    pub bit_offset: i64,
-    pub bit_size: u64,
-    pub ty: TypeRef,
-    pub die: u64,
-}
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     fn node_at(&self, ty: TypeRef) -> Option<&Node<'input, 'arena>> {
@@ -173,7 +98,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     pending.die,
                 )
             })?;
-            let bit_offset = super::scope::dwarf4_bit_offset(
+            let bit_offset = dwarf4_bit_offset(
                 self.big_endian,
                 pending.location_bits,
                 storage,

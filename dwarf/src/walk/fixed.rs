@@ -1,0 +1,214 @@
+//! The fast path: the commonest DIEs read at the byte offsets of their
+//! declaration's fixed layout (`layout.rs`), without decoding a plan.
+
+use super::layout::{Die, Kind, Layout};
+use super::rules::Value;
+use super::scope::Scope;
+use super::Walker;
+use crate::error::Result;
+use crate::model::{Member, Node, Param, ParamEntry, ParamLocation, TypeRef};
+
+impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
+    /// Handles a DIE read through its [layout](super::layout), making what
+    /// [`Walker::visit`] makes of the same attributes, and opens the scope
+    /// of its children if it `has_children`. `false`, with nothing done,
+    /// for a parameter of a function (not of a function type): those take
+    /// the general path.
+    pub(super) fn visit_fixed(
+        &mut self,
+        layout: &Layout,
+        die: Die<'input>,
+        offset: u64,
+        has_children: bool,
+    ) -> Result<bool> {
+        let scope = match layout.kind {
+            Kind::Composite(kind) => {
+                let id = self.node_id(offset);
+                let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
+                let byte_size = layout.byte_size(&die).unwrap_or(0);
+                self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
+            }
+            Kind::Subroutine => {
+                let id = self.node_id(offset);
+                let ret = self.fixed_type(layout.ty(&die));
+                self.open_subroutine(id, ret)
+            }
+            Kind::Array => {
+                let id = self.node_id(offset);
+                let elem = self.fixed_type(layout.ty(&die));
+                self.open_array(id, elem)
+            }
+            // What `visit` makes of a lexical block.
+            Kind::Block => Scope::Body,
+            _ => return self.visit_fixed_leaf(layout, die, offset),
+        };
+        if has_children {
+            self.stack.push(scope);
+        } else {
+            self.close(scope);
+        }
+        Ok(true)
+    }
+
+    /// [`Walker::visit_fixed`] for DIEs without children.
+    #[inline(always)]
+    pub(super) fn visit_fixed_leaf(
+        &mut self,
+        layout: &Layout,
+        die: Die<'input>,
+        offset: u64,
+    ) -> Result<bool> {
+        match layout.kind {
+            Kind::Member => {
+                let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
+                let ty = self.fixed_type(layout.ty(&die));
+                // Offsets of at most four bytes: in bits they cannot overflow.
+                let bit_offset = layout.location(&die) << 3;
+                if let Some(Scope::Composite { .. }) = self.stack.last() {
+                    self.open_members.push(Member {
+                        name,
+                        ty,
+                        bit_offset,
+                        bitfield_size: 0,
+                        decl_tags: &[],
+                    });
+                }
+            }
+            Kind::Bitfield => {
+                let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
+                let ty = self.fixed_type(layout.ty(&die));
+                // Offsets and bitfield positions of at most four bytes: in
+                // bits their sum cannot overflow.
+                let bit_offset =
+                    (layout.location(&die) << 3) + layout.data_bit_offset(&die).unwrap_or(0);
+                if let Some(Scope::Composite { .. }) = self.stack.last() {
+                    self.open_members.push(Member {
+                        name,
+                        ty,
+                        bit_offset,
+                        bitfield_size: layout.bit_size(&die).unwrap_or(0),
+                        decl_tags: &[],
+                    });
+                }
+            }
+            Kind::Pointer => {
+                let id = self.node_id(offset);
+                let target = self.fixed_type(layout.ty(&die));
+                self.set_node(
+                    id,
+                    Node::Pointer {
+                        target,
+                        type_tags: &[],
+                    },
+                );
+            }
+            Kind::Qualified(qualifier) => {
+                let id = self.node_id(offset);
+                let target = self.fixed_type(layout.ty(&die));
+                self.set_node(id, Node::Qualified { qualifier, target });
+            }
+            Kind::Typedef => {
+                let id = self.node_id(offset);
+                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
+                self.note_required_name(name);
+                let target = self.fixed_type(layout.ty(&die));
+                self.set_node(
+                    id,
+                    Node::Typedef {
+                        name,
+                        target,
+                        decl_tags: &[],
+                    },
+                );
+            }
+            Kind::Enumerator => {
+                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
+                self.note_required_name(name);
+                if let (Some(Scope::Enum(pending)), Some(value)) =
+                    (self.stack.last_mut(), layout.constant(&die))
+                {
+                    pending.enumerators.push((name, value));
+                }
+            }
+            Kind::Subrange => {
+                let count = layout.subrange_count(&die);
+                if let Some(Scope::Array { dims, .. }) = self.stack.last_mut() {
+                    dims.push(count);
+                }
+            }
+            Kind::Param => {
+                if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
+                    return Ok(false);
+                }
+                let name = self.fixed_name(layout, &die, offset)?;
+                self.note_name(name);
+                let ty = self.fixed_type(layout.ty(&die));
+                if let Some(Scope::Subroutine { .. }) = self.stack.last() {
+                    self.open_params.push(Param {
+                        name,
+                        ty,
+                        location: ParamLocation::Unknown,
+                        entry: ParamEntry::default(),
+                        decl_tags: &[],
+                    });
+                }
+            }
+            // Opened scopes, handled by the caller.
+            Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block => {}
+        }
+        Ok(true)
+    }
+
+    /// The name of a DIE read through a layout. A `.debug_str` offset or
+    /// an inline name, nearly every name, is taken straight away: going
+    /// through the attribute value the general path would have decoded
+    /// costs more than the lookup itself.
+    #[inline(always)]
+    pub(super) fn fixed_name(
+        &self,
+        layout: &Layout,
+        die: &Die<'input>,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
+        if let Some(text) = layout
+            .strp(die)
+            .and_then(|strp| self.strings.debug_str(strp))
+        {
+            return Ok(Some(text));
+        }
+        if let Some(text) = layout
+            .inline_name(die)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        {
+            // Copied where the caller wants, as `Walker::string_value` does.
+            return Ok(Some(match self.inline_names {
+                Some(names) => names.alloc_str(text),
+                None => text,
+            }));
+        }
+        self.fixed_name_slowly(layout.name(die), offset)
+    }
+
+    /// [`Walker::fixed_name`] for the other cases, and for errors.
+    pub(super) fn fixed_name_slowly(
+        &self,
+        name: Option<Value<'input>>,
+        offset: u64,
+    ) -> Result<Option<&'input str>> {
+        match name {
+            Some(value) => self.string_at(value, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The type at a unit offset read through a layout.
+    pub(super) fn fixed_type(&mut self, target: Option<u64>) -> TypeRef {
+        match target {
+            Some(target) => TypeRef::Node(self.node_id(self.unit_offset + target)),
+            None => TypeRef::Void,
+        }
+    }
+}
