@@ -52,6 +52,9 @@ struct Located {
     path: Arc<Path>,
     section: Option<&'static str>,
     offset: Option<u64>,
+    /// The `.debug_info` offset of the unit holding `offset`, when the
+    /// error is about one of its DIEs.
+    unit: Option<u64>,
     kind: ErrorKind,
 }
 
@@ -61,6 +64,7 @@ impl fmt::Debug for Error {
             .field("path", &self.0.path)
             .field("section", &self.0.section)
             .field("offset", &self.0.offset)
+            .field("unit", &self.0.unit)
             .field("kind", &self.0.kind)
             .finish()
     }
@@ -73,6 +77,7 @@ impl Error {
             path: Arc::from(path),
             section: None,
             offset: None,
+            unit: None,
             kind,
         }))
     }
@@ -81,6 +86,13 @@ impl Error {
     pub fn at(mut self, section: &'static str, offset: u64) -> Error {
         self.0.section = Some(section);
         self.0.offset = Some(offset);
+        self
+    }
+
+    /// The same error, about a DIE of the unit at `unit` (a
+    /// `.debug_info` offset); shown when it is not the error's offset.
+    pub fn in_unit(mut self, unit: u64) -> Error {
+        self.0.unit = Some(unit);
         self
     }
 
@@ -103,6 +115,12 @@ impl Error {
     /// The offset in [`Error::section`] (a DIE offset for `.debug_info`).
     pub fn offset(&self) -> Option<u64> {
         self.0.offset
+    }
+
+    /// The `.debug_info` offset of the unit whose DIE the error is about,
+    /// when known.
+    pub fn unit(&self) -> Option<u64> {
+        self.0.unit
     }
 
     /// What went wrong.
@@ -135,7 +153,13 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0.path.display())?;
         match (self.0.section, self.0.offset) {
-            (Some(section), Some(offset)) => write!(f, ": {section} at {offset:#x}")?,
+            (Some(section), Some(offset)) => {
+                write!(f, ": {section} at {offset:#x}")?;
+                match self.0.unit {
+                    Some(unit) if unit != offset => write!(f, " (unit at {unit:#x})")?,
+                    _ => {}
+                }
+            }
             (Some(section), None) => write!(f, ": {section}")?,
             _ => {}
         }
@@ -143,6 +167,9 @@ impl fmt::Display for Error {
     }
 }
 
+/// A leaf error: what caused it (gimli's [`gimli::Error`], kept whole in
+/// [`ErrorKind::Dwarf`]) is printed in its message, so `source` is `None`
+/// and a chain printer says nothing twice.
 impl std::error::Error for Error {}
 
 #[cfg(test)]
@@ -164,5 +191,14 @@ mod tests {
         );
         assert_eq!(err.offset(), Some(0x2a));
         assert_eq!(err.path(), Path::new("a.o"));
+        // A DIE's error names its unit too, unless it is the unit's DIE.
+        assert_eq!(
+            err.clone().in_unit(0xb).to_string(),
+            "a.o: .debug_info at 0x2a (unit at 0xb): invalid DWARF: bad"
+        );
+        assert_eq!(
+            err.in_unit(0x2a).to_string(),
+            "a.o: .debug_info at 0x2a: invalid DWARF: bad"
+        );
     }
 }

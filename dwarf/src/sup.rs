@@ -259,7 +259,7 @@ pub fn find_supplementary(
         if let Some(file) = try_path(path, &mut looked) {
             return Ok(file);
         }
-        return Err(not_found(main, link, &looked, true));
+        return Err(not_found(main, link, &looked));
     }
     let dir = main
         .path()
@@ -332,24 +332,21 @@ pub fn find_supplementary(
         }
         looked.push(format!("{}/** (by build-id)", shown(&dwz)));
     }
-    Err(not_found(main, link, &looked, false))
+    Err(not_found(main, link, &looked))
 }
 
-fn not_found(main: &ElfFile, link: &SupLink, looked: &[String], explicit: bool) -> Error {
+/// The file was not found: where it was looked for. A program adds how
+/// its user names the file (btfenc: `--dwarf-alt`) when none was given.
+fn not_found(main: &ElfFile, link: &SupLink, looked: &[String]) -> Error {
     let id = if link.build_id.is_empty() {
         String::new()
     } else {
         format!(", build-id {}", hex(&link.build_id))
     };
-    let hint = if explicit {
-        ""
-    } else {
-        "; give it with --dwarf-alt FILE"
-    };
     Error::new(
         main.path(),
         ErrorKind::MissingSupplementary(format!(
-            "{} names {:?}{id}; looked for {}{hint}",
+            "{} names {:?}{id}; looked for {}",
             link.section.name(),
             link.path,
             looked.join(", "),

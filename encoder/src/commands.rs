@@ -580,11 +580,16 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
 /// The pipeline's error, with the option that would have avoided it named
 /// at the end of the line: the library says what is wrong, the command
 /// line is btfenc's to mention.
-fn with_cli_hint(err: btf::Error) -> anyhow::Error {
+/// `dwarf_alt` says whether `--dwarf-alt` was given.
+fn with_cli_hint(err: btf::Error, dwarf_alt: bool) -> anyhow::Error {
     let forced = matches!(err.root(), btf::Error::Lower(e) if e.skipped_when_forced());
+    let missing_sup = matches!(err.root(), btf::Error::Dwarf(e)
+        if matches!(e.kind(), dwarf::ErrorKind::MissingSupplementary(_)));
     let err = anyhow::Error::new(err);
     if forced {
         anyhow::anyhow!("{err:#} (use --btf_encode_force to skip it)")
+    } else if missing_sup && !dwarf_alt {
+        anyhow::anyhow!("{err:#} (give it with --dwarf-alt FILE)")
     } else {
         err
     }
@@ -656,7 +661,7 @@ fn encode_one(
             file.display()
         )
     })?
-    .map_err(with_cli_hint)?;
+    .map_err(|err| with_cli_hint(err, config.dwarf_alt.is_some()))?;
     for warning in &encoded.warnings {
         eprintln!("btfenc: warning: {warning}");
     }
@@ -720,12 +725,23 @@ mod tests {
         assert!(!void.to_string().contains("--"), "{void}");
         let err = btf::Error::from(void).context("m.o");
         assert_eq!(
-            format!("{:#}", with_cli_hint(err)),
+            format!("{:#}", with_cli_hint(err, false)),
             "m.o: CU at .debug_info+0x10: variable 'v' has void type \
              (use --btf_encode_force to skip it)"
         );
         let dedup = btf::Error::from(btf::dedup::Error::TooManyTypes { count: 5 }).context("m.o");
-        assert!(!format!("{:#}", with_cli_hint(dedup)).contains("--"));
+        assert!(!format!("{:#}", with_cli_hint(dedup, false)).contains("--"));
+        // A missing dwz file: the library says where it looked, btfenc
+        // how to name it, unless it was named.
+        let missing = dwarf::Error::new(
+            std::path::Path::new("m.o"),
+            dwarf::ErrorKind::MissingSupplementary("looked for x.debug".into()),
+        );
+        assert!(!missing.to_string().contains("--"), "{missing}");
+        let missing = || btf::Error::from(missing.clone()).context("m.o");
+        assert!(format!("{:#}", with_cli_hint(missing(), false))
+            .ends_with("looked for x.debug (give it with --dwarf-alt FILE)"));
+        assert!(!format!("{:#}", with_cli_hint(missing(), true)).contains("--"));
     }
 
     #[test]

@@ -535,9 +535,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// An error at a section offset: the supplementary file's above
     /// `SUP_BASE`.
     fn error(&self, kind: ErrorKind, offset: u64) -> Error {
+        let unit = self.unit_offset;
         match (offset.checked_sub(SUP_BASE), self.sup_path) {
-            (Some(offset), Some(sup)) => Error::new(sup, kind).at(".debug_info", offset),
-            _ => Error::new(self.path, kind).at(".debug_info", offset),
+            (Some(offset), Some(sup)) => Error::new(sup, kind)
+                .at(".debug_info", offset)
+                .in_unit(unit.saturating_sub(SUP_BASE)),
+            _ => Error::new(self.path, kind)
+                .at(".debug_info", offset)
+                .in_unit(unit),
         }
     }
 
