@@ -17,7 +17,7 @@
 
 use std::cell::Cell;
 
-use super::OffsetMap;
+use super::offset_table::OffsetMap;
 use crate::model::NodeId;
 
 /// Units spanning more bytes than this (LTO output walked as one) use a
