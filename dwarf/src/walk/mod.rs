@@ -933,8 +933,3 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         }
     }
 }
-
-#[cfg(test)]
-mod inline_names_tests;
-#[cfg(test)]
-mod tests;

@@ -2,8 +2,8 @@
 
 use std::process::Command;
 
-use crate::model::{CuModel, Node};
-use crate::ElfFile;
+use dwarf::model::{CuModel, Node};
+use dwarf::ElfFile;
 
 /// Names of the model's composites and their members, in order.
 fn names<'i>(model: &CuModel<'i, '_>) -> Vec<&'i str> {
@@ -43,10 +43,10 @@ fn copied_inline_names_are_the_same_names_outside_debug_info() {
     let unit = dwarf.units().first().expect("one unit");
     let unit_bytes = dwarf.unit_bytes(unit);
     let arena = bumpalo::Bump::new();
-    let plain = super::walk_unit(&dwarf, unit, &arena).expect("walk");
+    let plain = dwarf::walk::walk_unit(&dwarf, unit, &arena).expect("walk");
     let names_arena = bumpalo::Bump::new();
-    let copied =
-        super::walk_unit_copying_inline_names(&dwarf, unit, &arena, &names_arena).expect("walk");
+    let copied = dwarf::walk::walk_unit_copying_inline_names(&dwarf, unit, &arena, &names_arena)
+        .expect("walk");
 
     let plain_names = names(&plain);
     assert_eq!(plain_names, ["pt", "x", "yy", "a_longer_member_name"]);

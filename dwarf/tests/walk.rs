@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::model::*;
-use crate::{ElfFile, ErrorKind};
+use dwarf::model::*;
+use dwarf::{ElfFile, ErrorKind};
 
 /// Compiles `source` with `compiler` and `flags` into `out` inside a fresh
 /// temporary directory; `None` (with a message) when the compiler is
@@ -52,7 +52,7 @@ fn with_models(path: &Path, check: impl FnOnce(&[CuModel<'_, '_>])) {
     let models: Vec<_> = dwarf
         .units()
         .iter()
-        .map(|unit| super::walk_unit(&dwarf, unit, &arena).expect("walk"))
+        .map(|unit| dwarf::walk::walk_unit(&dwarf, unit, &arena).expect("walk"))
         .collect();
     check(&models);
 }
@@ -613,7 +613,7 @@ fn truncated_debug_info_is_an_error_not_a_panic() {
         let dwarf = file.dwarf()?;
         let arena = bumpalo::Bump::new();
         for unit in dwarf.units() {
-            super::walk_unit(&dwarf, unit, &arena)?;
+            dwarf::walk::walk_unit(&dwarf, unit, &arena)?;
         }
         Ok(())
     });
@@ -628,7 +628,7 @@ fn truncated_debug_info_is_an_error_not_a_panic() {
     let file = ElfFile::from_bytes("garbage.o", garbage).expect("headers are intact");
     let dwarf = file.dwarf().expect("unit headers are intact");
     let arena = bumpalo::Bump::new();
-    let err = super::walk_unit(&dwarf, &dwarf.units()[0], &arena).expect_err("garbage DIEs");
+    let err = dwarf::walk::walk_unit(&dwarf, &dwarf.units()[0], &arena).expect_err("garbage DIEs");
     assert_eq!(err.section(), Some(".debug_info"));
     assert!(err.to_string().contains("garbage.o"), "{err}");
 
@@ -669,7 +669,7 @@ fn cross_unit_references_need_walking_units_together() {
     let errors: Vec<_> = dwarf
         .units()
         .iter()
-        .filter_map(|unit| super::walk_unit(&dwarf, unit, &arena).err())
+        .filter_map(|unit| dwarf::walk::walk_unit(&dwarf, unit, &arena).err())
         .collect();
     assert!(!errors.is_empty(), "LTO DWARF uses DW_FORM_ref_addr");
     for err in errors {
@@ -681,7 +681,7 @@ fn cross_unit_references_need_walking_units_together() {
     }
     assert!(dwarf.has_cross_unit_references().expect("abbreviations"));
     // Walked together, the units resolve each other's DIEs.
-    let model = super::walk_units(&dwarf, dwarf.units(), &arena).expect("walk_units");
+    let model = dwarf::walk::walk_units(&dwarf, dwarf.units(), &arena).expect("walk_units");
     let f = model
         .functions
         .iter()
@@ -781,7 +781,7 @@ fn corrupted_debug_sections_never_panic() {
                 let dwarf = file.dwarf()?;
                 let arena = bumpalo::Bump::new();
                 for unit in dwarf.units() {
-                    super::walk_unit(&dwarf, unit, &arena)?;
+                    dwarf::walk::walk_unit(&dwarf, unit, &arena)?;
                 }
                 Ok(())
             });
@@ -844,7 +844,7 @@ fn other_machines_classes_and_byte_orders() {
                 (is_64, big_endian),
                 "{target}"
             );
-            assert_eq!(file.kind(), crate::ElfKind::Relocatable);
+            assert_eq!(file.kind(), dwarf::ElfKind::Relocatable);
             assert!(!file
                 .dwarf()
                 .expect("dwarf")
@@ -936,7 +936,7 @@ fn type_units_are_refused_clearly() {
             let dwarf = file.dwarf()?;
             let arena = bumpalo::Bump::new();
             for unit in dwarf.units() {
-                super::walk_unit(&dwarf, unit, &arena)?;
+                dwarf::walk::walk_unit(&dwarf, unit, &arena)?;
             }
             Ok(())
         });
