@@ -56,7 +56,10 @@ fn library_crates_have_no_module_cycles() {
                 report.push_str(&format!("    {from} -> {to}: {line}\n"));
             }
         }
-        for known in known.iter().filter(|known| !cycles.iter().any(|c| c == *known)) {
+        for known in known
+            .iter()
+            .filter(|known| !cycles.iter().any(|c| c == *known))
+        {
             report.push_str(&format!(
                 "{krate}: listed cycle among {} is gone: remove it from CRATES\n",
                 known.join(", ")
