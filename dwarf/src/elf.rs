@@ -461,7 +461,7 @@ impl ElfFile {
             Ok(gimli::EndianSlice::new(data, self.endian))
         };
         // No abbreviations cache: the walker reads units' tables itself
-        // and shares what it derives between units (`walk/abbrevs.rs`).
+        // and shares what it derives between units (`walk/abbrev_cache.rs`).
         let gimli_dwarf = gimli::Dwarf::load(load)?;
         let mut units = Vec::new();
         let mut iter = gimli_dwarf.units();

@@ -18,7 +18,7 @@ pub(super) struct Abbrev {
     /// `DW_TAG_null` (0) in the slots of codes a unit does not have.
     pub(super) tag: dw::DwTag,
     pub(super) has_children: bool,
-    /// The scopes its DIEs are decoded in (see [`scope::wanted_in`]).
+    /// The scopes its DIEs are decoded in (see [`wanted_in`](super::scope::wanted_in)).
     pub(super) wanted_in: u16,
     /// By [`Purpose`]: where its plan's steps are in its [`Table`].
     pub(super) plans: [(u32, u32); 2],

@@ -15,7 +15,7 @@ use crate::reader::Reader;
 /// clearing one mask.
 ///
 /// How to read a declaration's DIEs is worked out once per distinct
-/// declaration (see `abbrevs.rs`), not once per DIE (a kernel unit uses a
+/// declaration (see `abbrev_cache.rs`), not once per DIE (a kernel unit uses a
 /// few hundred abbreviations for tens of thousands of DIEs): a plan of
 /// [`Step`]s that skips each run of fixed-size unwanted attributes as one
 /// byte count and decodes each wanted attribute by a form-specific reader

@@ -2,7 +2,7 @@
 //!
 //! gimli's `EntriesRaw` keeps its input private, so every attribute has to
 //! go through its generic, per-form decoding. The walker reads most
-//! attributes through precomputed plans instead (see `attrs.rs`), which
+//! attributes through precomputed plans instead (see `plan.rs`), which
 //! needs the bytes: this reader owns them and hands them to gimli for the
 //! rare cases it does not decode itself, so errors stay gimli's.
 

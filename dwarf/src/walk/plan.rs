@@ -28,7 +28,7 @@ pub(super) enum Step {
     /// Any other unwanted attribute, skipped by gimli: the position of
     /// its spec in the declaration's. Positions rather than specs keep a
     /// step at 12 bytes instead of 32 (the plans of a worker's thousands
-    /// of declarations are kept; see `abbrevs.rs`).
+    /// of declarations are kept; see `abbrev_cache.rs`).
     SkipOther(u32),
     /// A wanted attribute, into this slot.
     Read(u8, Decode),
