@@ -1783,6 +1783,108 @@ mod tests {
         assert!(try_lower(&cu, false).0.is_ok());
     }
 
+    /// The kernel's checks of the members of a struct with bitfields
+    /// (kind_flag; the integration test causes::members_of_a_struct_with_bitfields
+    /// has the kernel's verdicts): an error, or the member left out.
+    #[test]
+    fn members_of_a_struct_with_bitfields() {
+        let arena = bumpalo::Bump::new();
+        // 0 int, 1 enum e (1 byte), 2 int *, 3 double (FLOAT), 4 __int128.
+        let enumerators = arena.alloc_slice_copy(&[Enumerator {
+            name: "A",
+            value: 1,
+            negative: false,
+        }]);
+        let nodes = || {
+            vec![
+                base("int", 4, BaseEncoding::Signed),
+                Node::Enum {
+                    name: Some("e"),
+                    byte_size: 1,
+                    declaration: false,
+                    underlying_signed: None,
+                    enumerators,
+                },
+                Node::Pointer {
+                    target: node(0),
+                    type_tags: &[],
+                },
+                base("double", 8, BaseEncoding::Float),
+                base("__int128", 16, BaseEncoding::Signed),
+            ]
+        };
+        let field = |name, ty: u32, bit_offset, bitfield_size| DwMember {
+            name: Some(name),
+            ty: node(ty),
+            bit_offset,
+            bitfield_size,
+            decl_tags: &[],
+        };
+        for (size, members, what) in [
+            (
+                8,
+                vec![field("a", 0, 0, 33)],
+                "a bitfield of 33 bits of a 32-bit integer",
+            ),
+            (8, vec![field("a", 1, 0, 33)], "an enum bitfield of 33 bits"),
+            (8, vec![field("a", 2, 0, 3)], "a bitfield of a pointer"),
+            (
+                8,
+                vec![field("a", 3, 0, 3)],
+                "a bitfield of a floating-point type",
+            ),
+            (
+                4,
+                vec![field("a", 0, 30, 5)],
+                "bits 30..35 end past the 4 bytes",
+            ),
+            (
+                4,
+                vec![field("a", 0, 0, 3), field("b", 1, 8, 0)],
+                "bits 8..40 end past the 4 bytes (an enum member counts as 32 bits",
+            ),
+            (32, vec![field("a", 4, 4, 125)], "nr_copy_bits exceeds 128"),
+            (
+                0x20_0004,
+                vec![field("a", 0, 1 << 24, 3)],
+                "bit offset 16777216 does not fit the 24 bits",
+            ),
+        ] {
+            let members = arena.alloc_slice_copy(&members);
+            let mut all = nodes();
+            all.push(composite(
+                CompositeKind::Struct,
+                Some("s"),
+                size,
+                false,
+                members,
+            ));
+            let cu = cu_with(all);
+            let (types, warnings) = try_lower(&cu, false);
+            let err = types.unwrap_err();
+            assert!(err.contains(what), "{what}: {err}");
+            assert!(warnings.is_empty());
+            let (types, warnings) = try_lower(&cu, true);
+            let Type::Struct(s) = &types.unwrap()[5] else {
+                panic!()
+            };
+            assert_eq!(s.members.len(), members.len() - 1, "{what}");
+            assert!(warnings[0].contains(what), "{warnings:?}");
+        }
+        // Without bitfields the enum member is counted by its size, and
+        // fits.
+        let members = arena.alloc_slice_copy(&[field("a", 0, 0, 0), field("b", 1, 32, 0)]);
+        let mut all = nodes();
+        all.push(composite(
+            CompositeKind::Struct,
+            Some("s"),
+            8,
+            false,
+            members,
+        ));
+        assert!(try_lower(&cu_with(all), false).0.is_ok());
+    }
+
     #[test]
     fn names_the_kernel_refuses() {
         let arena = bumpalo::Bump::new();
