@@ -287,6 +287,54 @@ fn members_of_a_struct_with_bitfields() {
     );
 }
 
+/// An elf_dwarf finding in the distilled mode: a module's struct carries a
+/// member decl tag that the base's same struct does not, so the split's
+/// DECL_TAG tags a member of a base struct, which the distilled base
+/// describes without members ("Invalid component_idx"; libbpf's
+/// btf__distill_base writes it so). An error naming the tag and the
+/// struct; split on the full base the same module encodes and loads.
+#[test]
+fn member_tag_on_a_distilled_struct() {
+    let dir = scratch();
+    let build = |name: &str, source: &str| {
+        let path = dir.path().join(format!("{name}.c"));
+        std::fs::write(&path, source).unwrap();
+        let object = path.with_extension("o");
+        let built = Command::new("clang")
+            .args(["-g", "-O0", "-c"])
+            .arg(&path)
+            .arg("-o")
+            .arg(&object)
+            .status()
+            .expect("running clang");
+        assert!(built.success());
+        object
+    };
+    let base_object = build("base", "struct dt { int a; int b; } base_global;\n");
+    let module = build(
+        "module",
+        "struct dt { int a __attribute__((btf_decl_tag(\"tagged\"))); int b; } module_global;\n",
+    );
+    let base = dir.path().join("base.btf");
+    encode_detached(Encoder::Btfenc, &base_object, &base, &[]).assert_success();
+    let base_arg = format!("--btf_base={}", base.display());
+    let out = dir.path().join("out.btf");
+    let distilled = concat!("--btf_features=", kernel_features!(), ",distilled_base");
+    let run = encode_detached(Encoder::Btfenc, &module, &out, &[distilled, &base_arg]);
+    assert_clean_failure(&run, &module.to_string_lossy());
+    assert!(
+        run.stderr
+            .contains("decl tag \"tagged\" on member 0 of the base's \"dt\""),
+        "{}",
+        run.describe()
+    );
+    assert!(!out.exists());
+    let run = encode_detached(Encoder::Btfenc, &module, &out, &[FORCE, &base_arg]);
+    assert!(run.success(), "{}", run.describe());
+    let joined = join_on(&read(&base), &read(&out));
+    expect_kernel_loads("causes::member_tag_on_a_distilled_struct", &joined);
+}
+
 /// The `(offset, size)` in the file of the ELF64 little-endian section
 /// `name`, and the offset of its header.
 fn section(bytes: &[u8], name: &str) -> Option<(usize, usize)> {
