@@ -22,11 +22,12 @@ test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm lld-14 dwa
 kernel_packages=(time xz-utils git linux-source-6.1 flex bison bc libssl-dev libelf-dev kmod cpio rsync
 	clang-19 lld-19 llvm-19 busybox-static)
 
-# `make fuzz`: g++ builds libFuzzer (the libfuzzer-sys crate), and cargo-fuzz
-# (from crates.io, the version known to work with the stable toolchain on
-# this project's machines) drives it.
-fuzz_packages=(g++)
-cargo_fuzz_version=0.13.2
+# `make fuzz`, `make fuzz-smoke`: the targets build with plain cargo
+# (scripts/fuzz.sh), no cargo-fuzz; libfuzzer-19-dev is the libFuzzer they
+# link (LLVM 19's, prebuilt: clang-19 is its one dependency), g++ the
+# compiler of libfuzzer-sys's own copy when told to use that, and of
+# libstdc++ for either.
+fuzz_packages=(g++ libfuzzer-19-dev)
 
 case ${1:-test} in
 	test) wanted=("${test_packages[@]}") ;;
@@ -151,10 +152,4 @@ if [[ ${1:-test} == all ]]; then
 	fi
 	fetch_source_73
 	[[ -z $qemu_wanted ]] || fetch_qemu "$qemu_wanted"
-fi
-
-if [[ ${1:-test} == all || ${1:-test} == fuzz ]] &&
-	[[ $(cargo fuzz --version 2> /dev/null) != "cargo-fuzz $cargo_fuzz_version" ]]; then
-	echo "deps.sh: installing cargo-fuzz $cargo_fuzz_version (cargo install, a few minutes)"
-	cargo install --locked --quiet cargo-fuzz --version "$cargo_fuzz_version"
 fi

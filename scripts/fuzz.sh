@@ -1,16 +1,23 @@
 #!/bin/bash
-# make fuzz: the fuzz targets of fuzz/ (one per reader: ELF+DWARF encoding,
-# BTF reading standalone and split, the kernel's checks, relocate; see
-# fuzz/src/lib.rs), built with cargo-fuzz on the stable toolchain (libFuzzer
-# with coverage instrumentation and debug assertions, no sanitizer: `-s
-# none`; the others need a nightly compiler), seeded from the fixtures
-# (fuzz/seeds.sh), each run for FUZZ_SECONDS.
+# make fuzz / make fuzz-smoke: the fuzz targets of fuzz/ (one per reader:
+# ELF+DWARF encoding, BTF reading standalone and split, the kernel's checks,
+# relocate; see fuzz/src/lib.rs), seeded from the fixtures (fuzz/seeds.sh),
+# each run for FUZZ_SECONDS.
+#
+# No cargo-fuzz: the targets are built by plain `cargo build --release`
+# with the rustc flags `cargo fuzz build -s none` passes on the stable
+# toolchain (coverage instrumentation for libFuzzer, `--cfg fuzzing`, debug
+# assertions; no sanitizer, which needs nightly), for the host triple
+# given explicitly so that build scripts stay uninstrumented, into their
+# own target directory (target/fuzz). libFuzzer is Debian's (see below) or
+# libfuzzer-sys's own copy (compiled with g++); each target binary is
+# libFuzzer's driver, run directly with libFuzzer's options.
 #
 # libFuzzer runs in fork mode and goes on after a finding, so that one run
 # reports every finding: a crash (panic), a timeout (FUZZ_TIMEOUT seconds on
 # one input) or an OOM (FUZZ_RSS_MB). Findings go to
-# target/fuzz-artifacts/TARGET/ (reproduce one with `cd fuzz && cargo fuzz
-# run -s none TARGET FILE`); the grown corpus stays in
+# target/fuzz-artifacts/TARGET/ (replay one with
+# `target/fuzz/HOST/release/TARGET FILE`); the grown corpus stays in
 # target/fuzz-corpus/TARGET/ for the next run. The summary gives executions
 # and findings per target; the exit status is 1 when any target found
 # something.
@@ -27,15 +34,55 @@ targets=${FUZZ_TARGETS:-elf_dwarf btf_read btf_read_split validate relocate}
 jobs=${FUZZ_JOBS:-1}
 cargo=${CARGO:-cargo}
 target_dir=${CARGO_TARGET_DIR:-$repo_root/target}
-"$cargo" fuzz --version > /dev/null 2>&1 || die "cargo-fuzz is not installed (scripts/deps.sh fuzz installs it)"
+fuzz_dir=$target_dir/fuzz
+
+# What `cargo fuzz build -s none` (cargo-fuzz 0.13) gives rustc on Linux,
+# `-v` shows it: SanitizerCoverage with 8-bit counters, PC tables and
+# compare tracing (what libFuzzer reads), stack depth, `--cfg fuzzing`,
+# debug assertions, one codegen unit.
+rustflags=(
+	-Cpasses=sancov-module
+	-Cllvm-args=-sanitizer-coverage-level=4
+	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters
+	-Cllvm-args=-sanitizer-coverage-pc-table
+	-Cllvm-args=-sanitizer-coverage-trace-compares
+	--cfg fuzzing
+	-Cllvm-args=-simplifycfg-branch-fold-threshold=0
+	-Cllvm-args=-sanitizer-coverage-stack-depth
+	-Cdebug-assertions
+	-Ccodegen-units=1
+)
+host=$(rustc -vV | sed -n 's/^host: //p')
+[[ -n $host ]] || die "rustc -vV gives no host triple"
+# libFuzzer: Debian's prebuilt one (libfuzzer-19-dev) when there, which
+# saves compiling libfuzzer-sys's copy (the longest step of a clean
+# build: about 2 of its 4 minutes on 2 busy cores); FUZZ_LIBFUZZER=FILE
+# names another, FUZZ_LIBFUZZER= (empty) compiles libfuzzer-sys's.
+libfuzzer=${FUZZ_LIBFUZZER-/usr/lib/llvm-19/lib/libFuzzer.a}
+if [[ -n $libfuzzer && -f $libfuzzer ]]; then
+	export CUSTOM_LIBFUZZER_PATH=$libfuzzer
+else
+	[[ -z $libfuzzer ]] || log "no $libfuzzer: compiling libfuzzer-sys's libFuzzer"
+	unset CUSTOM_LIBFUZZER_PATH
+	command -v c++ > /dev/null || die "no C++ compiler (c++) for libFuzzer (scripts/deps.sh fuzz installs g++)"
+fi
 
 btfenc=$(btfenc_release) || exit 1
 "$repo_root/fuzz/seeds.sh" "$btfenc" "$target_dir/fuzz-seeds" > /dev/null || die "fuzz/seeds.sh failed"
-(cd "$repo_root/fuzz" && "$cargo" fuzz build -s none) || die "cargo fuzz build failed"
+build_start=$SECONDS
+# RUSTFLAGS (not CARGO_ENCODED_RUSTFLAGS: no flag has a space) replaces
+# whatever the environment had, as cargo fuzz does.
+RUSTFLAGS="${rustflags[*]}" "$cargo" build --release --locked --quiet --bins \
+	--manifest-path "$repo_root/fuzz/Cargo.toml" --target "$host" --target-dir "$fuzz_dir" ||
+	die "building the fuzz targets failed"
+echo "fuzz.sh: fuzz targets built in $((SECONDS - build_start)) s ($fuzz_dir/$host/release," \
+	"libFuzzer: ${CUSTOM_LIBFUZZER_PATH:-compiled from libfuzzer-sys})"
 
 failed=0
 summary=()
 for target in $targets; do
+	binary=$fuzz_dir/$host/release/$target
+	[[ -x $binary ]] || die "no fuzz target $target ($binary)"
 	corpus=$target_dir/fuzz-corpus/$target
 	artifacts=$target_dir/fuzz-artifacts/$target
 	mkdir -p "$corpus" "$artifacts"
@@ -43,10 +90,10 @@ for target in $targets; do
 	findings() { find "$artifacts" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l; }
 	before=$(findings)
 	log_file=$target_dir/fuzz-$target.log
-	(cd "$repo_root/fuzz" && "$cargo" fuzz run -s none "$target" "$corpus" "$target_dir/fuzz-seeds/$target" -- \
+	"$binary" "$corpus" "$target_dir/fuzz-seeds/$target" \
 		-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
 		-max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
-		-artifact_prefix="$artifacts/") > "$log_file" 2>&1
+		-artifact_prefix="$artifacts/" > "$log_file" 2>&1
 	status=$?
 	# The last progress line of fork mode: "#EXECS: cov: ... oom/timeout/crash: O/T/C ...".
 	last=$(grep -E '^#[0-9]+: cov:' "$log_file" | tail -n 1)

@@ -66,6 +66,7 @@ pub fn distill_base<'a>(split: &Btf<'a>, base: &Btf<'a>) -> Result<Distilled<'a>
         .into());
     }
     let placement = place_used_base_types(split, base)?;
+    check_member_tags(split, base, &placement)?;
 
     // New ids for base types: the distilled base takes the kept ones in
     // base id order; the moved ones follow the old split types.
@@ -147,6 +148,35 @@ fn place_used_base_types(split: &Btf<'_>, base: &Btf<'_>) -> Result<Vec<Placemen
         }
     }
     Ok(placement)
+}
+
+/// A split DECL_TAG on a member of a named struct or union of the base
+/// would tag a member the distilled base does not have: an error naming
+/// it (the split of a module whose struct carries a member tag that
+/// vmlinux's does not; libbpf writes the tag, and the pair then fails the
+/// kernel's checks).
+fn check_member_tags(
+    split: &Btf<'_>,
+    base: &Btf<'_>,
+    placement: &[Placement],
+) -> Result<(), FormatError> {
+    // The tag's id in the distilled split: after the kept base types.
+    let kept = placement.iter().filter(|p| **p == Placement::Base).count() as u32;
+    for (index, ty) in split.types.iter().enumerate() {
+        let Type::DeclTag(tag) = ty else { continue };
+        if tag.component_idx < 0 || placement.get(tag.ty.0 as usize) != Some(&Placement::Base) {
+            continue;
+        }
+        if let Some(Type::Struct(c) | Type::Union(c)) = base.get(tag.ty) {
+            return Err(FormatError::new(ErrorKind::DistillMemberTag {
+                tag: tag.name.to_string(),
+                member: tag.component_idx,
+                target: c.name.to_string(),
+            })
+            .for_type(TypeId(kept + 1 + index as u32)));
+        }
+    }
+    Ok(())
 }
 
 /// Where a used base type goes; `None` for kinds a split may not refer

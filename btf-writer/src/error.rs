@@ -209,6 +209,17 @@ pub enum ErrorKind {
     /// The split refers to a base type of a kind a distilled base cannot
     /// describe or carry over (FUNC, VAR, DATASEC, DECL_TAG).
     DistillUnexpectedKind(Kind),
+    /// A split DECL_TAG tags a member of a named struct or union that the
+    /// distilled base describes without members, so the pair fails the
+    /// kernel's checks (`btf_decl_tag_resolve`: "Invalid component_idx").
+    DistillMemberTag {
+        /// The tag's value.
+        tag: String,
+        /// The member index it tags.
+        member: i32,
+        /// The tagged struct or union's name.
+        target: String,
+    },
     /// A distilled base holds a type libbpf's `btf_relocate` refuses: an
     /// anonymous one, or one of a kind other than named INT, FLOAT, ENUM,
     /// STRUCT, UNION or FWD.
@@ -376,6 +387,16 @@ impl fmt::Display for ErrorKind {
             DistillUnexpectedKind(kind) => write!(
                 f,
                 "split BTF refers to a base {kind}, which a distilled base cannot describe"
+            ),
+            DistillMemberTag {
+                tag,
+                member,
+                target,
+            } => write!(
+                f,
+                "decl tag {tag:?} on member {member} of the base's {target:?}: the distilled \
+                 base describes it without members, so the kernel's checks refuse the tag \
+                 (btf_decl_tag_resolve: \"Invalid component_idx\")"
             ),
             InvalidDistilledBase(kind) => write!(
                 f,

@@ -181,6 +181,160 @@ fn offsets_and_counts_past_32_bits() {
     );
 }
 
+// 7. Members of a struct with bitfields (BTF kind_flag), as the kernel
+// checks them (btf_*_check_kflag_member). The elf_dwarf fuzz target found
+// bitfields btfenc wrote unchecked: one wider than the kernel takes
+// ("Invalid member bitfield_size", in the distilled mode), ones ending past
+// their struct ("Member exceeds struct_size"); the output check refused
+// them, now each is an error naming the struct's DIE and the member, in
+// every mode, and with encode_force the member is left out.
+#[test]
+fn members_of_a_struct_with_bitfields() {
+    let dir = scratch();
+    let base = dir.path().join("base.btf");
+    encode_detached(
+        Encoder::Btfenc,
+        &fixture("obj/multi-cu/gcc-dwarf5.o"),
+        &base,
+        &[],
+    )
+    .assert_success();
+    let base_arg = format!("--btf_base={}", base.display());
+    let distilled = concat!("--btf_features=", kernel_features!(), ",distilled_base");
+    let unforced_distilled = "--btf_features=var,float,enum64,decl_tag,type_tag,distilled_base";
+    // The unedited object encodes in every mode (so the failures below are
+    // the edits' doing) and the kernel loads it.
+    let control = fixture("bad/causes/bitfields.o");
+    let out = dir.path().join("control.btf");
+    encode_detached(Encoder::Btfenc, &control, &out, &[FLOATS]).assert_success();
+    expect_kernel_loads("causes::bitfields_control", &read(&out));
+    encode_detached(Encoder::Btfenc, &control, &out, &[distilled, &base_arg]).assert_success();
+
+    for (name, expected, kernel_says) in [
+        (
+            "int-bitfield-too-wide",
+            "member 1 (\"low\"): a bitfield of 40 bits of a 32-bit integer",
+            "Invalid member bitfield_size",
+        ),
+        (
+            "enum-bitfield-too-wide",
+            "member 2 (\"color\"): an enum bitfield of 33 bits",
+            "Invalid member bitfield_size",
+        ),
+        (
+            "bitfield-of-pointer",
+            "member 1 (\"low\"): a bitfield of a pointer",
+            "Invalid member bitfield_size",
+        ),
+        (
+            "bitfield-past-end",
+            "member 3 (\"wide\"): bits 112..132 end past the 16 bytes",
+            "Member exceeds struct_size",
+        ),
+    ] {
+        for flags in [
+            &[FLOATS][..],
+            &[FLOATS, &base_arg],
+            &[unforced_distilled, &base_arg],
+        ] {
+            fails_naming(name, flags, &["DIE 0x43", "struct \"bits\"", expected]);
+        }
+        // The kernel's verdict on what an encoder without these checks
+        // writes: pahole 1.24's BTF of the same object.
+        let input = fixture(&format!("bad/causes/{name}.o"));
+        let unchecked = dir.path().join(format!("{name}.pahole.btf"));
+        encode_detached(Encoder::Pahole, &input, &unchecked, &[]).assert_success();
+        match kernel_load_btf(&read(&unchecked)) {
+            LoadResult::Rejected { log, .. } => assert!(
+                log.contains(kernel_says),
+                "{name}: the kernel rejects pahole's BTF, but not with {kernel_says:?}:\n{log}"
+            ),
+            LoadResult::Loaded => panic!("{name}: the kernel loads pahole 1.24's BTF of it"),
+            LoadResult::Skipped(reason) => report_skip("causes::bitfields", &reason),
+        }
+        // encode_force leaves the member out; standalone and as a distilled
+        // pair (joined for the kernel) the output loads.
+        forced_output_loads(name, expected);
+        let out = dir.path().join(format!("{name}.btf"));
+        let run = encode_detached(Encoder::Btfenc, &input, &out, &[distilled, &base_arg]);
+        assert!(
+            run.success() && run.stderr.contains(expected),
+            "{}",
+            run.describe()
+        );
+        let mut pair = out.clone().into_os_string();
+        pair.push(".base");
+        let joined = join_on(&read(Path::new(&pair)), &read(&out));
+        expect_kernel_loads(&format!("causes::{name} (distilled)"), &joined);
+    }
+
+    // Legal C the kernel refuses the same way: a 1-byte enum member near
+    // the end of a struct with bitfields (counted as 32 bits), and a
+    // member past bit 2^24 (a kind_flag offset has 24 bits). pahole 1.24
+    // writes the first, which the kernel rejects, and fails on the second.
+    fails_naming(
+        "legal-kflag",
+        &[FLOATS],
+        &[
+            "struct \"packed_enum_after_bits\"",
+            "member 1 (\"small\"): bits 8..40 end past the 4 bytes",
+        ],
+    );
+    forced_output_loads("legal-kflag", "\"packed_enum_after_bits\": member 1");
+    forced_output_loads(
+        "legal-kflag",
+        "struct \"bitfield_past_2mib\": member 1 (\"x\"): bit offset 16777216 does not fit",
+    );
+}
+
+/// An elf_dwarf finding in the distilled mode: a module's struct carries a
+/// member decl tag that the base's same struct does not, so the split's
+/// DECL_TAG tags a member of a base struct, which the distilled base
+/// describes without members ("Invalid component_idx"; libbpf's
+/// btf__distill_base writes it so). An error naming the tag and the
+/// struct; split on the full base the same module encodes and loads.
+#[test]
+fn member_tag_on_a_distilled_struct() {
+    let dir = scratch();
+    let build = |name: &str, source: &str| {
+        let path = dir.path().join(format!("{name}.c"));
+        std::fs::write(&path, source).unwrap();
+        let object = path.with_extension("o");
+        let built = Command::new("clang")
+            .args(["-g", "-O0", "-c"])
+            .arg(&path)
+            .arg("-o")
+            .arg(&object)
+            .status()
+            .expect("running clang");
+        assert!(built.success());
+        object
+    };
+    let base_object = build("base", "struct dt { int a; int b; } base_global;\n");
+    let module = build(
+        "module",
+        "struct dt { int a __attribute__((btf_decl_tag(\"tagged\"))); int b; } module_global;\n",
+    );
+    let base = dir.path().join("base.btf");
+    encode_detached(Encoder::Btfenc, &base_object, &base, &[]).assert_success();
+    let base_arg = format!("--btf_base={}", base.display());
+    let out = dir.path().join("out.btf");
+    let distilled = concat!("--btf_features=", kernel_features!(), ",distilled_base");
+    let run = encode_detached(Encoder::Btfenc, &module, &out, &[distilled, &base_arg]);
+    assert_clean_failure(&run, &module.to_string_lossy());
+    assert!(
+        run.stderr
+            .contains("decl tag \"tagged\" on member 0 of the base's \"dt\""),
+        "{}",
+        run.describe()
+    );
+    assert!(!out.exists());
+    let run = encode_detached(Encoder::Btfenc, &module, &out, &[FORCE, &base_arg]);
+    assert!(run.success(), "{}", run.describe());
+    let joined = join_on(&read(&base), &read(&out));
+    expect_kernel_loads("causes::member_tag_on_a_distilled_struct", &joined);
+}
+
 /// The `(offset, size)` in the file of the ELF64 little-endian section
 /// `name`, and the offset of its header.
 fn section(bytes: &[u8], name: &str) -> Option<(usize, usize)> {

@@ -251,6 +251,138 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     }
 }
 
+/// What a member's type is to the kernel's member checks of a struct with
+/// `kind_flag` (`btf_*_check_kflag_member`), seen through typedefs and
+/// qualifiers as `btf_modifier_check_kflag_member` sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Storage {
+    /// An INT of this many bits (as lowered: an odd-sized DWARF base type
+    /// is pahole's 32-bit fake int; a float without the float feature is
+    /// an INT too).
+    Int(u32),
+    /// An ENUM or ENUM64: the kernel counts them as 32 bits whatever
+    /// their size (`btf_enum_check_kflag_member`).
+    Enum,
+    /// Anything else (pointer, array, struct, union, FLOAT, declaration):
+    /// no bitfield of it (`btf_generic_check_kflag_member`).
+    Other(&'static str),
+}
+
+impl TypeMap<'_, '_, '_> {
+    /// How the kernel's kind_flag member checks see a member of type `ty`
+    /// ([`Storage`]); `float`: the float feature (FLOAT kind) is on.
+    fn storage(&self, ty: TypeRef, float: bool) -> Result<Storage, Error> {
+        let mut current = ty;
+        for _ in 0..MAX_TYPE_DEPTH {
+            let TypeRef::Node(id) = current else {
+                return Ok(Storage::Other("void"));
+            };
+            return Ok(match self.node(id)? {
+                Node::Qualified { target, .. } | Node::Typedef { target, .. } => {
+                    current = *target;
+                    continue;
+                }
+                Node::Base {
+                    encoding: BaseEncoding::Float,
+                    ..
+                } if float => Storage::Other("a floating-point type"),
+                // lower_base's INT sizes.
+                Node::Base { byte_size, .. } => Storage::Int(
+                    if *byte_size == 0 || !byte_size.is_power_of_two() || *byte_size > 16 {
+                        32
+                    } else {
+                        byte_size * 8
+                    },
+                ),
+                Node::Enum { .. } => Storage::Enum,
+                Node::Pointer { .. } => Storage::Other("a pointer"),
+                Node::Array { .. } => Storage::Other("an array"),
+                Node::Composite { kind, .. } => Storage::Other(match kind {
+                    CompositeKind::Union => "a union",
+                    CompositeKind::Struct | CompositeKind::Class => "a struct",
+                }),
+                Node::Subroutine { .. } | Node::Unsupported { .. } => {
+                    Storage::Other("a function type")
+                }
+            });
+        }
+        Ok(Storage::Other("a chain of typedefs too long to follow"))
+    }
+
+    /// What the kernel refuses of `member` in a struct of `struct_size`
+    /// bytes that has bitfields, so `kind_flag`, beyond what the checks
+    /// of every member look at: a bitfield wider than its type or of a
+    /// type that takes none, a member ending past the struct as the
+    /// kernel counts it, an offset past the 24 bits a kind_flag member
+    /// offset has. Each names the kernel's rule and message.
+    fn kflag_member_problem(
+        &self,
+        member: &dwarf::model::Member<'_, '_>,
+        struct_size: u32,
+        float: bool,
+    ) -> Result<Option<String>, Error> {
+        let bits = member.bitfield_size;
+        let offset = member.bit_offset;
+        if offset > u64::from(crate::raw::MAX_BITFIELD_OFFSET) {
+            return Ok(Some(format!(
+                "bit offset {offset} does not fit the 24 bits BTF gives member offsets \
+                 in a struct with bitfields"
+            )));
+        }
+        // Bits the kernel takes the member to span (btf_int_check_kflag_member's
+        // nr_bits, btf_enum_check_kflag_member's int_bitsize).
+        let (rule, spans) = match self.storage(member.ty, float)? {
+            Storage::Int(int_bits) if bits > int_bits => {
+                return Ok(Some(format!(
+                    "a bitfield of {bits} bits of a {int_bits}-bit integer \
+                     (btf_int_check_kflag_member: \"Invalid member bitfield_size\")"
+                )));
+            }
+            Storage::Int(int_bits) => (
+                "btf_int_check_kflag_member",
+                if bits == 0 { int_bits } else { bits },
+            ),
+            Storage::Enum if bits > 32 => {
+                return Ok(Some(format!(
+                    "an enum bitfield of {bits} bits: the kernel takes at most 32 \
+                     (btf_enum_check_kflag_member: \"Invalid member bitfield_size\")"
+                )));
+            }
+            Storage::Enum => (
+                "btf_enum_check_kflag_member",
+                if bits == 0 { 32 } else { bits },
+            ),
+            Storage::Other(what) if bits != 0 => {
+                return Ok(Some(format!(
+                    "a bitfield of {what}: the kernel takes bitfields of integers and enums \
+                     only (btf_generic_check_kflag_member: \"Invalid member bitfield_size\")"
+                )));
+            }
+            // The plain member checks hold for these.
+            Storage::Other(_) => return Ok(None),
+        };
+        if u64::from(spans) + offset % 8 > 128 {
+            return Ok(Some(format!(
+                "{spans} bits from bit {offset} span more than 128 bits \
+                 ({rule}: \"nr_copy_bits exceeds 128\")"
+            )));
+        }
+        let end = offset + u64::from(spans);
+        if end.div_ceil(8) > u64::from(struct_size) {
+            let counted = if bits == 0 {
+                format!(" (an enum member counts as {spans} bits in a struct with bitfields)")
+            } else {
+                String::new()
+            };
+            return Ok(Some(format!(
+                "bits {offset}..{end} end past the {struct_size} bytes{counted} \
+                 ({rule}: \"Member exceeds struct_size\")"
+            )));
+        }
+        Ok(None)
+    }
+}
+
 /// Whether BTF has a kind for the node (pahole's loader drops the rest and
 /// references to them read as void).
 fn is_expressible(node: &Node<'_, '_>) -> bool {
@@ -433,7 +565,7 @@ pub(crate) fn lower_types<'input>(
                         union: *kind == CompositeKind::Union,
                     })
                 } else {
-                    lower_composite(map, this, force, *kind, name, *byte_size, members)?
+                    lower_composite(map, this, features, *kind, name, *byte_size, members)?
                 }
             }
             Node::Enum {
@@ -642,12 +774,13 @@ fn lower_base<'input>(
 fn lower_composite<'input>(
     map: &TypeMap<'_, 'input, '_>,
     this: Option<NodeId>,
-    force: bool,
+    features: &Features,
     kind: CompositeKind,
     mut name: &'input str,
     byte_size: u32,
     members: &[dwarf::model::Member<'input, '_>],
 ) -> Result<Type<'input>, Error> {
+    let (force, float) = (features.encode_force, features.float);
     let is_union = kind == CompositeKind::Union;
     let describe = |name: &str| format!("{} {}", kind_name(kind), quoted(name));
     // btf_struct_check_meta: a name, if any, is a C identifier.
@@ -664,6 +797,9 @@ fn lower_composite<'input>(
     // Which member each lowered one is, once one was left out.
     let mut kept: Option<Vec<usize>> = None;
     let mut last_offset = 0u64;
+    // A struct with bitfields gets kind_flag, and the kernel checks all
+    // its members as such (btf_*_check_kflag_member).
+    let has_bitfields = members.iter().any(|m| m.bitfield_size != 0);
     for (index, member) in members.iter().enumerate() {
         let ty = map.id(member.ty)?;
         let mut member_name = map.name(member.name)?;
@@ -716,6 +852,8 @@ fn lower_composite<'input>(
             ))
         } else if member.bitfield_size > 255 {
             Some(format!("a bitfield of {} bits", member.bitfield_size))
+        } else if has_bitfields {
+            map.kflag_member_problem(member, byte_size, float)?
         } else {
             None
         };
@@ -1643,6 +1781,108 @@ mod tests {
         assert!(try_lower(&cu, true).0.unwrap_err().contains("FLOAT sizes"));
         let cu = cu_with(vec![base("long double", 12, BaseEncoding::Float)]);
         assert!(try_lower(&cu, false).0.is_ok());
+    }
+
+    /// The kernel's checks of the members of a struct with bitfields
+    /// (kind_flag; the integration test causes::members_of_a_struct_with_bitfields
+    /// has the kernel's verdicts): an error, or the member left out.
+    #[test]
+    fn members_of_a_struct_with_bitfields() {
+        let arena = bumpalo::Bump::new();
+        // 0 int, 1 enum e (1 byte), 2 int *, 3 double (FLOAT), 4 __int128.
+        let enumerators = arena.alloc_slice_copy(&[Enumerator {
+            name: "A",
+            value: 1,
+            negative: false,
+        }]);
+        let nodes = || {
+            vec![
+                base("int", 4, BaseEncoding::Signed),
+                Node::Enum {
+                    name: Some("e"),
+                    byte_size: 1,
+                    declaration: false,
+                    underlying_signed: None,
+                    enumerators,
+                },
+                Node::Pointer {
+                    target: node(0),
+                    type_tags: &[],
+                },
+                base("double", 8, BaseEncoding::Float),
+                base("__int128", 16, BaseEncoding::Signed),
+            ]
+        };
+        let field = |name, ty: u32, bit_offset, bitfield_size| DwMember {
+            name: Some(name),
+            ty: node(ty),
+            bit_offset,
+            bitfield_size,
+            decl_tags: &[],
+        };
+        for (size, members, what) in [
+            (
+                8,
+                vec![field("a", 0, 0, 33)],
+                "a bitfield of 33 bits of a 32-bit integer",
+            ),
+            (8, vec![field("a", 1, 0, 33)], "an enum bitfield of 33 bits"),
+            (8, vec![field("a", 2, 0, 3)], "a bitfield of a pointer"),
+            (
+                8,
+                vec![field("a", 3, 0, 3)],
+                "a bitfield of a floating-point type",
+            ),
+            (
+                4,
+                vec![field("a", 0, 30, 5)],
+                "bits 30..35 end past the 4 bytes",
+            ),
+            (
+                4,
+                vec![field("a", 0, 0, 3), field("b", 1, 8, 0)],
+                "bits 8..40 end past the 4 bytes (an enum member counts as 32 bits",
+            ),
+            (32, vec![field("a", 4, 4, 125)], "nr_copy_bits exceeds 128"),
+            (
+                0x20_0004,
+                vec![field("a", 0, 1 << 24, 3)],
+                "bit offset 16777216 does not fit the 24 bits",
+            ),
+        ] {
+            let members = arena.alloc_slice_copy(&members);
+            let mut all = nodes();
+            all.push(composite(
+                CompositeKind::Struct,
+                Some("s"),
+                size,
+                false,
+                members,
+            ));
+            let cu = cu_with(all);
+            let (types, warnings) = try_lower(&cu, false);
+            let err = types.unwrap_err();
+            assert!(err.contains(what), "{what}: {err}");
+            assert!(warnings.is_empty());
+            let (types, warnings) = try_lower(&cu, true);
+            let Type::Struct(s) = &types.unwrap()[5] else {
+                panic!()
+            };
+            assert_eq!(s.members.len(), members.len() - 1, "{what}");
+            assert!(warnings[0].contains(what), "{warnings:?}");
+        }
+        // Without bitfields the enum member is counted by its size, and
+        // fits.
+        let members = arena.alloc_slice_copy(&[field("a", 0, 0, 0), field("b", 1, 32, 0)]);
+        let mut all = nodes();
+        all.push(composite(
+            CompositeKind::Struct,
+            Some("s"),
+            8,
+            false,
+            members,
+        ));
+        assert!(try_lower(&cu_with(all), false).0.is_ok());
     }
 
     #[test]
