@@ -29,7 +29,6 @@ const CRATES: [(&str, &[&[&str]]); 2] = [
                 "dedup::state",
                 "dedup::streaming",
             ],
-            &["read", "read::elf"],
         ],
     ),
 ];
