@@ -4,9 +4,10 @@
 
 use rayon::prelude::*;
 
+use super::common::{Error, Flavor};
+use super::keys;
 use super::table::{CandidateTable, NameMap};
 use super::view::{kind, kind_of, Types};
-use super::{keys, Error, Flavor};
 use crate::types::{Type, TypeId};
 
 /// `map` value of a type not yet processed.

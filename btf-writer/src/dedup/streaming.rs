@@ -26,10 +26,10 @@
 //! declaration resolves to, and enums of one name are equivalent to a
 //! forward declaration of it whichever full enum it resolved to.
 
+use super::common::{Dedup, Error, Flavor};
 use super::state::{Deduper, Suspended};
 use super::table::CandidateTable;
 use super::view::Types;
-use super::{Dedup, Error, Flavor};
 use crate::types::{Btf, Type};
 
 /// A dedup fed a growing standalone table (no base).

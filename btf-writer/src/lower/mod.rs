@@ -21,6 +21,7 @@
 //! not lowering: [`crate::encode`] does it, and this module knows nothing
 //! of it.
 
+mod candidate;
 mod error;
 mod features;
 mod functions;
@@ -31,11 +32,12 @@ mod vars;
 use dwarf::model::{CuModel, Language};
 use dwarf::SymbolFacts;
 
+pub use self::candidate::FunctionCandidate;
 pub use self::error::Error;
 pub use self::features::{
     FeatureNotes, FeatureOption, Features, LegacyFlags, Rules, UnknownFeature,
 };
-pub use self::functions::{register_params_for_machine, FunctionCandidate};
+pub use self::functions::register_params_for_machine;
 pub use self::types::SANITIZED_INT_NAME;
 pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 

@@ -37,8 +37,8 @@ use foldhash::fast::FixedState;
 use dwarf::model::{CompositeKind, CuModel, Function, Node, TypeRef};
 use dwarf::SymbolFacts;
 
+use super::candidate::{FunctionCandidate, TrueSignature};
 use super::error::Error;
-use super::functions::FunctionCandidate;
 use super::types::TypeMap;
 use crate::types::{FuncProto, Name, Param, TypeId};
 
@@ -46,15 +46,6 @@ type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
 
 /// Suffixes of symbols pahole does not collect as functions at all.
 const NON_FUNCTION_SUFFIXES: [&str; 2] = [".cold", ".part"];
-
-/// What `true_signature` adds to a FUNC candidate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TrueSignature<'input> {
-    /// The first symbol (in symbol-table order) of the candidate's name
-    /// that has a '.' in it and sits at the candidate's `DW_AT_low_pc`
-    /// (pahole's `state->sym`).
-    pub symbol: Option<&'input str>,
-}
 
 /// The '.'-suffixed function symbols, by (name before the first '.',
 /// address): the first one in symbol-table order.

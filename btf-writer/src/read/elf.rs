@@ -3,7 +3,8 @@
 
 use object::{Object, ObjectSection};
 
-use super::{parse, parse_with, NameArena, Parsed};
+use super::blob::{parse, parse_with, Parsed};
+use super::names::NameArena;
 use crate::error::{ErrorKind, FormatError};
 
 /// The ELF magic; anything else is taken to be a raw BTF blob.

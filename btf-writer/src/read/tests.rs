@@ -2,7 +2,8 @@
 //! reference kernel BTF, and bpftool as an outside judge.
 
 use super::*;
-use crate::raw::{self, HeaderFormat, Kind};
+use crate::error::{ErrorKind, FormatError};
+use crate::raw::{self, Endian, HeaderFormat, Kind};
 use crate::test_reference::{
     debian_debug, read as reference, read_73, DEBIAN_MODULES, DEBIAN_VMLINUX,
 };

@@ -31,8 +31,8 @@ mod shape;
 
 use self::scc::{components, Components, Graph};
 use self::shape::{own_hash_and_refs, same_shape, shape_key};
+use super::common::Error;
 use super::table::Key;
-use super::Error;
 use crate::types::{Btf, Type, TypeId};
 
 /// No entry (end of a chain, a node not matched yet).

@@ -6,7 +6,7 @@
 //! where a component comes after every component it refers to, say which
 //! is which.
 
-use super::super::Error;
+use super::super::common::Error;
 use crate::types::{Type, TypeId};
 
 /// The references of a table's types (0-based indexes, `void` left out,
