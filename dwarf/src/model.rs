@@ -145,6 +145,20 @@ pub struct Param<'input, 'arena> {
     pub decl_tags: &'arena [&'input str],
 }
 
+impl<'input, 'arena> Param<'input, 'arena> {
+    /// A parameter of a type-level prototype (`DW_TAG_subroutine_type`):
+    /// only its name and type matter, it has no location.
+    pub fn of_prototype(name: Option<&'input str>, ty: TypeRef) -> Self {
+        Param {
+            name,
+            ty,
+            location: ParamLocation::Unknown,
+            entry: ParamEntry::default(),
+            decl_tags: &[],
+        }
+    }
+}
+
 /// What pahole (dwarves 1436daf) records about a function parameter's
 /// `DW_AT_location` for its optimized-function rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

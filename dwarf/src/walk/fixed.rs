@@ -6,7 +6,7 @@ use super::rules::Value;
 use super::scope::Scope;
 use super::Walker;
 use crate::error::Result;
-use crate::model::{Member, Node, Param, ParamEntry, ParamLocation, TypeRef};
+use crate::model::{Member, Node, Param, TypeRef};
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Handles a DIE read through its [layout](super::layout), making what
@@ -146,15 +146,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 let name = self.fixed_name(layout, &die, offset)?;
                 self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
-                if let Some(Scope::Subroutine { .. }) = self.stack.last() {
-                    self.open_params.push(Param {
-                        name,
-                        ty,
-                        location: ParamLocation::Unknown,
-                        entry: ParamEntry::default(),
-                        decl_tags: &[],
-                    });
-                }
+                // Checked above: the parameter belongs to a prototype.
+                self.open_params.push(Param::of_prototype(name, ty));
             }
             // Opened scopes, handled by the caller.
             Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block => {}

@@ -16,9 +16,7 @@ use super::rules::{
 use super::scope::{AnnotationTarget, ArenaVec, Scope};
 use super::Walker;
 use crate::error::{ErrorKind, Result};
-use crate::model::{
-    CompositeKind, Member, Node, NodeId, Param, ParamEntry, ParamLocation, Qualifier, TypeRef,
-};
+use crate::model::{CompositeKind, Member, Node, NodeId, Param, Qualifier, TypeRef};
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Handles a wanted DIE; returns the scope its children (if any) open.
@@ -433,13 +431,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if !in_function {
             let ty = self.type_ref(attrs, offset)?;
             if let Some(Scope::Subroutine { .. }) = self.stack.last() {
-                self.open_params.push(Param {
-                    name,
-                    ty,
-                    location: ParamLocation::Unknown,
-                    entry: ParamEntry::default(),
-                    decl_tags: &[],
-                });
+                self.open_params.push(Param::of_prototype(name, ty));
             }
             return Ok(Scope::Skip);
         }
