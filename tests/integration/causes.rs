@@ -50,7 +50,15 @@ fn fixture_fails_naming(path: &str, flags: &[&str], expected: &[&str]) {
 /// `encode_force`) succeeds, warns with `warning`, and the kernel loads
 /// what it wrote.
 fn forced_output_loads(name: &str, warning: &str) {
-    let input = fixture(&format!("bad/causes/{name}.o"));
+    fixture_forced_output_loads(&format!("bad/causes/{name}.o"), warning);
+}
+
+/// btfenc on the fixture at `path` with the kernel's features (so with
+/// `encode_force`) succeeds, warns with `warning`, and the kernel loads
+/// what it wrote.
+fn fixture_forced_output_loads(path: &str, warning: &str) {
+    let name = path;
+    let input = fixture(path);
     let dir = scratch();
     let out = dir.path().join("out.btf");
     let flags = concat!("--btf_features=", kernel_features!());
@@ -892,4 +900,58 @@ fn mutate(original: &[u8], sections: &[(usize, usize)], rng: &mut Rng) -> Vec<u8
         };
     }
     bytes
+}
+
+/// Four `elf_dwarf` findings of the CI run of 26f322d and the 300 s run
+/// after it, kept in `fixtures/bad/fuzz/` as found; each gave BTF the
+/// kernel refuses. A function (not a function type) whose parameter lost
+/// its `DW_AT_type`, one returning a function type, an odd-sized base type
+/// (so pahole's 4-byte fake int) ending past a packed struct, and a float
+/// member moved off its alignment. Without `encode_force` each is one line
+/// naming the file and the function or DIE; with it the function or member
+/// is left out, with a warning, and the kernel loads the rest.
+#[test]
+fn fuzz_findings_in_signatures_and_member_sizes() {
+    for (name, failure, warning) in [
+        (
+            // Without encode_force a member's name comes first.
+            "subprogram-void-parameter",
+            None,
+            "function \"fx_funcs_touch\": parameter 1 (\"h\") is void or a function type",
+        ),
+        (
+            // Without encode_force a member problem comes first.
+            "subprogram-function-return",
+            None,
+            "function \"dz_pid\": its return type is a function type",
+        ),
+        (
+            "odd-sized-int-member",
+            None,
+            "DIE 0xec1: struct \"fx_packed\": member 3 (\"s\"): at byte 13 with 4 bytes, \
+             it ends past the 15 bytes",
+        ),
+        (
+            "misaligned-float-member",
+            Some("DIE 0x155: struct \"fx_base_types\": member 14 (\"f\"): a 4-byte floating-point member at bit 656 is not aligned"),
+            "DIE 0x155: struct \"fx_base_types\": member 14 (\"f\"): a 4-byte floating-point \
+             member at bit 656 is not aligned to 4 bytes (btf_float_check_member",
+        ),
+    ] {
+        let path = format!("bad/fuzz/{name}.o");
+        if let Some(failure) = failure {
+            fixture_fails_naming(&path, &[FLOATS], &["CU at .debug_info+", failure]);
+        }
+        fixture_forced_output_loads(&path, warning);
+    }
+    // The same finding in a big-endian object (which the kernel here
+    // cannot load), where it is the first problem.
+    fixture_fails_naming(
+        "bad/fuzz/big-endian-void-parameter.o",
+        &[FLOATS],
+        &[
+            "CU at .debug_info+0x0",
+            "function \"fx_tagged_func\": parameter 3 (\"p\") is void or a function type",
+        ],
+    );
 }

@@ -251,6 +251,17 @@ pub(crate) fn function_candidates<'input>(
             )?;
             continue;
         }
+        // btf_func_proto_check: every argument, and a return type other
+        // than void itself, has a size ("Invalid arg#N", "Invalid return
+        // type"); DWARF that lost a parameter's DW_AT_type gives void.
+        if let Some(what) = unsized_in_signature(function, map)? {
+            map.leave_out(
+                map.force,
+                None,
+                format!("function {:?}: {what}", function.name),
+            )?;
+            continue;
+        }
         let mut found = candidate(function, map, elf)?;
         // pahole 1436daf's verdict on the parameters (its clang and gcc
         // rules differ; see parameter_verdict).
@@ -278,6 +289,30 @@ pub(crate) fn function_candidates<'input>(
         candidates.push(found);
     }
     Ok(candidates)
+}
+
+/// What in `function`'s signature has no size (see
+/// [`TypeMap::is_sizeless`]), if anything.
+fn unsized_in_signature(
+    function: &Function<'_, '_>,
+    map: &TypeMap<'_, '_, '_>,
+) -> Result<Option<String>, Error> {
+    for (index, param) in function.params.iter().enumerate() {
+        if map.is_sizeless(param.ty)? {
+            return Ok(Some(format!(
+                "parameter {} ({:?}) is void or a function type",
+                index + 1,
+                param.name.unwrap_or("")
+            )));
+        }
+    }
+    if map.returns_unsized(function.ret)? {
+        return Ok(Some(
+            "its return type is a function type, or void through typedefs or qualifiers"
+                .to_string(),
+        ));
+    }
+    Ok(None)
 }
 
 fn candidate<'input>(

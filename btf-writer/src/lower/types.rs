@@ -8,6 +8,8 @@
 //! them. Types that have no node of their own (TYPE_TAG chains, the array
 //! index `int`, type-level DECL_TAGs) follow after the nodes.
 
+use foldhash::fast::FixedState;
+
 use dwarf::model::{BaseEncoding, CompositeKind, CuModel, Node, NodeId, Qualifier, TypeRef};
 
 use super::error::Error;
@@ -44,7 +46,7 @@ pub(crate) struct TypeMap<'m, 'input, 'arena> {
     warnings: std::cell::RefCell<Vec<String>>,
     /// For aggregates that lost members to `encode_force`: the index of
     /// the member each lowered one is, by node.
-    kept_members: std::cell::RefCell<std::collections::HashMap<u32, Vec<usize>>>,
+    kept_members: std::cell::RefCell<std::collections::HashMap<u32, Vec<usize>, FixedState>>,
     /// `encode_force`: what cannot be encoded is left out with a warning
     /// (see [`TypeMap::leave_out`]) instead of failing the CU.
     pub(crate) force: bool,
@@ -184,6 +186,15 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         Ok(false)
     }
 
+    /// Whether a function returning `ty` has a return type the kernel
+    /// refuses (btf_func_proto_check: "Invalid return type"): one that
+    /// lowers to a type, which then must have a size. What lowers to void
+    /// itself (no type, or one BTF cannot express, such as the assembler's
+    /// `DW_TAG_unspecified_type`) is a void return.
+    pub(crate) fn returns_unsized(&self, ty: TypeRef) -> Result<bool, Error> {
+        Ok(self.id(ty)? != TypeId::VOID && self.is_sizeless(ty)?)
+    }
+
     fn node(&self, node: NodeId) -> Result<&'m Node<'input, 'arena>, Error> {
         self.cu
             .nodes
@@ -226,15 +237,27 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// Size in bytes of a type, as pahole's `tag__size` computes it; 0 for
     /// void, functions and unknown sizes.
     pub(crate) fn byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
+        self.size_with(ty, &|byte_size| byte_size)
+    }
+
+    /// Size in bytes of a type as lowered, so as the kernel's member
+    /// checks count it: [`Self::byte_size`] but for an odd-sized base
+    /// type, which is pahole's 4-byte fake int (see [`int_size`]).
+    fn lowered_byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
+        self.size_with(ty, &int_size)
+    }
+
+    fn size_with(&self, ty: TypeRef, base_size: &dyn Fn(u32) -> u32) -> Result<u64, Error> {
         let mut current = ty;
         for _ in 0..MAX_TYPE_DEPTH {
             let TypeRef::Node(id) = current else {
                 return Ok(0);
             };
             match self.node(id)? {
-                Node::Base { byte_size, .. }
-                | Node::Composite { byte_size, .. }
-                | Node::Enum { byte_size, .. } => return Ok(u64::from(*byte_size)),
+                Node::Base { byte_size, .. } => return Ok(u64::from(base_size(*byte_size))),
+                Node::Composite { byte_size, .. } | Node::Enum { byte_size, .. } => {
+                    return Ok(u64::from(*byte_size))
+                }
                 Node::Pointer { .. } => return Ok(u64::from(self.pointer_size)),
                 Node::Qualified { target, .. } | Node::Typedef { target, .. } => current = *target,
                 Node::Array { elem, dims } => {
@@ -242,7 +265,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
                         .iter()
                         .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))
                         .unwrap_or(u64::MAX);
-                    return Ok(self.byte_size(*elem)?.saturating_mul(count));
+                    return Ok(self.size_with(*elem, base_size)?.saturating_mul(count));
                 }
                 Node::Subroutine { .. } | Node::Unsupported { .. } => return Ok(0),
             }
@@ -266,6 +289,8 @@ enum Storage {
     /// Anything else (pointer, array, struct, union, FLOAT, declaration):
     /// no bitfield of it (`btf_generic_check_kflag_member`).
     Other(&'static str),
+    /// A FLOAT of this many bytes (the float feature is on).
+    Float(u32),
 }
 
 impl TypeMap<'_, '_, '_> {
@@ -284,16 +309,10 @@ impl TypeMap<'_, '_, '_> {
                 }
                 Node::Base {
                     encoding: BaseEncoding::Float,
+                    byte_size,
                     ..
-                } if float => Storage::Other("a floating-point type"),
-                // lower_base's INT sizes.
-                Node::Base { byte_size, .. } => Storage::Int(
-                    if *byte_size == 0 || !byte_size.is_power_of_two() || *byte_size > 16 {
-                        32
-                    } else {
-                        byte_size * 8
-                    },
-                ),
+                } if float => Storage::Float(*byte_size),
+                Node::Base { byte_size, .. } => Storage::Int(int_size(*byte_size) * 8),
                 Node::Enum { .. } => Storage::Enum,
                 Node::Pointer { .. } => Storage::Other("a pointer"),
                 Node::Array { .. } => Storage::Other("an array"),
@@ -358,8 +377,16 @@ impl TypeMap<'_, '_, '_> {
                      only (btf_generic_check_kflag_member: \"Invalid member bitfield_size\")"
                 )));
             }
+            Storage::Float(_) if bits != 0 => {
+                return Ok(Some(
+                    "a bitfield of a floating-point type: the kernel takes bitfields of \
+                     integers and enums only (btf_generic_check_kflag_member: \"Invalid \
+                     member bitfield_size\")"
+                        .to_string(),
+                ))
+            }
             // The plain member checks hold for these.
-            Storage::Other(_) => return Ok(None),
+            Storage::Other(_) | Storage::Float(_) => return Ok(None),
         };
         if u64::from(spans) + offset % 8 > 128 {
             return Ok(Some(format!(
@@ -380,6 +407,44 @@ impl TypeMap<'_, '_, '_> {
             )));
         }
         Ok(None)
+    }
+
+    /// What the kernel refuses of a FLOAT `member` of a struct without
+    /// bitfields beyond the checks of every member: btf_float_check_member
+    /// wants it aligned to its size, or to a pointer's if smaller.
+    fn float_member_problem(
+        &self,
+        member: &dwarf::model::Member<'_, '_>,
+        float: bool,
+    ) -> Result<Option<String>, Error> {
+        let Storage::Float(size) = self.storage(member.ty, float)? else {
+            return Ok(None);
+        };
+        // The kernel's own pointer size (it checks with sizeof(void *)),
+        // not the target's: these are the rules of the kernel loading it.
+        const KERNEL_POINTER_SIZE: u32 = 8;
+        let align_bits = u64::from(size.min(KERNEL_POINTER_SIZE)) * 8;
+        if align_bits != 0 && member.bit_offset.is_multiple_of(align_bits) {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "a {size}-byte floating-point member at bit {} is not aligned to {} bytes \
+             (btf_float_check_member: \"Member is not properly aligned\")",
+            member.bit_offset,
+            align_bits / 8
+        )))
+    }
+}
+
+/// The size of the BTF INT a DWARF base type of `byte_size` bytes lowers
+/// to: BTF INTs are 1, 2, 4, 8 or 16 bytes; DWARF 5 also has odd sizes
+/// used only by location expressions, which pahole replaces by a 4-byte
+/// fake int ([`SANITIZED_INT_NAME`]).
+fn int_size(byte_size: u32) -> u32 {
+    if byte_size == 0 || !byte_size.is_power_of_two() || byte_size > 16 {
+        4
+    } else {
+        byte_size
     }
 }
 
@@ -588,6 +653,16 @@ pub(crate) fn lower_types<'input>(
                 params,
                 varargs,
             } => {
+                // btf_func_proto_check: a return type other than void
+                // itself has a size ("Invalid return type").
+                if map.returns_unsized(*ret)? {
+                    return Err(map.unencodable(
+                        this,
+                        "function type: its return type is a function type, or void through \
+                         typedefs or qualifiers"
+                            .to_string(),
+                    ));
+                }
                 let mut lowered = Vec::with_capacity(params.len() + usize::from(*varargs));
                 for (number, param) in params.iter().enumerate() {
                     // btf_func_proto_check: "Invalid arg#N" (a parameter
@@ -754,12 +829,11 @@ fn lower_base<'input>(
         | BaseEncoding::Float
         | BaseEncoding::Other(_) => 0,
     };
-    // BTF INTs are 1, 2, 4, 8 or 16 bytes; DWARF 5 also has odd sizes used
-    // only by location expressions, which pahole replaces by a fake int.
-    let (name, size) = if byte_size == 0 || !byte_size.is_power_of_two() || byte_size > 16 {
-        (SANITIZED_INT_NAME, 4)
+    let size = int_size(byte_size);
+    let name = if size == byte_size {
+        name
     } else {
-        (name, byte_size)
+        SANITIZED_INT_NAME
     };
     Ok(Type::Int(Int {
         name,
@@ -843,19 +917,20 @@ fn lower_composite<'input>(
                 "bit offset {bit_offset} is past the end of the {byte_size} bytes"
             ))
         } else if member.bitfield_size == 0
-            && (bit_offset / 8).saturating_add(map.byte_size(member.ty)?) > u64::from(byte_size)
+            && (bit_offset / 8).saturating_add(map.lowered_byte_size(member.ty)?)
+                > u64::from(byte_size)
         {
             Some(format!(
                 "at byte {} with {} bytes, it ends past the {byte_size} bytes",
                 bit_offset / 8,
-                map.byte_size(member.ty)?
+                map.lowered_byte_size(member.ty)?
             ))
         } else if member.bitfield_size > 255 {
             Some(format!("a bitfield of {} bits", member.bitfield_size))
         } else if has_bitfields {
             map.kflag_member_problem(member, byte_size, float)?
         } else {
-            None
+            map.float_member_problem(member, float)?
         };
         if let Some(problem) = problem {
             map.leave_out(force, this, format!("{}: {problem}", what()))?;
