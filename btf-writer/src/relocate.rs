@@ -18,7 +18,10 @@
 //! error naming the type. Split ids then move up by the difference in base
 //! sizes, and references to distilled types point at their matches.
 
-use std::collections::HashMap;
+use foldhash::fast::FixedState;
+
+/// Fixed hashing: the same probes on every run (fuzzing replays, profiles).
+type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
 
 use crate::error::{ErrorKind, FormatError};
 use crate::refs;
@@ -267,7 +270,7 @@ fn match_distilled_types(
     base: &Btf<'_>,
     embedded: &[bool],
 ) -> Result<Vec<Option<TypeId>>, FormatError> {
-    let mut by_name: HashMap<&str, Vec<TypeId>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<TypeId>> = HashMap::default();
     for (index, ty) in distilled.types.iter().enumerate() {
         by_name
             .entry(ty.name())
@@ -276,7 +279,7 @@ fn match_distilled_types(
     }
     // A name shared by several aggregates of the base (two `struct foo`
     // in different subsystems) is told apart by size.
-    let mut aggregates_named: HashMap<&str, u32> = HashMap::new();
+    let mut aggregates_named: HashMap<&str, u32> = HashMap::default();
     for ty in &base.types {
         if let Type::Struct(c) | Type::Union(c) = ty {
             if !c.name.is_empty() {

@@ -145,7 +145,8 @@ impl<'input> Dwarf<'input> {
     /// together with [`crate::walk::walk_units`]. Abbreviation codes are
     /// scanned from 1 while they are dense, as gcc and clang number them.
     pub fn has_cross_unit_references(&self) -> Result<bool> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen =
+            std::collections::HashSet::with_hasher(foldhash::fast::FixedState::default());
         for header in &self.units {
             if !seen.insert(header.debug_abbrev_offset()) {
                 continue;

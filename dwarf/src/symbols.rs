@@ -9,7 +9,10 @@
 //! kfunc sets there with local symbols, and pahole 1.31 tags the functions
 //! of those sets (`decl_tag_kfuncs`); [`kfuncs_in_btf_ids`] reads them.
 
-use std::collections::HashMap;
+use foldhash::fast::FixedState;
+
+/// Fixed hashing: the same probes on every run (fuzzing replays, profiles).
+type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
 
 /// An ELF section by index, with its name and address range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +143,7 @@ pub fn kfuncs_in_btf_ids<'input>(
     if kfunc_sets.is_empty() {
         return Vec::new();
     }
-    let mut by_name: HashMap<&'input str, u32> = HashMap::new();
+    let mut by_name: HashMap<&'input str, u32> = HashMap::default();
     for symbol in symbols {
         let Some(name) = func_id_name(symbol.name) else {
             continue;

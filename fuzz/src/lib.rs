@@ -23,6 +23,8 @@
 //!   way `dump` and `diff` read a module), and from inputs the kernel
 //!   accepts, the output must pass its checks.
 //!
+//! Every target runs on libFuzzer's own thread alone (see [`one_thread`]).
+//!
 //! The fixed base is the BTF of `fixtures/obj/multi-cu/gcc-dwarf5.o`,
 //! encoded at start-up as `btfenc -J` does without flags (the seeds of the
 //! split targets are encoded on the same bytes: see `seeds.sh`).
@@ -48,6 +50,24 @@ const AS_WRITTEN: Options = Options {
     size_limit: false,
     layout_section: true,
 };
+
+/// Makes rayon's global pool this thread alone (`use_current_thread`, one
+/// thread): every parallel step then runs inline on libFuzzer's thread.
+/// With idle workers, how often they spin before sleeping is timing and
+/// they are instrumented too, so runs from one `-seed` would see other
+/// coverage and go elsewhere; this way `make fuzz-smoke` replays the same
+/// inputs on every machine. (The parallel split points are the same code
+/// with one thread: dedup's results do not depend on the thread count.)
+fn one_thread() {
+    static POOL: OnceLock<()> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .use_current_thread()
+            .build_global()
+            .expect("rayon's global pool is built here first");
+    });
+}
 
 fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -108,7 +128,11 @@ fn scratch_file() -> &'static Path {
         } else {
             std::env::temp_dir()
         };
-        dir.join(format!("btfenc-fuzz-{}.o", std::process::id()))
+        // The process id keeps fork mode's processes apart; padded, so
+        // that the path (which the encoder keeps, in arenas among others)
+        // has one length whatever the id, and a replay takes the same
+        // code paths.
+        dir.join(format!("btfenc-fuzz-{:010}.o", std::process::id()))
     })
 }
 
@@ -120,6 +144,7 @@ fn first(violations: &[btf::validate::Violation]) -> String {
 
 /// `elf_dwarf`: see the crate documentation.
 pub fn elf_dwarf(data: &[u8]) {
+    one_thread();
     let kernel_list = || {
         Features::parse(
             "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,\
@@ -199,6 +224,7 @@ fn exercise(parsed: &Parsed<'_>, on: Option<&Parsed<'_>>) {
 
 /// `btf_read`: see the crate documentation.
 pub fn btf_read(data: &[u8]) {
+    one_thread();
     let arena = NameArena::new();
     if data.starts_with(b"\x7fELF") {
         if let Ok(parsed) = parse_file_with(data, None, &arena) {
@@ -223,6 +249,7 @@ pub fn btf_read(data: &[u8]) {
 
 /// `btf_read_split`: see the crate documentation.
 pub fn btf_read_split(data: &[u8]) {
+    one_thread();
     let base = base();
     let arena = NameArena::new();
     if let Ok(parsed) = parse_with(data, Some(base.parsed), &arena) {
@@ -254,6 +281,7 @@ fn kernel_judges() -> bool {
 
 /// `validate`: see the crate documentation.
 pub fn validate_target(data: &[u8]) {
+    one_thread();
     let arena = NameArena::new();
     let verdict = validate(data, None, Options::default());
     if verdict.is_ok() {
@@ -300,6 +328,7 @@ fn blob_len(data: &[u8]) -> usize {
 
 /// `relocate`: see the crate documentation.
 pub fn relocate(data: &[u8]) {
+    one_thread();
     let cut = blob_len(data);
     let (distilled, split) = data.split_at(cut);
     let base = base();

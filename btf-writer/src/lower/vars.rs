@@ -6,12 +6,13 @@
 //! data symbols; the assembly side ([`emit_variables`]) writes one VAR per
 //! symbol placement and one DATASEC per section.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use foldhash::fast::FixedState;
 
 /// Maps keyed by a file's own addresses, which need no SipHash.
 type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;
+type HashSet<K> = std::collections::HashSet<K, FixedState>;
 
 use dwarf::model::{CuModel, TypeRef, Variable};
 use dwarf::symbols::{DataSymbol, SectionInfo};
@@ -135,7 +136,7 @@ pub(crate) fn variable_candidates<'input>(
             .filter(|v| v.declaration)
             .map(|v| v.name)
             .collect(),
-        Rules::V1_31 => HashSet::new(),
+        Rules::V1_31 => HashSet::default(),
     };
     let mut candidates = Vec::new();
     for variable in &cu.variables {
@@ -347,7 +348,7 @@ pub(crate) fn emit_variables<'input>(
     candidates: Vec<VariableCandidate<'input>>,
     features: &Features,
 ) {
-    let mut seen: HashSet<(usize, u32)> = HashSet::new();
+    let mut seen: HashSet<(usize, u32)> = HashSet::default();
     let mut sections: BTreeMap<usize, (&'input str, Vec<VarSecInfo>)> = BTreeMap::new();
     for candidate in candidates {
         if !seen.insert((candidate.section_index, candidate.offset)) {
