@@ -186,6 +186,40 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         Ok(false)
     }
 
+    /// The struct or union `ty` is, through typedefs and qualifiers, when
+    /// that is a declaration this unit never defines: a member of it by
+    /// value stays a FWD member, which the kernel refuses
+    /// (btf_struct_resolve: "Invalid member"). C needs the definition in
+    /// the unit for such a member, so only broken DWARF gets here; a
+    /// definition elsewhere in the unit is what dedup will put in its
+    /// place, so that one is fine.
+    fn undefined_declaration(&self, ty: TypeRef) -> Result<Option<String>, Error> {
+        let mut current = ty;
+        for _ in 0..MAX_TYPE_DEPTH {
+            let TypeRef::Node(id) = current else {
+                return Ok(None);
+            };
+            match self.node(id)? {
+                Node::Qualified { target, .. } | Node::Typedef { target, .. } => current = *target,
+                Node::Composite {
+                    kind,
+                    name,
+                    declaration: true,
+                    ..
+                } => {
+                    let defined = name.is_some() && self.cu.nodes.iter().any(|node| {
+                        matches!(node, Node::Composite { kind: k, name: n, declaration: false, .. }
+                                if k == kind && n == name)
+                    });
+                    return Ok((!defined)
+                        .then(|| format!("{} {}", kind_name(*kind), quoted(name.unwrap_or("")))));
+                }
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
     /// Whether a function returning `ty` has a return type the kernel
     /// refuses (btf_func_proto_check: "Invalid return type"): one that
     /// lowers to a type, which then must have a size. What lowers to void
@@ -897,6 +931,11 @@ fn lower_composite<'input>(
             })
         } else if map.is_sizeless(member.ty)? {
             Some("its type is void or a function type (through typedefs or qualifiers)".to_string())
+        } else if let Some(declared) = map.undefined_declaration(member.ty)? {
+            Some(format!(
+                "its type, {declared}, is only declared in this unit: the kernel takes no \
+                 member of an incomplete type"
+            ))
         } else if member.bitfield_size == 0 && bit_offset % 8 != 0 {
             // btf_*_check_member: "Member is not byte aligned".
             Some(format!(
