@@ -572,6 +572,17 @@ pub(crate) fn lower_types<'input>(
                     // each tag points to the one before it (pahole and
                     // LLVM agree on this order).
                     for tag in type_tags.iter() {
+                        // btf_ref_type_check_meta: a TYPE_TAG has a value
+                        // ("Invalid name"); without, the pointer skips it.
+                        if tag.is_empty() {
+                            map.leave_out(
+                                features.encode_force,
+                                this,
+                                "pointer with an empty btf_type_tag (the kernel wants a value)"
+                                    .to_string(),
+                            )?;
+                            continue;
+                        }
                         let id = next_extra_id(&extra);
                         extra.push(Type::TypeTag(TypeTag {
                             name: tag,
