@@ -902,13 +902,14 @@ fn mutate(original: &[u8], sections: &[(usize, usize)], rng: &mut Rng) -> Vec<u8
     bytes
 }
 
-/// Six `elf_dwarf` findings of the CI run of 26f322d and the runs after
+/// Seven `elf_dwarf` findings of the CI run of 26f322d and the runs after
 /// it, kept in `fixtures/bad/fuzz/` as found; each gave BTF the kernel
 /// refuses. A function (not a function type) whose parameter lost its
 /// `DW_AT_type`, one returning a function type, an odd-sized base type
 /// (so pahole's 4-byte fake int) ending past a packed struct, a float
-/// member moved off its alignment, a member by value of a union the
-/// unit only declares, and a `btf_type_tag` annotation without a value. Without `encode_force` each is one line
+/// member moved off its alignment, a member and a function's parameter by
+/// value of a union the unit only declares, and a `btf_type_tag`
+/// annotation without a value. Without `encode_force` each is one line
 /// naming the file and the function or DIE; with it the function or member
 /// is left out, with a warning, and the kernel loads the rest.
 #[test]
@@ -936,6 +937,12 @@ fn fuzz_findings_in_signatures_and_member_sizes() {
             "empty-type-tag",
             None,
             "DIE 0xdb3: pointer with an empty btf_type_tag (the kernel wants a value)",
+        ),
+        (
+            "parameter-of-undefined-union",
+            None,
+            "function \"fx_structs_walk\": parameter 1 (\"n\") is a union \"_word\" only \
+             declared in this unit",
         ),
         (
             "member-of-undefined-union",

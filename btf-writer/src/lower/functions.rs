@@ -292,7 +292,8 @@ pub(crate) fn function_candidates<'input>(
 }
 
 /// What in `function`'s signature has no size (see
-/// [`TypeMap::is_sizeless`]), if anything.
+/// [`TypeMap::is_sizeless`] and [`TypeMap::undefined_declaration`]), if
+/// anything.
 fn unsized_in_signature(
     function: &Function<'_, '_>,
     map: &TypeMap<'_, '_, '_>,
@@ -305,6 +306,18 @@ fn unsized_in_signature(
                 param.name.unwrap_or("")
             )));
         }
+        if let Some(declared) = map.undefined_declaration(param.ty)? {
+            return Ok(Some(format!(
+                "parameter {} ({:?}) is a {declared} only declared in this unit",
+                index + 1,
+                param.name.unwrap_or("")
+            )));
+        }
+    }
+    if let Some(declared) = map.undefined_declaration(function.ret)? {
+        return Ok(Some(format!(
+            "it returns a {declared} only declared in this unit"
+        )));
     }
     if map.returns_unsized(function.ret)? {
         return Ok(Some(

@@ -189,11 +189,13 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// The struct or union `ty` is, through typedefs and qualifiers, when
     /// that is a declaration this unit never defines: a member of it by
     /// value stays a FWD member, which the kernel refuses
-    /// (btf_struct_resolve: "Invalid member"). C needs the definition in
-    /// the unit for such a member, so only broken DWARF gets here; a
+    /// (btf_struct_resolve: "Invalid member"; a function's argument or
+    /// return type likewise). C needs the definition in the unit for such
+    /// a member, and for a function definition's parameters and return
+    /// type, so only broken DWARF gets here; a
     /// definition elsewhere in the unit is what dedup will put in its
     /// place, so that one is fine.
-    fn undefined_declaration(&self, ty: TypeRef) -> Result<Option<String>, Error> {
+    pub(crate) fn undefined_declaration(&self, ty: TypeRef) -> Result<Option<String>, Error> {
         let mut current = ty;
         for _ in 0..MAX_TYPE_DEPTH {
             let TypeRef::Node(id) = current else {
