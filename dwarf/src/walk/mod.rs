@@ -461,7 +461,7 @@ struct Walker<'a, 'input, 'arena> {
     die_count: u64,
     /// Offset of the DIE being read, the referrer of the nodes it makes.
     current_die: u64,
-    /// Whether a name that is no C identifier was read (see `note_name`).
+    /// Whether a name that is no C identifier was read (see `note_required_name`).
     odd_names: bool,
     /// For each node: the offset of its DIE (the model's `node_offsets`).
     node_offsets: Vec<u64>,
@@ -712,6 +712,40 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
         }
         self.string_at_slowly(value, offset)
+    }
+
+    /// The `DW_AT_name` of a DIE, noted ([`Walker::note_required_name`]): a name
+    /// in `.debug_str` says whether it is a C identifier as it is looked
+    /// up, without a second look at its bytes.
+    #[inline(always)]
+    fn noted_name(&mut self, attrs: &Attrs<'input>, offset: u64) -> Result<Option<&'input str>> {
+        match attrs.get(dw::DW_AT_name) {
+            Some(value) => self.noted_name_at(value, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Walker::string_at`] for a name, noted ([`Walker::noted_name`]).
+    #[inline(always)]
+    fn noted_name_at(&mut self, value: Value<'input>, offset: u64) -> Result<&'input str> {
+        if let gimli::AttributeValue::DebugStrRef(strp) = value {
+            if let Some((text, identifier)) = self.strings.debug_str_name(strp.0) {
+                self.odd_names |= !identifier;
+                return Ok(text);
+            }
+        }
+        let text = self.string_at_slowly(value, offset)?;
+        self.note_required_name(text);
+        Ok(text)
+    }
+
+    /// A name that must be there: an absent one is empty, and odd.
+    #[inline(always)]
+    fn required_name(&mut self, name: Option<&'input str>) -> &'input str {
+        name.unwrap_or_else(|| {
+            self.odd_names = true;
+            ""
+        })
     }
 
     /// [`Walker::string_at`] for the other cases.
