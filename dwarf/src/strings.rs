@@ -63,15 +63,15 @@ struct OddBytes {
 
 impl OddBytes {
     fn new(bytes: &[u8]) -> Self {
-        use crate::model::{LATER, NAME_BYTES};
-        let words = bytes
-            .chunks(64)
-            .map(|chunk| {
-                chunk.iter().enumerate().fold(0u64, |word, (bit, &byte)| {
-                    word | (u64::from(NAME_BYTES[byte as usize] & LATER == 0) << bit)
-                })
-            })
-            .collect();
+        let mut words = Vec::with_capacity(bytes.len().div_ceil(64));
+        let mut chunks = bytes.chunks_exact(64);
+        for chunk in &mut chunks {
+            words.push(odd_bits_64(chunk));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            words.push(odd_bits(rest));
+        }
         OddBytes { words }
     }
 
@@ -86,6 +86,57 @@ impl OddBytes {
         }
         Some(index * 64 + word.trailing_zeros() as usize)
     }
+}
+
+/// Bit `i` set for each byte `bytes[i]` no identifier has after its first
+/// byte (at most 64 bytes), one byte at a time.
+fn odd_bits(bytes: &[u8]) -> u64 {
+    use crate::model::{LATER, NAME_BYTES};
+    bytes.iter().enumerate().fold(0u64, |word, (bit, &byte)| {
+        word | (u64::from(NAME_BYTES[byte as usize] & LATER == 0) << bit)
+    })
+}
+
+/// [`odd_bits`] of 64 bytes, 16 at a time with SSE2 (part of every
+/// x86-64): a kernel module's `.debug_str` can be 6 MB, which byte by byte
+/// took 56 M instructions, 3% of encoding the module.
+#[cfg(target_arch = "x86_64")]
+fn odd_bits_64(chunk: &[u8]) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_sub_epi8,
+    };
+    let mut word = 0u64;
+    for (index, bytes) in chunk.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is in the x86-64 baseline, so every intrinsic used
+        // is available; the load reads the 16 bytes of `bytes`, which has
+        // exactly 16, and takes any alignment.
+        let identifier_bytes = unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().cast::<__m128i>());
+            // `d` (an offset from a range's start) is in the range of
+            // `n + 1` values: unsigned `min(d, n) == d`.
+            let within =
+                |d: __m128i, n: u8| _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(n as i8)), d);
+            // Setting bit 5 maps A-Z onto a-z and no other byte there.
+            let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let letter = within(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
+            let digit = within(_mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8)), 9);
+            let underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8));
+            let dot = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'.' as i8));
+            _mm_movemask_epi8(_mm_or_si128(
+                _mm_or_si128(letter, digit),
+                _mm_or_si128(underscore, dot),
+            ))
+        };
+        word |= u64::from(!(identifier_bytes as u16)) << (16 * index);
+    }
+    word
+}
+
+/// [`odd_bits`] of 64 bytes.
+#[cfg(not(target_arch = "x86_64"))]
+fn odd_bits_64(chunk: &[u8]) -> u64 {
+    odd_bits(chunk)
 }
 
 /// The string sections of one file, for [`Strings::get`].
@@ -222,13 +273,16 @@ mod tests {
         };
         let mut offset = 0;
         while offset < bytes.len() {
-            let expected = StrSection::new(bytes).get(offset).map(|name| {
-                (name, crate::model::is_c_identifier(name))
-            });
+            let expected = StrSection::new(bytes)
+                .get(offset)
+                .map(|name| (name, crate::model::is_c_identifier(name)));
             assert_eq!(strings.debug_str_name(offset), expected, "at {offset}");
             offset += 1;
         }
-        assert_eq!(strings.debug_str_name(4), Some(("long unsigned int", false)));
+        assert_eq!(
+            strings.debug_str_name(4),
+            Some(("long unsigned int", false))
+        );
         assert_eq!(strings.debug_str_name(9), Some(("unsigned int", false)));
         assert_eq!(strings.debug_str_name(22), Some(("_a.b9", true)));
         assert_eq!(strings.debug_str_name(28), Some(("9x", false)));
@@ -241,6 +295,23 @@ mod tests {
             ..Strings::default()
         };
         assert_eq!(strings.debug_str_name(0), None);
+    }
+
+    #[test]
+    fn odd_bytes_sixteen_at_a_time_as_one_at_a_time() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let mut bytes = all.clone();
+        bytes.extend(all.iter().rev());
+        bytes.extend(b"__the.quick_brown_fox9_JUMPS_over_the_lazy_dog_0123456789_.Zz@[`{/:");
+        for chunk in bytes.chunks_exact(64) {
+            assert_eq!(odd_bits_64(chunk), odd_bits(chunk), "{chunk:?}");
+        }
+        let words = OddBytes::new(&bytes).words;
+        assert_eq!(words.len(), bytes.len().div_ceil(64));
+        for (i, &byte) in bytes.iter().enumerate() {
+            let odd = !(byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'.');
+            assert_eq!(words[i / 64] >> (i % 64) & 1 == 1, odd, "byte {byte:#x}");
+        }
     }
 
     #[test]
