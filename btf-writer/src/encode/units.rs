@@ -231,7 +231,8 @@ impl<'input> Table<'input> {
 
 /// Walks, lowers and adds every unit of `units` (see the module docs).
 /// `inline_names` has an arena per worker for the names stored in
-/// `.debug_info` itself (as many workers are started as there are arenas).
+/// `.debug_info` itself (as many workers are started as there are arenas;
+/// see [`dwarf::walk::InlineNames`]).
 /// One arena per unit instead, each growing by doubling chunks, held
 /// 3.0 MB on Debian 6.1's vmlinux, a good part of it never written, until
 /// the output was written.
@@ -278,7 +279,7 @@ fn walk_each_unit<'input>(
         let (work, stop, queue, table, returns) = (&work, &stop, &queue, &table, &returns);
         for names in inline_names.iter_mut() {
             workers.spawn(move |_| {
-                let names: &'input Bump = names;
+                let names = dwarf::walk::InlineNames::new(names);
                 loop {
                     returns.free_mine();
                     if stop.load(Ordering::Relaxed) {
@@ -288,7 +289,7 @@ fn walk_each_unit<'input>(
                     let Some((index, unit)) = next else {
                         break;
                     };
-                    let lowered = walk_and_lower(dwarf, unit, names, ctx);
+                    let lowered = walk_and_lower(dwarf, unit, &names, ctx);
                     if index % RELEASE_EVERY == RELEASE_EVERY - 1 {
                         elf.release_resident_pages();
                     }
@@ -375,12 +376,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 fn walk_and_lower<'input>(
     dwarf: &Dwarf<'input>,
     unit: &UnitHeader<'input>,
-    names: &'input Bump,
+    names: &dwarf::walk::InlineNames<'input>,
     ctx: &lower::Context<'_, 'input>,
 ) -> Lowered<'input> {
     let start = cpu_clock::thread();
     let arena = Bump::new();
-    let cu = dwarf::walk::walk_unit_copying_inline_names(dwarf, unit, &arena, names)?;
+    let cu = dwarf::walk::walk_unit_keeping_inline_names(dwarf, unit, &arena, names)?;
     lower_walked(&cu, start, ctx, || {
         format!(
             "{}: CU at .debug_info+{:#x}",

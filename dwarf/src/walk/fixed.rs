@@ -177,7 +177,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             self.note_required_name(text);
             // Copied where the caller wants, as `Walker::string_value` does.
             return Ok(Some(match self.inline_names {
-                Some(names) => names.alloc_str(text),
+                Some(names) => names.keep(text),
                 None => text,
             }));
         }
