@@ -458,7 +458,7 @@ pub struct CuModel<'input, 'arena> {
 /// character is in the set).
 #[inline]
 pub fn is_c_identifier(name: &str) -> bool {
-    const MAX_LEN: usize = 128;
+    const MAX_LEN: usize = MAX_NAME_LEN;
     let bytes = name.as_bytes();
     match bytes.split_first() {
         Some((&first, rest)) => {
@@ -473,13 +473,15 @@ pub fn is_c_identifier(name: &str) -> bool {
 }
 
 /// [`NAME_BYTES`] flag: the byte may start a name.
-const FIRST: u8 = 1;
+pub(crate) const FIRST: u8 = 1;
 /// [`NAME_BYTES`] flag: the byte may follow the first.
-const LATER: u8 = 2;
+pub(crate) const LATER: u8 = 2;
+/// [`is_c_identifier`]'s longest name.
+pub(crate) const MAX_NAME_LEN: usize = 128;
 
 /// What each byte may be in a name: `[A-Za-z_.]` first, `[A-Za-z0-9_.]`
 /// after.
-static NAME_BYTES: [u8; 256] = {
+pub(crate) static NAME_BYTES: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut byte = 0;
     while byte < 256 {

@@ -213,7 +213,7 @@ pub fn encode(
     base: Option<&SplitOn<'_, '_>>,
 ) -> Result<Encoded, Error> {
     let mut stats = Stats::default();
-    // One arena per CU for the names that sit in `.debug_info` itself,
+    // One arena per worker for the names that sit in `.debug_info` itself,
     // declared before the file so that it outlives everything borrowing
     // the file's strings.
     let mut inline_names: Vec<Bump> = Vec::new();
@@ -259,7 +259,7 @@ pub fn encode(
     let phase = PhaseTimer::start();
     let units = dwarf.units();
     stats.cus = units.len();
-    inline_names.resize_with(units.len(), Bump::new);
+    inline_names.resize_with(rayon::current_num_threads().max(1), Bump::new);
     let table = match base {
         Some(b) => TableKind::Split(SplitBase {
             type_count: b.parsed.total_type_count(),

@@ -50,6 +50,10 @@ pub(crate) struct TypeMap<'m, 'input, 'arena> {
     /// `encode_force`: what cannot be encoded is left out with a warning
     /// (see [`TypeMap::leave_out`]) instead of failing the CU.
     pub(crate) force: bool,
+    /// Whether some base type of the CU is a float: without one no member
+    /// is a FLOAT, and [`TypeMap::float_member_problem`] has nothing to
+    /// look for (most kernel CUs have none).
+    has_float: bool,
 }
 
 impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
@@ -57,7 +61,15 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     pub(crate) fn new(cu: &'m CuModel<'input, 'arena>, pointer_size: u32) -> Result<Self, Error> {
         let mut ids = Vec::with_capacity(cu.nodes.len());
         let mut next = 1u32;
+        let mut has_float = false;
         for node in &cu.nodes {
+            has_float |= matches!(
+                node,
+                Node::Base {
+                    encoding: BaseEncoding::Float,
+                    ..
+                }
+            );
             if is_expressible(node) {
                 ids.push(TypeId(next));
                 next = next.checked_add(1).ok_or(Error::TooManyTypes {
@@ -74,6 +86,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
             warnings: std::cell::RefCell::default(),
             kept_members: std::cell::RefCell::default(),
             force: false,
+            has_float,
         })
     }
 
@@ -283,7 +296,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         self.size_with(ty, &int_size)
     }
 
-    fn size_with(&self, ty: TypeRef, base_size: &dyn Fn(u32) -> u32) -> Result<u64, Error> {
+    fn size_with(&self, ty: TypeRef, base_size: &impl Fn(u32) -> u32) -> Result<u64, Error> {
         let mut current = ty;
         for _ in 0..MAX_TYPE_DEPTH {
             let TypeRef::Node(id) = current else {
@@ -453,6 +466,9 @@ impl TypeMap<'_, '_, '_> {
         member: &dwarf::model::Member<'_, '_>,
         float: bool,
     ) -> Result<Option<String>, Error> {
+        if !(float && self.has_float) {
+            return Ok(None);
+        }
         let Storage::Float(size) = self.storage(member.ty, float)? else {
             return Ok(None);
         };

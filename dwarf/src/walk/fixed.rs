@@ -25,7 +25,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             Kind::Composite(kind) => {
                 let id = self.node_id(offset);
                 let name = self.fixed_name(layout, &die, offset)?;
-                self.note_name(name);
                 let byte_size = layout.byte_size(&die).unwrap_or(0);
                 self.open_composite(id, kind, name, byte_size, layout.declaration(&die))
             }
@@ -62,7 +61,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         match layout.kind {
             Kind::Member => {
                 let name = self.fixed_name(layout, &die, offset)?;
-                self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets of at most four bytes: in bits they cannot overflow.
                 let bit_offset = layout.location(&die) << 3;
@@ -78,7 +76,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Bitfield => {
                 let name = self.fixed_name(layout, &die, offset)?;
-                self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets and bitfield positions of at most four bytes: in
                 // bits their sum cannot overflow.
@@ -112,8 +109,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Kind::Typedef => {
                 let id = self.node_id(offset);
-                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
-                self.note_required_name(name);
+                let name = self.fixed_name(layout, &die, offset)?;
+                let name = self.required_name(name);
                 let target = self.fixed_type(layout.ty(&die));
                 self.set_node(
                     id,
@@ -125,8 +122,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 );
             }
             Kind::Enumerator => {
-                let name = self.fixed_name(layout, &die, offset)?.unwrap_or("");
-                self.note_required_name(name);
+                let name = self.fixed_name(layout, &die, offset)?;
+                let name = self.required_name(name);
                 if let (Some(Scope::Enum(pending)), Some(value)) =
                     (self.stack.last_mut(), layout.constant(&die))
                 {
@@ -144,7 +141,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     return Ok(false);
                 }
                 let name = self.fixed_name(layout, &die, offset)?;
-                self.note_name(name);
                 let ty = self.fixed_type(layout.ty(&die));
                 // Checked above: the parameter belongs to a prototype.
                 self.open_params.push(Param::of_prototype(name, ty));
@@ -158,27 +154,30 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// The name of a DIE read through a layout. A `.debug_str` offset or
     /// an inline name, nearly every name, is taken straight away: going
     /// through the attribute value the general path would have decoded
-    /// costs more than the lookup itself.
+    /// costs more than the lookup itself. The name is noted
+    /// ([`Walker::note_required_name`]).
     #[inline(always)]
     pub(super) fn fixed_name(
-        &self,
+        &mut self,
         layout: &Layout,
         die: &Die<'input>,
         offset: u64,
     ) -> Result<Option<&'input str>> {
-        if let Some(text) = layout
+        if let Some((text, identifier)) = layout
             .strp(die)
-            .and_then(|strp| self.strings.debug_str(strp))
+            .and_then(|strp| self.strings.debug_str_name(strp))
         {
+            self.odd_names |= !identifier;
             return Ok(Some(text));
         }
         if let Some(text) = layout
             .inline_name(die)
             .and_then(|bytes| std::str::from_utf8(bytes).ok())
         {
+            self.note_required_name(text);
             // Copied where the caller wants, as `Walker::string_value` does.
             return Ok(Some(match self.inline_names {
-                Some(names) => names.alloc_str(text),
+                Some(names) => names.keep(text),
                 None => text,
             }));
         }
@@ -187,12 +186,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// [`Walker::fixed_name`] for the other cases, and for errors.
     pub(super) fn fixed_name_slowly(
-        &self,
+        &mut self,
         name: Option<Value<'input>>,
         offset: u64,
     ) -> Result<Option<&'input str>> {
         match name {
-            Some(value) => self.string_at(value, offset).map(Some),
+            Some(value) => self.noted_name_at(value, offset).map(Some),
             None => Ok(None),
         }
     }

@@ -43,8 +43,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             dw::DW_TAG_lexical_block => Ok(Scope::Body),
             dw::DW_TAG_member => self.visit_member(attrs, offset),
             dw::DW_TAG_enumerator => {
-                let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
-                self.note_required_name(name);
+                let name = self.noted_name(attrs, offset)?;
+                let name = self.required_name(name);
                 let value = attrs.get(dw::DW_AT_const_value).ok_or_else(|| {
                     self.error(
                         ErrorKind::InvalidDwarf("enumerator without a value".into()),
@@ -81,18 +81,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// Notes a name read for a type, member, enumerator, parameter or
-    /// function (`None`: anonymous): one that is no C
-    /// identifier marks the model ([`crate::model::CuModel::odd_names`]),
-    /// while its bytes are still in the cache.
-    #[inline(always)]
-    pub(super) fn note_name(&mut self, name: Option<&str>) {
-        if let Some(name) = name {
-            self.note_required_name(name);
-        }
-    }
-
-    /// [`Walker::note_name`] for a name that must be there (empty counts
-    /// as odd).
+    /// function: one that is no C identifier (empty counts as odd) marks
+    /// the model ([`crate::model::CuModel::odd_names`]), while its bytes
+    /// are still in the cache. Names in `.debug_str` are noted as they are
+    /// looked up ([`Walker::noted_name`]).
     #[inline(always)]
     pub(super) fn note_required_name(&mut self, name: &str) {
         if !crate::model::is_c_identifier(name) {
@@ -164,8 +156,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 Scope::Leaf
             }
             dw::DW_TAG_typedef => {
-                let name = self.string(attrs, dw::DW_AT_name, offset)?.unwrap_or("");
-                self.note_required_name(name);
+                let name = self.noted_name(attrs, offset)?;
+                let name = self.required_name(name);
                 let target = self.type_ref(attrs, offset)?;
                 self.set_node(
                     id,
@@ -192,8 +184,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     dw::DW_TAG_union_type => CompositeKind::Union,
                     _ => CompositeKind::Class,
                 };
-                let name = self.string(attrs, dw::DW_AT_name, offset)?;
-                self.note_name(name);
+                let name = self.noted_name(attrs, offset)?;
                 let byte_size = self
                     .size_u32(attrs, dw::DW_AT_byte_size, offset)?
                     .unwrap_or(0);
@@ -201,8 +192,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 self.open_composite(id, kind, name, byte_size, declaration)
             }
             dw::DW_TAG_enumeration_type => {
-                let name = self.string(attrs, dw::DW_AT_name, offset)?;
-                self.note_name(name);
+                let name = self.noted_name(attrs, offset)?;
                 let byte_size = self
                     .size_u32(attrs, dw::DW_AT_byte_size, offset)?
                     .unwrap_or(0);
@@ -306,8 +296,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if attrs.flag(dw::DW_AT_external) || attrs.flag(dw::DW_AT_declaration) {
             return Ok(Scope::Skip);
         }
-        let name = self.string(attrs, dw::DW_AT_name, offset)?;
-        self.note_name(name);
+        let name = self.noted_name(attrs, offset)?;
         let ty = self.type_ref(attrs, offset)?;
         let location_bits = self
             .member_location(attrs, offset)?
@@ -425,8 +414,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         attrs: &Attrs<'input>,
         offset: u64,
     ) -> Result<Scope<'input, 'arena>> {
-        let name = self.string(attrs, dw::DW_AT_name, offset)?;
-        self.note_name(name);
+        let name = self.noted_name(attrs, offset)?;
         let in_function = matches!(self.stack.last(), Some(Scope::Function { .. }));
         if !in_function {
             let ty = self.type_ref(attrs, offset)?;
@@ -519,8 +507,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         attrs: &Attrs<'input>,
         offset: u64,
     ) -> Result<Scope<'input, 'arena>> {
-        let name = self.string(attrs, dw::DW_AT_name, offset)?;
-        self.note_name(name);
+        let name = self.noted_name(attrs, offset)?;
         let linkage_name = match self.string(attrs, dw::DW_AT_linkage_name, offset)? {
             Some(name) => Some(name),
             None => self.string(attrs, dw::DW_AT_MIPS_linkage_name, offset)?,
