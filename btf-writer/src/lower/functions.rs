@@ -26,7 +26,7 @@ use super::candidate::{FunctionCandidate, TrueSignature};
 use super::error::Error;
 use super::features::{Features, Rules};
 use super::true_signature::{self, SuffixedSymbols};
-use super::types::TypeMap;
+use super::types::{TypeMap, UNSIZED_RETURN};
 use crate::types::{Btf, DeclTag, FuncProto, Linkage, Name, Object, Param, Type, TypeId};
 
 /// Suffixes (after the first '.') of symbols that are pieces of a function
@@ -320,10 +320,7 @@ fn unsized_in_signature(
         )));
     }
     if map.returns_unsized(function.ret)? {
-        return Ok(Some(
-            "its return type is a function type, or void through typedefs or qualifiers"
-                .to_string(),
-        ));
+        return Ok(Some(UNSIZED_RETURN.to_string()));
     }
     Ok(None)
 }

@@ -240,6 +240,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// lowers to a type, which then must have a size. What lowers to void
     /// itself (no type, or one BTF cannot express, such as the assembler's
     /// `DW_TAG_unspecified_type`) is a void return.
+    /// See [`UNSIZED_RETURN`] for how the refusal reads.
     pub(crate) fn returns_unsized(&self, ty: TypeRef) -> Result<bool, Error> {
         Ok(self.id(ty)? != TypeId::VOID && self.is_sizeless(ty)?)
     }
@@ -488,6 +489,11 @@ impl TypeMap<'_, '_, '_> {
     }
 }
 
+/// What a function or function type whose return type
+/// [`TypeMap::returns_unsized`] refuses is told.
+pub(crate) const UNSIZED_RETURN: &str =
+    "its return type is a function type, or void through typedefs or qualifiers";
+
 /// The size of the BTF INT a DWARF base type of `byte_size` bytes lowers
 /// to: BTF INTs are 1, 2, 4, 8 or 16 bytes; DWARF 5 also has odd sizes
 /// used only by location expressions, which pahole replaces by a 4-byte
@@ -719,12 +725,7 @@ pub(crate) fn lower_types<'input>(
                 // btf_func_proto_check: a return type other than void
                 // itself has a size ("Invalid return type").
                 if map.returns_unsized(*ret)? {
-                    return Err(map.unencodable(
-                        this,
-                        "function type: its return type is a function type, or void through \
-                         typedefs or qualifiers"
-                            .to_string(),
-                    ));
+                    return Err(map.unencodable(this, format!("function type: {UNSIZED_RETURN}")));
                 }
                 let mut lowered = Vec::with_capacity(params.len() + usize::from(*varargs));
                 for (number, param) in params.iter().enumerate() {
