@@ -292,21 +292,22 @@ pub(crate) fn function_candidates<'input>(
 }
 
 /// What in `function`'s signature has no size (see
-/// [`TypeMap::is_sizeless`] and [`TypeMap::undefined_declaration`]), if
+/// [`super::types::ChainEnd::is_sizeless`] and [`TypeMap::undefined_declaration`]), if
 /// anything.
 fn unsized_in_signature(
     function: &Function<'_, '_>,
     map: &TypeMap<'_, '_, '_>,
 ) -> Result<Option<String>, Error> {
     for (index, param) in function.params.iter().enumerate() {
-        if map.is_sizeless(param.ty)? {
+        let chain = map.chain_end(param.ty)?;
+        if chain.is_sizeless() {
             return Ok(Some(format!(
                 "parameter {} ({:?}) is void or a function type",
                 index + 1,
                 param.name.unwrap_or("")
             )));
         }
-        if let Some(declared) = map.undefined_declaration(param.ty)? {
+        if let Some(declared) = map.undefined_declaration(&chain) {
             return Ok(Some(format!(
                 "parameter {} ({:?}) is a {declared} only declared in this unit",
                 index + 1,
@@ -314,7 +315,7 @@ fn unsized_in_signature(
             )));
         }
     }
-    if let Some(declared) = map.undefined_declaration(function.ret)? {
+    if let Some(declared) = map.undefined_declaration(&map.chain_end(function.ret)?) {
         return Ok(Some(format!(
             "it returns a {declared} only declared in this unit"
         )));
@@ -439,7 +440,8 @@ fn parameter_verdict(
     let mut has_struct = false;
     for param in function.params {
         // parameter__new: type_byte_size, passed_in_memory.
-        let byte_size = map.byte_size(param.ty)?;
+        let chain = map.chain_end(param.ty)?;
+        let byte_size = map.chain_byte_size(&chain)?;
         let widest = if abi.two_register_aggregates {
             2 * pointer_size
         } else {
@@ -466,7 +468,7 @@ fn parameter_verdict(
             ..ParamState::default()
         });
         // param__is_struct, asked of every parameter.
-        has_struct |= map.is_struct(param.ty)?;
+        has_struct |= chain.is_struct();
     }
     if producer_clang && !function.signature_changed {
         match_clang_locations(&mut params, abi);

@@ -138,8 +138,12 @@ pub(crate) fn rewrite<'input>(
     // pahole asks for DW_CC_nocall in clang's units only.
     let changed = cu.producer_clang && function.signature_changed;
     let mut states = Vec::with_capacity(function.params.len());
+    // param__is_struct, asked of every parameter.
+    let mut has_struct = false;
     for param in function.params {
-        let byte_size = map.byte_size(param.ty)?;
+        let chain = map.chain_end(param.ty)?;
+        has_struct |= chain.is_struct();
+        let byte_size = map.chain_byte_size(&chain)?;
         let wide = abi.two_register_aggregates && byte_size > abi.pointer_size;
         let widest = if abi.two_register_aggregates {
             2 * abi.pointer_size
@@ -180,10 +184,6 @@ pub(crate) fn rewrite<'input>(
         match_clang_locations(&mut states, &abi);
     } else {
         analyze_locations(&mut states, &abi, cu.producer_clang, changed);
-    }
-    let mut has_struct = false;
-    for state in &states {
-        has_struct |= map.is_struct(state.ty)?;
     }
     candidate.optimized_params = states.iter().any(|s| s.optimized || !s.has_location);
     candidate.unexpected_register = states.iter().any(|s| s.unexpected) && !has_struct;

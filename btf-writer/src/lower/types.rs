@@ -177,62 +177,69 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         }
     }
 
-    /// Whether `ty`, through typedefs and qualifiers, ends at nothing a
-    /// member or parameter can be: void, a function type, or a type with
-    /// no BTF form (the kernel's btf_modifier_check_member and
-    /// btf_func_proto_check refuse such a member or argument).
-    pub(crate) fn is_sizeless(&self, mut ty: TypeRef) -> Result<bool, Error> {
-        // A longer chain, or a loop, is for the loop and depth checks.
-        for _ in 0..64 {
-            let TypeRef::Node(node) = ty else {
-                return Ok(true);
-            };
-            if self.ids.get(node.0 as usize) == Some(&TypeId::VOID) {
-                return Ok(true);
-            }
-            match self.node(node)? {
-                Node::Typedef { target, .. } | Node::Qualified { target, .. } => ty = *target,
-                Node::Subroutine { .. } | Node::Unsupported { .. } => return Ok(true),
-                _ => return Ok(false),
-            }
-        }
-        Ok(false)
-    }
-
-    /// The struct or union `ty` is, through typedefs and qualifiers, when
-    /// that is a declaration this unit never defines: a member of it by
-    /// value stays a FWD member, which the kernel refuses
-    /// (btf_struct_resolve: "Invalid member"; a function's argument or
-    /// return type likewise). C needs the definition in the unit for such
-    /// a member, and for a function definition's parameters and return
-    /// type, so only broken DWARF gets here; a
-    /// definition elsewhere in the unit is what dedup will put in its
-    /// place, so that one is fine.
-    pub(crate) fn undefined_declaration(&self, ty: TypeRef) -> Result<Option<String>, Error> {
+    /// Follows `ty` through typedefs and qualifiers to the type underneath,
+    /// as the kernel's checks of a member, parameter or array element do
+    /// (they skip modifiers). The one walk of such chains: every question
+    /// about what a type is underneath reads its [`ChainEnd`].
+    pub(crate) fn chain_end(&self, ty: TypeRef) -> Result<ChainEnd<'m, 'input, 'arena>, Error> {
+        let mut end = ChainEnd {
+            node: None,
+            too_deep: false,
+            through_void: false,
+            through_non_const: false,
+        };
         let mut current = ty;
         for _ in 0..MAX_TYPE_DEPTH {
             let TypeRef::Node(id) = current else {
-                return Ok(None);
+                return Ok(end);
             };
+            end.through_void |= self.ids.get(id.0 as usize) == Some(&TypeId::VOID);
             match self.node(id)? {
-                Node::Qualified { target, .. } | Node::Typedef { target, .. } => current = *target,
-                Node::Composite {
-                    kind,
-                    name,
-                    declaration: true,
-                    ..
-                } => {
-                    let defined = name.is_some() && self.cu.nodes.iter().any(|node| {
-                        matches!(node, Node::Composite { kind: k, name: n, declaration: false, .. }
-                                if k == kind && n == name)
-                    });
-                    return Ok((!defined)
-                        .then(|| format!("{} {}", kind_name(*kind), quoted(name.unwrap_or("")))));
+                Node::Typedef { target, .. } => current = *target,
+                Node::Qualified { qualifier, target } => {
+                    end.through_non_const |= *qualifier != Qualifier::Const;
+                    current = *target;
                 }
-                _ => return Ok(None),
+                node => {
+                    end.node = Some(node);
+                    return Ok(end);
+                }
             }
         }
-        Ok(None)
+        end.too_deep = true;
+        Ok(end)
+    }
+
+    /// Whether `ty` ends at nothing a member or parameter can be (see
+    /// [`ChainEnd::is_sizeless`]).
+    pub(crate) fn is_sizeless(&self, ty: TypeRef) -> Result<bool, Error> {
+        Ok(self.chain_end(ty)?.is_sizeless())
+    }
+
+    /// The struct or union a chain ends at, when that is a declaration
+    /// this unit never defines: a member of it by value stays a FWD
+    /// member, which the kernel refuses (btf_struct_resolve: "Invalid
+    /// member"; a function's argument or return type likewise). C needs
+    /// the definition in the unit for such a member, and for a function
+    /// definition's parameters and return type, so only broken DWARF gets
+    /// here; a definition elsewhere in the unit is what dedup will put in
+    /// its place, so that one is fine.
+    pub(crate) fn undefined_declaration(&self, end: &ChainEnd<'_, '_, '_>) -> Option<String> {
+        let Some(Node::Composite {
+            kind,
+            name,
+            declaration: true,
+            ..
+        }) = end.node
+        else {
+            return None;
+        };
+        let defined = name.is_some()
+            && self.cu.nodes.iter().any(|node| {
+                matches!(node, Node::Composite { kind: k, name: n, declaration: false, .. }
+                        if k == kind && n == name)
+            });
+        (!defined).then(|| format!("{} {}", kind_name(*kind), quoted(name.unwrap_or(""))))
     }
 
     /// Whether a function returning `ty` has a return type the kernel
@@ -259,68 +266,128 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         }
     }
 
-    /// Whether a parameter of this type counts as a struct for pahole's
-    /// `param__is_struct` (dwarves 1436daf): a struct, seen through
-    /// `const` and typedefs only (not a union, nor `volatile`).
-    pub(crate) fn is_struct(&self, ty: TypeRef) -> Result<bool, Error> {
-        let mut current = ty;
-        for _ in 0..MAX_TYPE_DEPTH {
-            let TypeRef::Node(id) = current else {
-                return Ok(false);
-            };
-            match self.node(id)? {
-                Node::Composite {
-                    kind: CompositeKind::Struct,
-                    ..
-                } => return Ok(true),
-                Node::Qualified {
-                    qualifier: Qualifier::Const,
-                    target,
-                }
-                | Node::Typedef { target, .. } => current = *target,
-                _ => return Ok(false),
-            }
-        }
-        Ok(false)
-    }
-
     /// Size in bytes of a type, as pahole's `tag__size` computes it; 0 for
     /// void, functions and unknown sizes.
     pub(crate) fn byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
-        self.size_with(ty, &|byte_size| byte_size)
+        self.chain_byte_size(&self.chain_end(ty)?)
     }
 
-    /// Size in bytes of a type as lowered, so as the kernel's member
-    /// checks count it: [`Self::byte_size`] but for an odd-sized base
-    /// type, which is pahole's 4-byte fake int (see [`int_size`]).
-    fn lowered_byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
-        self.size_with(ty, &int_size)
+    /// [`Self::byte_size`] of the type a chain ends at.
+    pub(crate) fn chain_byte_size(&self, chain: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
+        self.size_of(chain, &|byte_size| byte_size)
     }
 
-    fn size_with(&self, ty: TypeRef, base_size: &impl Fn(u32) -> u32) -> Result<u64, Error> {
-        let mut current = ty;
-        for _ in 0..MAX_TYPE_DEPTH {
-            let TypeRef::Node(id) = current else {
-                return Ok(0);
-            };
-            match self.node(id)? {
-                Node::Base { byte_size, .. } => return Ok(u64::from(base_size(*byte_size))),
-                Node::Composite { byte_size, .. } | Node::Enum { byte_size, .. } => {
-                    return Ok(u64::from(*byte_size))
-                }
-                Node::Pointer { .. } => return Ok(u64::from(self.pointer_size)),
-                Node::Qualified { target, .. } | Node::Typedef { target, .. } => current = *target,
-                Node::Array { elem, dims } => {
-                    let count = dims
-                        .iter()
-                        .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))
-                        .unwrap_or(u64::MAX);
-                    return Ok(self.size_with(*elem, base_size)?.saturating_mul(count));
-                }
-                Node::Subroutine { .. } | Node::Unsupported { .. } => return Ok(0),
+    /// Size in bytes of the type a chain ends at, as lowered, so as the
+    /// kernel's member checks count it: [`Self::byte_size`] but for an
+    /// odd-sized base type, which is pahole's 4-byte fake int (see
+    /// [`int_size`]).
+    fn lowered_size(&self, end: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
+        self.size_of(end, &int_size)
+    }
+
+    fn size_of(
+        &self,
+        end: &ChainEnd<'_, '_, '_>,
+        base_size: &impl Fn(u32) -> u32,
+    ) -> Result<u64, Error> {
+        let Some(node) = end.node else {
+            return Ok(0);
+        };
+        Ok(match node {
+            Node::Base { byte_size, .. } => u64::from(base_size(*byte_size)),
+            Node::Composite { byte_size, .. } | Node::Enum { byte_size, .. } => {
+                u64::from(*byte_size)
             }
+            Node::Pointer { .. } => u64::from(self.pointer_size),
+            Node::Array { elem, dims } => {
+                let count = dims
+                    .iter()
+                    .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))
+                    .unwrap_or(u64::MAX);
+                self.size_of(&self.chain_end(*elem)?, base_size)?
+                    .saturating_mul(count)
+            }
+            Node::Qualified { .. }
+            | Node::Typedef { .. }
+            | Node::Subroutine { .. }
+            | Node::Unsupported { .. } => 0,
+        })
+    }
+}
+
+/// Where a chain of typedefs and qualifiers ends ([`TypeMap::chain_end`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChainEnd<'m, 'input, 'arena> {
+    /// The first node that is neither a typedef nor a qualifier; `None` at
+    /// void, or when the chain is longer than [`MAX_TYPE_DEPTH`] links
+    /// (then `too_deep`: a loop, or broken input).
+    node: Option<&'m Node<'input, 'arena>>,
+    too_deep: bool,
+    /// Whether a node on the way, or at the end, lowers to nothing
+    /// (`_Atomic`, an unsupported type), so that what refers to it reads
+    /// void.
+    through_void: bool,
+    /// Whether the chain passes a qualifier other than `const`.
+    through_non_const: bool,
+}
+
+impl ChainEnd<'_, '_, '_> {
+    /// Whether the chain ends at nothing a member or parameter can be:
+    /// void, a function type, or a type with no BTF form (the kernel's
+    /// btf_modifier_check_member and btf_func_proto_check refuse such a
+    /// member or argument). A chain too long to follow is left to the
+    /// loop and depth checks.
+    pub(crate) fn is_sizeless(&self) -> bool {
+        self.through_void
+            || (!self.too_deep
+                && matches!(
+                    self.node,
+                    None | Some(Node::Subroutine { .. } | Node::Unsupported { .. })
+                ))
+    }
+
+    /// Whether a parameter of this type counts as a struct for pahole's
+    /// `param__is_struct` (dwarves 1436daf): a struct, seen through
+    /// `const` and typedefs only (not a union, nor `volatile`).
+    pub(crate) fn is_struct(&self) -> bool {
+        !self.through_non_const
+            && matches!(
+                self.node,
+                Some(Node::Composite {
+                    kind: CompositeKind::Struct,
+                    ..
+                })
+            )
+    }
+
+    /// How the kernel's kind_flag member checks see a member of this type
+    /// ([`Storage`]); `float`: the float feature (FLOAT kind) is on.
+    fn storage(&self, float: bool) -> Storage {
+        let Some(node) = self.node else {
+            return Storage::Other(if self.too_deep {
+                "a chain of typedefs too long to follow"
+            } else {
+                "void"
+            });
+        };
+        match node {
+            Node::Base {
+                encoding: BaseEncoding::Float,
+                byte_size,
+                ..
+            } if float => Storage::Float(*byte_size),
+            Node::Base { byte_size, .. } => Storage::Int(int_size(*byte_size) * 8),
+            Node::Enum { .. } => Storage::Enum,
+            Node::Pointer { .. } => Storage::Other("a pointer"),
+            Node::Array { .. } => Storage::Other("an array"),
+            Node::Composite { kind, .. } => Storage::Other(match kind {
+                CompositeKind::Union => "a union",
+                CompositeKind::Struct | CompositeKind::Class => "a struct",
+            }),
+            // A chain ends at neither (see TypeMap::chain_end).
+            Node::Qualified { .. } | Node::Typedef { .. } => Storage::Other("a typedef"),
+            Node::Subroutine { .. } | Node::Unsupported { .. } => Storage::Other("a function type"),
         }
-        Ok(0)
     }
 }
 
@@ -344,40 +411,6 @@ enum Storage {
 }
 
 impl TypeMap<'_, '_, '_> {
-    /// How the kernel's kind_flag member checks see a member of type `ty`
-    /// ([`Storage`]); `float`: the float feature (FLOAT kind) is on.
-    fn storage(&self, ty: TypeRef, float: bool) -> Result<Storage, Error> {
-        let mut current = ty;
-        for _ in 0..MAX_TYPE_DEPTH {
-            let TypeRef::Node(id) = current else {
-                return Ok(Storage::Other("void"));
-            };
-            return Ok(match self.node(id)? {
-                Node::Qualified { target, .. } | Node::Typedef { target, .. } => {
-                    current = *target;
-                    continue;
-                }
-                Node::Base {
-                    encoding: BaseEncoding::Float,
-                    byte_size,
-                    ..
-                } if float => Storage::Float(*byte_size),
-                Node::Base { byte_size, .. } => Storage::Int(int_size(*byte_size) * 8),
-                Node::Enum { .. } => Storage::Enum,
-                Node::Pointer { .. } => Storage::Other("a pointer"),
-                Node::Array { .. } => Storage::Other("an array"),
-                Node::Composite { kind, .. } => Storage::Other(match kind {
-                    CompositeKind::Union => "a union",
-                    CompositeKind::Struct | CompositeKind::Class => "a struct",
-                }),
-                Node::Subroutine { .. } | Node::Unsupported { .. } => {
-                    Storage::Other("a function type")
-                }
-            });
-        }
-        Ok(Storage::Other("a chain of typedefs too long to follow"))
-    }
-
     /// What the kernel refuses of `member` in a struct of `struct_size`
     /// bytes that has bitfields, so `kind_flag`, beyond what the checks
     /// of every member look at: a bitfield wider than its type or of a
@@ -385,64 +418,64 @@ impl TypeMap<'_, '_, '_> {
     /// kernel counts it, an offset past the 24 bits a kind_flag member
     /// offset has. Each names the kernel's rule and message.
     fn kflag_member_problem(
-        &self,
         member: &dwarf::model::Member<'_, '_>,
+        chain: &ChainEnd<'_, '_, '_>,
         struct_size: u32,
         float: bool,
-    ) -> Result<Option<String>, Error> {
+    ) -> Option<String> {
         let bits = member.bitfield_size;
         let offset = member.bit_offset;
         if offset > u64::from(crate::raw::MAX_BITFIELD_OFFSET) {
-            return Ok(Some(format!(
+            return Some(format!(
                 "bit offset {offset} does not fit the 24 bits BTF gives member offsets \
                  in a struct with bitfields"
-            )));
+            ));
         }
         // Bits the kernel takes the member to span (btf_int_check_kflag_member's
         // nr_bits, btf_enum_check_kflag_member's int_bitsize).
-        let (rule, spans) = match self.storage(member.ty, float)? {
+        let (rule, spans) = match chain.storage(float) {
             Storage::Int(int_bits) if bits > int_bits => {
-                return Ok(Some(format!(
+                return Some(format!(
                     "a bitfield of {bits} bits of a {int_bits}-bit integer \
                      (btf_int_check_kflag_member: \"Invalid member bitfield_size\")"
-                )));
+                ));
             }
             Storage::Int(int_bits) => (
                 "btf_int_check_kflag_member",
                 if bits == 0 { int_bits } else { bits },
             ),
             Storage::Enum if bits > 32 => {
-                return Ok(Some(format!(
+                return Some(format!(
                     "an enum bitfield of {bits} bits: the kernel takes at most 32 \
                      (btf_enum_check_kflag_member: \"Invalid member bitfield_size\")"
-                )));
+                ));
             }
             Storage::Enum => (
                 "btf_enum_check_kflag_member",
                 if bits == 0 { 32 } else { bits },
             ),
             Storage::Other(what) if bits != 0 => {
-                return Ok(Some(format!(
+                return Some(format!(
                     "a bitfield of {what}: the kernel takes bitfields of integers and enums \
                      only (btf_generic_check_kflag_member: \"Invalid member bitfield_size\")"
-                )));
+                ));
             }
             Storage::Float(_) if bits != 0 => {
-                return Ok(Some(
+                return Some(
                     "a bitfield of a floating-point type: the kernel takes bitfields of \
                      integers and enums only (btf_generic_check_kflag_member: \"Invalid \
                      member bitfield_size\")"
                         .to_string(),
-                ))
+                )
             }
             // The plain member checks hold for these.
-            Storage::Other(_) | Storage::Float(_) => return Ok(None),
+            Storage::Other(_) | Storage::Float(_) => return None,
         };
         if u64::from(spans) + offset % 8 > 128 {
-            return Ok(Some(format!(
+            return Some(format!(
                 "{spans} bits from bit {offset} span more than 128 bits \
                  ({rule}: \"nr_copy_bits exceeds 128\")"
-            )));
+            ));
         }
         let end = offset + u64::from(spans);
         if end.div_ceil(8) > u64::from(struct_size) {
@@ -451,12 +484,12 @@ impl TypeMap<'_, '_, '_> {
             } else {
                 String::new()
             };
-            return Ok(Some(format!(
+            return Some(format!(
                 "bits {offset}..{end} end past the {struct_size} bytes{counted} \
                  ({rule}: \"Member exceeds struct_size\")"
-            )));
+            ));
         }
-        Ok(None)
+        None
     }
 
     /// What the kernel refuses of a FLOAT `member` of a struct without
@@ -465,27 +498,28 @@ impl TypeMap<'_, '_, '_> {
     fn float_member_problem(
         &self,
         member: &dwarf::model::Member<'_, '_>,
+        chain: &ChainEnd<'_, '_, '_>,
         float: bool,
-    ) -> Result<Option<String>, Error> {
+    ) -> Option<String> {
         if !(float && self.has_float) {
-            return Ok(None);
+            return None;
         }
-        let Storage::Float(size) = self.storage(member.ty, float)? else {
-            return Ok(None);
+        let Storage::Float(size) = chain.storage(float) else {
+            return None;
         };
         // The kernel's own pointer size (it checks with sizeof(void *)),
         // not the target's: these are the rules of the kernel loading it.
         const KERNEL_POINTER_SIZE: u32 = 8;
         let align_bits = u64::from(size.min(KERNEL_POINTER_SIZE)) * 8;
         if align_bits != 0 && member.bit_offset.is_multiple_of(align_bits) {
-            return Ok(None);
+            return None;
         }
-        Ok(Some(format!(
+        Some(format!(
             "a {size}-byte floating-point member at bit {} is not aligned to {} bytes \
              (btf_float_check_member: \"Member is not properly aligned\")",
             member.bit_offset,
             align_bits / 8
-        )))
+        ))
     }
 }
 
@@ -940,6 +974,7 @@ fn lower_composite<'input>(
     let has_bitfields = members.iter().any(|m| m.bitfield_size != 0);
     for (index, member) in members.iter().enumerate() {
         let ty = map.id(member.ty)?;
+        let chain = map.chain_end(member.ty)?;
         let mut member_name = map.name(member.name)?;
         let what = || {
             format!(
@@ -959,9 +994,9 @@ fn lower_composite<'input>(
                 TypeRef::Void => "it has no type (no DW_AT_type: void)".to_string(),
                 TypeRef::Node(_) => "its type (_Atomic or unsupported) has no BTF form".to_string(),
             })
-        } else if map.is_sizeless(member.ty)? {
+        } else if chain.is_sizeless() {
             Some("its type is void or a function type (through typedefs or qualifiers)".to_string())
-        } else if let Some(declared) = map.undefined_declaration(member.ty)? {
+        } else if let Some(declared) = map.undefined_declaration(&chain) {
             Some(format!(
                 "its type, {declared}, is only declared in this unit: the kernel takes no \
                  member of an incomplete type"
@@ -986,20 +1021,19 @@ fn lower_composite<'input>(
                 "bit offset {bit_offset} is past the end of the {byte_size} bytes"
             ))
         } else if member.bitfield_size == 0
-            && (bit_offset / 8).saturating_add(map.lowered_byte_size(member.ty)?)
-                > u64::from(byte_size)
+            && (bit_offset / 8).saturating_add(map.lowered_size(&chain)?) > u64::from(byte_size)
         {
             Some(format!(
                 "at byte {} with {} bytes, it ends past the {byte_size} bytes",
                 bit_offset / 8,
-                map.lowered_byte_size(member.ty)?
+                map.lowered_size(&chain)?
             ))
         } else if member.bitfield_size > 255 {
             Some(format!("a bitfield of {} bits", member.bitfield_size))
         } else if has_bitfields {
-            map.kflag_member_problem(member, byte_size, float)?
+            TypeMap::kflag_member_problem(member, &chain, byte_size, float)
         } else {
-            map.float_member_problem(member, float)?
+            map.float_member_problem(member, &chain, float)
         };
         if let Some(problem) = problem {
             map.leave_out(force, this, format!("{}: {problem}", what()))?;
