@@ -358,6 +358,10 @@ pub enum Node<'input, 'arena> {
 /// inherited through `DW_AT_abstract_origin`/`DW_AT_specification`.
 #[derive(Clone, Copy, Debug)]
 pub struct Function<'input, 'arena> {
+    /// `.debug_info` offset of the DIE, for messages: a function can have
+    /// several DIEs in one unit (an abstract instance and its concrete
+    /// copies), and a message names the one it is about.
+    pub die_offset: u64,
     /// `DW_AT_name` (following `DW_AT_abstract_origin`/`DW_AT_specification`).
     pub name: &'input str,
     /// `DW_AT_linkage_name`, if any.

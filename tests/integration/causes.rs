@@ -902,6 +902,33 @@ fn mutate(original: &[u8], sections: &[(usize, usize)], rng: &mut Rng) -> Vec<u8
     bytes
 }
 
+/// A function described by two DIEs in one unit (the abstract instance
+/// `fx_structs_walk` at 0x109a, with the parameters' types, and its
+/// out-of-line copy at 0x184) is left out once per DIE: each warning names
+/// its own DIE (llvm-dwarfdump shows both as that function's
+/// `DW_TAG_subprogram`), so no line repeats another.
+#[test]
+fn each_dwarf_description_of_a_left_out_function_is_named() {
+    let input = fixture("bad/fuzz/parameter-of-undefined-union.o");
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
+    assert!(run.success(), "{}", run.describe());
+    let about: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains("function \"fx_structs_walk\""))
+        .collect();
+    assert_eq!(about.len(), 2, "{}", run.describe());
+    assert!(about[0].contains("DIE 0x184: "), "{}", run.describe());
+    assert!(about[1].contains("DIE 0x109a: "), "{}", run.describe());
+    let mut lines: Vec<&str> = run.stderr.lines().collect();
+    let count = lines.len();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines.len(), count, "a warning repeats:\n{}", run.describe());
+}
+
 /// Seven `elf_dwarf` findings of the CI run of 26f322d and the runs after
 /// it, kept in `fixtures/bad/fuzz/` as found; each gave BTF the kernel
 /// refuses. A function (not a function type) whose parameter lost its
@@ -919,13 +946,13 @@ fn fuzz_findings_in_signatures_and_member_sizes() {
             // Without encode_force a member's name comes first.
             "subprogram-void-parameter",
             None,
-            "function \"fx_funcs_touch\": parameter 1 (\"h\") is void or a function type",
+            "DIE 0xbce: function \"fx_funcs_touch\": parameter 1 (\"h\") is void or a function type",
         ),
         (
             // Without encode_force a member problem comes first.
             "subprogram-function-return",
             None,
-            "function \"dz_pid\": its return type is a function type",
+            "DIE 0x60c: function \"dz_pid\": its return type is a function type",
         ),
         (
             "odd-sized-int-member",
@@ -941,8 +968,8 @@ fn fuzz_findings_in_signatures_and_member_sizes() {
         (
             "parameter-of-undefined-union",
             None,
-            "function \"fx_structs_walk\": parameter 1 (\"n\") is a union \"_word\" only \
-             declared in this unit",
+            "DIE 0x109a: function \"fx_structs_walk\": parameter 1 (\"n\") is a union \
+             \"_word\" only declared in this unit",
         ),
         (
             "member-of-undefined-union",
@@ -970,7 +997,7 @@ fn fuzz_findings_in_signatures_and_member_sizes() {
         &[FLOATS],
         &[
             "CU at .debug_info+0x0",
-            "function \"fx_tagged_func\": parameter 3 (\"p\") is void or a function type",
+            "DIE 0x3a: function \"fx_tagged_func\": parameter 3 (\"p\") is void or a function type",
         ],
     );
 }

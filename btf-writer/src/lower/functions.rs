@@ -241,9 +241,9 @@ pub(crate) fn function_candidates<'input>(
             .chain(function.params.iter().filter_map(|param| param.name))
             .find(|name| !map.name_ok(name));
         if let Some(bad) = bad_name {
-            map.leave_out(
+            map.leave_out_die(
                 map.force,
-                None,
+                Some(function.die_offset),
                 format!(
                     "function {:?}: the name {bad:?} is not a C identifier",
                     function.name
@@ -255,9 +255,9 @@ pub(crate) fn function_candidates<'input>(
         // than void itself, has a size ("Invalid arg#N", "Invalid return
         // type"); DWARF that lost a parameter's DW_AT_type gives void.
         if let Some(what) = unsized_in_signature(function, map)? {
-            map.leave_out(
+            map.leave_out_die(
                 map.force,
-                None,
+                Some(function.die_offset),
                 format!("function {:?}: {what}", function.name),
             )?;
             continue;

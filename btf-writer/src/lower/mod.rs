@@ -318,6 +318,7 @@ pub(crate) mod test_support {
         declaration: bool,
     ) -> Function<'static, 'arena> {
         Function {
+            die_offset: 0,
             name,
             linkage_name: None,
             ret: node(0),

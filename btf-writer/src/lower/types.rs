@@ -133,7 +133,22 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         node: Option<NodeId>,
         what: String,
     ) -> Result<(), Error> {
-        let err = self.unencodable(node, what);
+        self.leave_out_die(force, node.and_then(|node| self.cu.die_offset(node)), what)
+    }
+
+    /// [`Self::leave_out`] of what the DIE at `.debug_info` offset `die`
+    /// describes (a function, which has no node).
+    pub(crate) fn leave_out_die(
+        &self,
+        force: bool,
+        die: Option<u64>,
+        what: String,
+    ) -> Result<(), Error> {
+        let err = Error::Unencodable {
+            cu_offset: self.cu.offset,
+            die,
+            what,
+        };
         if !force {
             return Err(err);
         }

@@ -7,6 +7,8 @@ use crate::model::{NodeId, ParamEntry, ParamLocation, TypeRef};
 
 /// A subprogram as read, before inheritance.
 pub(super) struct RawFunction<'input, 'arena> {
+    /// `.debug_info` offset of the DIE.
+    pub offset: u64,
     pub name: Option<&'input str>,
     pub linkage_name: Option<&'input str>,
     pub ret: Option<TypeRef>,

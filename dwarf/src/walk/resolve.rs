@@ -259,6 +259,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 raw.decl_tags
             };
             functions.push(Function {
+                die_offset: raw.offset,
                 name,
                 linkage_name: raw
                     .linkage_name

@@ -515,6 +515,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let ret = self.optional_type_ref(attrs, offset)?;
         let (low_pc, entry_pc) = self.low_pc(attrs, offset)?;
         let function = RawFunction {
+            offset,
             name,
             linkage_name,
             ret,
