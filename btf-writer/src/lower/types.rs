@@ -239,22 +239,29 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// definition's parameters and return type, so only broken DWARF gets
     /// here; a definition elsewhere in the unit is what dedup will put in
     /// its place, so that one is fine.
+    #[inline]
     pub(crate) fn undefined_declaration(&self, end: &ChainEnd<'_, '_, '_>) -> Option<String> {
-        let Some(Node::Composite {
-            kind,
-            name,
-            declaration: true,
-            ..
-        }) = end.node
-        else {
-            return None;
-        };
+        match end.node {
+            Some(Node::Composite {
+                kind,
+                name,
+                declaration: true,
+                ..
+            }) => self.undefined_in_unit(*kind, *name),
+            _ => None,
+        }
+    }
+
+    /// The rest of [`Self::undefined_declaration`], for the rare chain
+    /// that ends at a declaration (asked of every member and parameter).
+    #[cold]
+    fn undefined_in_unit(&self, kind: CompositeKind, name: Option<&str>) -> Option<String> {
         let defined = name.is_some()
             && self.cu.nodes.iter().any(|node| {
                 matches!(node, Node::Composite { kind: k, name: n, declaration: false, .. }
-                        if k == kind && n == name)
+                        if *k == kind && *n == name)
             });
-        (!defined).then(|| format!("{} {}", kind_name(*kind), quoted(name.unwrap_or(""))))
+        (!defined).then(|| format!("{} {}", kind_name(kind), quoted(name.unwrap_or(""))))
     }
 
     /// Whether a function returning `ty` has a return type the kernel
@@ -288,6 +295,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     }
 
     /// [`Self::byte_size`] of the type a chain ends at.
+    #[inline]
     pub(crate) fn chain_byte_size(&self, chain: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
         self.size_of(chain, &|byte_size| byte_size)
     }
@@ -296,10 +304,12 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// kernel's member checks count it: [`Self::byte_size`] but for an
     /// odd-sized base type, which is pahole's 4-byte fake int (see
     /// [`int_size`]).
+    #[inline]
     fn lowered_size(&self, end: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
         self.size_of(end, &int_size)
     }
 
+    #[inline]
     fn size_of(
         &self,
         end: &ChainEnd<'_, '_, '_>,
@@ -314,19 +324,30 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
                 u64::from(*byte_size)
             }
             Node::Pointer { .. } => u64::from(self.pointer_size),
-            Node::Array { elem, dims } => {
-                let count = dims
-                    .iter()
-                    .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))
-                    .unwrap_or(u64::MAX);
-                self.size_of(&self.chain_end(*elem)?, base_size)?
-                    .saturating_mul(count)
-            }
+            Node::Array { elem, dims } => self.array_size(*elem, dims, base_size)?,
             Node::Qualified { .. }
             | Node::Typedef { .. }
             | Node::Subroutine { .. }
             | Node::Unsupported { .. } => 0,
         })
+    }
+
+    /// [`Self::size_of`] an array: apart, so that the rest, asked of every
+    /// member, inlines where it is asked.
+    #[inline(never)]
+    fn array_size(
+        &self,
+        elem: TypeRef,
+        dims: &[u64],
+        base_size: &impl Fn(u32) -> u32,
+    ) -> Result<u64, Error> {
+        let count = dims
+            .iter()
+            .try_fold(1u64, |acc, dim| acc.checked_mul(*dim))
+            .unwrap_or(u64::MAX);
+        Ok(self
+            .size_of(&self.chain_end(elem)?, base_size)?
+            .saturating_mul(count))
     }
 }
 
@@ -510,6 +531,7 @@ impl TypeMap<'_, '_, '_> {
     /// What the kernel refuses of a FLOAT `member` of a struct without
     /// bitfields beyond the checks of every member: btf_float_check_member
     /// wants it aligned to its size, or to a pointer's if smaller.
+    #[inline]
     fn float_member_problem(
         &self,
         member: &dwarf::model::Member<'_, '_>,
@@ -519,7 +541,17 @@ impl TypeMap<'_, '_, '_> {
         if !(float && self.has_float) {
             return None;
         }
-        let Storage::Float(size) = chain.storage(float) else {
+        self.misaligned_float(member, chain)
+    }
+
+    /// [`Self::float_member_problem`] in a unit with a float type.
+    #[inline(never)]
+    fn misaligned_float(
+        &self,
+        member: &dwarf::model::Member<'_, '_>,
+        chain: &ChainEnd<'_, '_, '_>,
+    ) -> Option<String> {
+        let Storage::Float(size) = chain.storage(true) else {
             return None;
         };
         // The kernel's own pointer size (it checks with sizeof(void *)),
