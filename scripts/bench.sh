@@ -6,6 +6,15 @@
 # btfenc/pahole ratios (below 1 means btfenc is better). Then, per kernel,
 # the same for the vmlinux.h of btfenc's BTF: bpftool format c vs btfenc
 # dump --format c (whose outputs must be identical).
+#
+# With PAHOLE131=/path/to/pahole (a pahole 1.31, dwarves 1436daf; the repo
+# installs none), that pahole is the one timed, and both tools get each
+# kernel's own flags (6.1: the modern features with decl_tag_kfuncs; 7.3.4:
+# Linux 7.3's, with layout), as the targets of issue 14 are measured.
+#
+# Which tool runs first alternates from round to round: on these shared
+# machines the second of two back-to-back runs was measured slower, and
+# the order would otherwise favour one tool.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -19,6 +28,13 @@ trap 'rm -rf "$out"' EXIT
 # build used, which the installed pahole (1.24) understands. (Linux 7.3's
 # own flags ask for features pahole 1.24 lacks.)
 flags=(-J --btf_gen_floats -j --lang_exclude=rust)
+pahole=$PAHOLE
+pahole_label=$("$PAHOLE" --version 2>/dev/null || echo "pahole")
+if [[ -n ${PAHOLE131:-} ]]; then
+	[[ -x $PAHOLE131 ]] || die "PAHOLE131=$PAHOLE131 is not an executable"
+	pahole=$PAHOLE131
+	pahole_label="$("$PAHOLE131" --version 2>/dev/null || echo pahole) (PAHOLE131)"
+fi
 # BENCH_KERNELS: which corpus kernels to time (default both).
 kernels=${BENCH_KERNELS:-6.1 7.3}
 
@@ -27,7 +43,7 @@ kernels=${BENCH_KERNELS:-6.1 7.3}
 measure() {
 	local tool=$1 binary=$2 vmlinux=$3
 	/usr/bin/time -f '%e %U %S %M' -o "$out/time" \
-		"$binary" "${flags[@]}" --btf_encode_detached "$out/$tool.btf" "$vmlinux" > /dev/null
+		"$binary" "${kernel_flags[@]}" --btf_encode_detached "$out/$tool.btf" "$vmlinux" > /dev/null
 	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out/time" >> "$out/$tool.times"
 	log "$tool run: $(tail -n1 "$out/$tool.times") (wall s, cpu s, peak KiB)"
 }
@@ -71,11 +87,23 @@ bench_c_header() {
 bench_kernel() {
 	local label=$1 vmlinux=$2 run tool
 	rm -f "$out"/*.times
+	kernel_flags=("${flags[@]}")
+	if [[ -n ${PAHOLE131:-} ]]; then
+		case $label in
+			6.1) kernel_flags=(-J -j --btf_features="$modern_features" --lang_exclude=rust) ;;
+			7.3) kernel_flags=("${flags_73[@]}") ;;
+		esac
+	fi
 	for ((run = 1; run <= runs; run++)); do
-		measure pahole "$PAHOLE" "$vmlinux"
-		measure btfenc "$btfenc" "$vmlinux"
+		if ((run % 2)); then
+			measure pahole "$pahole" "$vmlinux"
+			measure btfenc "$btfenc" "$vmlinux"
+		else
+			measure btfenc "$btfenc" "$vmlinux"
+			measure pahole "$pahole" "$vmlinux"
+		fi
 	done
-	echo "Linux $label: $vmlinux"
+	echo "Linux $label: $vmlinux ($pahole_label; flags ${kernel_flags[*]})"
 	printf '%-8s %10s %10s %14s\n' tool "wall s" "cpu s" "peak RSS MiB"
 	declare -A value
 	for tool in pahole btfenc; do
@@ -99,4 +127,4 @@ for kernel in $kernels; do
 		*) die "BENCH_KERNELS: unknown kernel $kernel (6.1, 7.3)" ;;
 	esac
 done
-echo "(medians of $runs runs each, alternating; flags ${flags[*]}; ratio = btfenc / pahole)"
+echo "(medians of $runs runs each, alternating which runs first; ratio = btfenc / pahole)"
