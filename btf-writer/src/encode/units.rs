@@ -31,18 +31,20 @@ use super::{cpu_clock, Error};
 use crate::dedup::Flavor;
 use crate::lower;
 
-/// Units walked between two releases of every mapped page: the walked
-/// units' part of `.debug_info`, and the pages of the other sections
-/// (location and range lists, abbreviations, strings) that the units
-/// share. Released now and then, they never add up; pages still in use are
-/// simply read back. The peak comes at the end of the walk, with the
-/// mapped pages of the last units on top of the table: every 16 units,
-/// that is 7 MB less than every 64 on Debian 6.1's vmlinux (10 MB on
-/// 7.3.4's), at no wall time we could measure (ABBA runs), for 8 K more
-/// page faults. Every 8 units saves 2 MB more for 9 K more faults and
-/// slower runs; giving back each unit's pages as soon as it was walked
-/// costs 2172 madvise calls, each with a TLB shootdown on the other core
-/// (about 60 ms of CPU and 40 ms of wall time).
+/// Units walked between two releases of the mapped pages (all but the
+/// string sections', which every unit reads; see
+/// `ElfFile::release_resident_pages`): the walked units' part of
+/// `.debug_info`, and the pages of the other sections (location and range
+/// lists, abbreviations, lines) that the units read. Released now and
+/// then, they never add up; pages still in use are simply read back. The
+/// peak comes at the end of the walk, with the mapped pages of the last
+/// units on top of the table: every 16 units, that is 7 MB less than
+/// every 64 on Debian 6.1's vmlinux (5-9 MB on 7.3.4's), for about the
+/// same page faults (85 K on 7.3.4) and 68 ms in madvise instead of 55.
+/// Every 8 units saved 2 MB more for more faults and slower runs; giving
+/// back each unit's pages as soon as it was walked costs 2172 madvise
+/// calls, each with a TLB shootdown on the other core (about 60 ms of CPU
+/// and 40 ms of wall time).
 const RELEASE_EVERY: usize = 16;
 
 /// CUs added between two steps of the dedup passes that can run before
