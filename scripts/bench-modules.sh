@@ -55,9 +55,15 @@ measure() {
 	(( written == ${#modules[@]} )) || die "$tool wrote $written outputs for ${#modules[@]} modules"
 }
 
+# Which tool runs first alternates per pass, as in bench.sh.
 for ((run = 1; run <= runs; run++)); do
-	measure pahole
-	measure btfenc
+	if ((run % 2)); then
+		measure pahole
+		measure btfenc
+	else
+		measure btfenc
+		measure pahole
+	fi
 done
 
 declare -A wall
