@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use btfenc_tests::{
     assert_clean_failure, btfenc_bin, encode_detached, fixture, kernel_load_btf, report_skip,
-    Encoder, LoadResult,
+    Encoder, LoadResult, RunOutput,
 };
 
 use btfenc_tests::rng::Rng;
@@ -55,14 +55,13 @@ fn forced_output_loads(name: &str, warning: &str) {
 
 /// btfenc on the fixture at `path` with the kernel's features (so with
 /// `encode_force`) succeeds, warns with `warning`, and the kernel loads
-/// what it wrote.
-fn fixture_forced_output_loads(path: &str, warning: &str) {
+/// what it wrote. Returns the run, for more checks of what it said.
+fn fixture_forced_output_loads(path: &str, warning: &str) -> RunOutput {
     let name = path;
     let input = fixture(path);
     let dir = scratch();
     let out = dir.path().join("out.btf");
-    let flags = concat!("--btf_features=", kernel_features!());
-    let run = encode_detached(Encoder::Btfenc, &input, &out, &[flags]);
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
     assert!(run.success(), "{}", run.describe());
     assert!(
         run.stderr.contains(warning) && run.stderr.contains("left out (encode_force)"),
@@ -70,6 +69,7 @@ fn fixture_forced_output_loads(path: &str, warning: &str) {
         run.describe()
     );
     expect_kernel_loads(&format!("causes::{name}"), &read(&out));
+    run
 }
 
 fn expect_kernel_loads(test: &str, bytes: &[u8]) {
@@ -909,11 +909,10 @@ fn mutate(original: &[u8], sections: &[(usize, usize)], rng: &mut Rng) -> Vec<u8
 /// `DW_TAG_subprogram`), so no line repeats another.
 #[test]
 fn each_dwarf_description_of_a_left_out_function_is_named() {
-    let input = fixture("bad/fuzz/parameter-of-undefined-union.o");
-    let dir = scratch();
-    let out = dir.path().join("out.btf");
-    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
-    assert!(run.success(), "{}", run.describe());
+    let run = fixture_forced_output_loads(
+        "bad/fuzz/parameter-of-undefined-union.o",
+        "function \"fx_structs_walk\"",
+    );
     let about: Vec<&str> = run
         .stderr
         .lines()
