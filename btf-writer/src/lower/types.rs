@@ -117,9 +117,15 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// The error for something of node `node` (described by `what`) that
     /// BTF or the kernel cannot take.
     pub(crate) fn unencodable(&self, node: Option<NodeId>, what: String) -> Error {
+        self.unencodable_die(node.and_then(|node| self.cu.die_offset(node)), what)
+    }
+
+    /// [`Self::unencodable`] of what the DIE at `.debug_info` offset `die`
+    /// describes.
+    fn unencodable_die(&self, die: Option<u64>, what: String) -> Error {
         Error::Unencodable {
             cu_offset: self.cu.offset,
-            die: node.and_then(|node| self.cu.die_offset(node)),
+            die,
             what,
         }
     }
@@ -133,7 +139,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         node: Option<NodeId>,
         what: String,
     ) -> Result<(), Error> {
-        self.leave_out_die(force, node.and_then(|node| self.cu.die_offset(node)), what)
+        self.left_out(force, self.unencodable(node, what))
     }
 
     /// [`Self::leave_out`] of what the DIE at `.debug_info` offset `die`
@@ -144,11 +150,11 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         die: Option<u64>,
         what: String,
     ) -> Result<(), Error> {
-        let err = Error::Unencodable {
-            cu_offset: self.cu.offset,
-            die,
-            what,
-        };
+        self.left_out(force, self.unencodable_die(die, what))
+    }
+
+    /// `err` with `encode_force` off; otherwise its warning, and `Ok`.
+    fn left_out(&self, force: bool, err: Error) -> Result<(), Error> {
         if !force {
             return Err(err);
         }
