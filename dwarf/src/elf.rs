@@ -220,11 +220,12 @@ impl ElfFile {
 
     /// Lets the kernel take back the mapped file's pages from this process
     /// (they stay in the page cache and are read back if touched again),
-    /// but for the string sections' ([`STRING_SECTIONS`]). Call as the
-    /// DWARF is read: the debug sections are most of a vmlinux's 590 MB,
-    /// and pages walked once would otherwise count in the peak memory of
-    /// everything after the walk. Borrowed data stays valid. Does nothing
-    /// for in-memory inputs.
+    /// but for the string sections' (`.debug_str`, `.debug_line_str`,
+    /// `.debug_str_offsets`, which every unit reads). Call as the DWARF is
+    /// read: the debug sections are most of a vmlinux's 590 MB, and pages
+    /// walked once would otherwise count in the peak memory of everything
+    /// after the walk. Borrowed data stays valid. Does nothing for
+    /// in-memory inputs.
     pub fn release_resident_pages(&self) {
         let Storage::Map(map) = &self.storage else {
             return;

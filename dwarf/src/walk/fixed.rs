@@ -163,11 +163,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         die: &Die<'input>,
         offset: u64,
     ) -> Result<Option<&'input str>> {
-        if let Some((text, identifier)) = layout
-            .strp(die)
-            .and_then(|strp| self.strings.debug_str_name(strp))
-        {
-            self.odd_names |= !identifier;
+        if let Some(text) = layout.strp(die).and_then(|strp| self.debug_str_noted(strp)) {
             return Ok(Some(text));
         }
         if let Some(text) = layout

@@ -789,14 +789,23 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     #[inline(always)]
     fn noted_name_at(&mut self, value: Value<'input>, offset: u64) -> Result<&'input str> {
         if let gimli::AttributeValue::DebugStrRef(strp) = value {
-            if let Some((text, identifier)) = self.strings.debug_str_name(strp.0) {
-                self.odd_names |= !identifier;
+            if let Some(text) = self.debug_str_noted(strp.0) {
                 return Ok(text);
             }
         }
         let text = self.string_at_slowly(value, offset)?;
         self.note_required_name(text);
         Ok(text)
+    }
+
+    /// The name at `strp` in `.debug_str`, noted as it is looked up: the
+    /// lookup says whether it is a C identifier. `None` where the fast
+    /// lookup cannot answer (see [`crate::strings::Strings::debug_str_name`]).
+    #[inline(always)]
+    pub(super) fn debug_str_noted(&mut self, strp: usize) -> Option<&'input str> {
+        let (text, identifier) = self.strings.debug_str_name(strp)?;
+        self.odd_names |= !identifier;
+        Some(text)
     }
 
     /// A name that must be there: an absent one is empty, and odd.
