@@ -251,7 +251,7 @@ pub fn write(
     write_with_header(distilled, endian, HeaderFormat::Short)
 }
 
-/// [`write`], both blobs with the header `format` gives. libbpf writes a
+/// [`write()`], both blobs with the header `format` gives. libbpf writes a
 /// distilled base without a kind layout section even when the BTF it was
 /// distilled from has one, so `format` should not be
 /// [`HeaderFormat::WithLayout`]; pahole with `--btf_features=layout` gives

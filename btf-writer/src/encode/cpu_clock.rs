@@ -9,7 +9,8 @@ use std::time::Duration;
 
 static THREAD_TIMES: AtomicBool = AtomicBool::new(false);
 
-/// Makes [`thread`] read the clock from now on.
+/// From now on, the walk's per-unit figures read each thread's CPU clock
+/// (until then they are zero).
 pub fn enable_thread_times() {
     THREAD_TIMES.store(true, Ordering::Relaxed);
 }

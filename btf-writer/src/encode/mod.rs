@@ -7,7 +7,7 @@
 //! One DIE's way to one BTF type:
 //! 1. [`dwarf`] opens the ELF (relocated, decompressed) and walks each unit's
 //!    DIEs into a per-CU model ([`dwarf::model::CuModel`]); units are walked
-//!    in parallel ([`units`]).
+//!    in parallel (module `units`).
 //! 2. [`crate::lower::lower_cu`] turns that CU model into BTF types with
 //!    CU-local ids, plus the functions and variables it proposes for FUNC
 //!    and VAR, with pahole's rules.
