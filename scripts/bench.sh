@@ -50,6 +50,12 @@ measure() {
 
 column_median() { awk -v c="$2" '{ print $c }' "$out/$1.times" | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# Median over rounds of btfenc's COLUMN divided by pahole's in the same round.
+round_ratio() {
+	paste -d ' ' "$out/btfenc.times" "$out/pahole.times" |
+		awk -v c="$1" '{ b = $c; p = $(c + 3); if (p > 0) print b / p }' | median |
+		awk '{ printf "%.2f", $1 }'
+}
 
 # vmlinux.h: bpftool's `btf dump file X format c` vs `btfenc dump --format
 # c` on the BTF btfenc just wrote (the outputs must be identical), also
@@ -116,6 +122,11 @@ bench_kernel() {
 	printf '%-8s %10s %10s %14s\n' ratio "$(ratio "${value[btfenc.wall]}" "${value[pahole.wall]}")" \
 		"$(ratio "${value[btfenc.cpu]}" "${value[pahole.cpu]}")" \
 		"$(ratio "${value[btfenc.rss]}" "${value[pahole.rss]}")"
+	# The same ratios taken within each round (the two tools' back-to-back
+	# runs), then their median: this machine's speed drifts over tens of
+	# seconds, which moves both runs of a round together but not the
+	# medians of runs from different rounds.
+	printf '%-8s %10s %10s %14s\n' "ratio/r" "$(round_ratio 1)" "$(round_ratio 2)" "$(round_ratio 3)"
 	echo
 	bench_c_header
 }
@@ -127,4 +138,5 @@ for kernel in $kernels; do
 		*) die "BENCH_KERNELS: unknown kernel $kernel (6.1, 7.3)" ;;
 	esac
 done
-echo "(medians of $runs runs each, alternating which runs first; ratio = btfenc / pahole)"
+echo "(medians of $runs runs each, alternating which runs first; ratio = btfenc / pahole of the medians;"
+echo " ratio/r = median over rounds of the ratio within a round)"
