@@ -37,6 +37,69 @@ impl Deduper<'_, '_> {
         self.hypot_adjust_canon = false;
     }
 
+    /// Whether [`Deduper::is_equiv`]`(cand, canon)` can hold, told from
+    /// the names of the types their members (or a typedef's target) refer
+    /// to, which are hashed once per type and kept: false only where the
+    /// check would fail. A check with many candidates that mostly fail
+    /// then reads the candidates' hashes instead of walking into each one:
+    /// a kernel has one anonymous union per tracepoint (`__bpf_trace_tp_map_*`:
+    /// `event`, and `handler` of the tracepoint's own typedef), all with
+    /// one key, so each union was checked against every earlier one
+    /// (240 K checks on Debian 6.1's vmlinux, 434 K on 7.3.4's).
+    ///
+    /// Why a difference of names settles it: the walk compares each
+    /// member's types, and a pair holds only if both resolve to the same
+    /// canonical type, or the canonical side was already paired in this
+    /// walk with the candidate side or with a type `identical` to it, or
+    /// the two have the same name and go on to match. Every merge (a
+    /// canonical map entry, a FWD resolution, a hypothetical pairing, an
+    /// `identical` verdict) is between types of the same name, so each
+    /// way means equal names; a member pair of different names fails the
+    /// check. `None` (no filtering) for a type with a missing target or a
+    /// target of a kind the walk refuses, whose check must fail as the
+    /// walk does.
+    pub(super) fn may_be_equiv(&mut self, cand: u32, canon: u32) -> bool {
+        match (self.target_names(cand), self.target_names(canon)) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+    }
+
+    /// A hash of the names of the types `id`'s members refer to, in
+    /// order (a typedef's target's name), kept in `target_names`.
+    fn target_names(&mut self, id: u32) -> Option<u64> {
+        if let Some(&known) = self.target_names.get(&id) {
+            return known;
+        }
+        let hashed = self.hash_target_names(id);
+        self.target_names.insert(id, hashed);
+        hashed
+    }
+
+    fn hash_target_names(&self, id: u32) -> Option<u64> {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+        let mut add = |target: TypeId| -> Option<()> {
+            let t = self.types.get(target.0)?;
+            if matches!(t, Type::Var(_) | Type::Datasec(_) | Type::DeclTag(_)) {
+                return None;
+            }
+            hasher.write(t.name().as_bytes());
+            hasher.write_u8(0xff);
+            Some(())
+        };
+        match self.types.get(id)? {
+            Type::Struct(x) | Type::Union(x) => {
+                for m in x.members.iter() {
+                    add(m.ty)?;
+                }
+            }
+            Type::Typedef(x) => add(x.ty)?,
+            _ => return None,
+        }
+        Some(hasher.finish())
+    }
+
     /// `btf_dedup_is_equiv(cand, canon)`.
     pub(super) fn is_equiv(&mut self, cand: u32, canon: u32) -> Result<bool, Error> {
         let mut work = std::mem::take(&mut self.work);

@@ -298,6 +298,60 @@ mod tests {
         assert_eq!(d.btf.types, vec![f("double", 8), f("float", 4)]);
     }
 
+    /// A kernel's tracepoint unions (`__bpf_trace_tp_map_*`): one key for
+    /// all (same size, member names and offsets), told apart only by the
+    /// typedef of `handler`. Each stays its own, checked against the
+    /// earlier ones by the names their members refer to; a later copy
+    /// (whose `event` is only declared, a FWD by value, as one CU may see
+    /// it) still merges into its original, and the FWD with it.
+    #[test]
+    fn unions_of_one_key_told_apart_by_their_members_types() {
+        let union_of = |event, handler| {
+            Type::Union(Composite {
+                name: "",
+                size: 8,
+                members: [("event", event), ("handler", handler)]
+                    .iter()
+                    .map(|&(name, ty)| Member {
+                        name: test_name(name),
+                        ty: TypeId(ty),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    })
+                    .collect(),
+                kind_flag: false,
+            })
+        };
+        let d = run(vec![
+            int("int"),                  // 1
+            st("ev", 8, &[("x", 1, 0)]), // 2
+            typedef("h_a", 1),           // 3
+            union_of(2, 3),              // 4
+            typedef("h_b", 1),           // 5
+            union_of(2, 5),              // 6
+            typedef("h_c", 1),           // 7
+            union_of(2, 7),              // 8
+            int("int"),                  // 9 -> 1
+            fwd("ev"),                   // 10 -> 2
+            typedef("h_b", 9),           // 11 -> 5
+            union_of(10, 11),            // 12 -> 6
+        ]);
+        assert_eq!(
+            d.btf.types,
+            vec![
+                int("int"),
+                st("ev", 8, &[("x", 1, 0)]),
+                typedef("h_a", 1),
+                union_of(2, 3),
+                typedef("h_b", 1),
+                union_of(2, 5),
+                typedef("h_c", 1),
+                union_of(2, 7),
+            ]
+        );
+        assert_eq!(d.remap, ids(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 5, 6]));
+    }
+
     /// CU1 only declares `struct foo`; CU2 defines it. Comparing the two
     /// `bar`s meets FWD foo (canonical side) against STRUCT foo (candidate
     /// side): equivalent, and the FWD is recorded as resolved to foo.

@@ -240,8 +240,11 @@ impl<'a> Deduper<'_, 'a> {
         }
         let mut new_id = id;
         let mut outcome = Ok(());
+        let several = cands.len() > 1;
         for &cand_id in &cands {
-            if !self.shallow_match(t, cand_id, is_typedef) {
+            if !self.shallow_match(t, cand_id, is_typedef)
+                || (several && !self.may_be_equiv(id, cand_id))
+            {
                 continue;
             }
             self.clear_hypot();
@@ -293,7 +296,7 @@ impl<'a> Deduper<'_, 'a> {
         let t = self.types.get(id);
         let mut accepted = None;
         for &cand_id in cands {
-            if !self.shallow_match(t, cand_id, is_typedef) {
+            if !self.shallow_match(t, cand_id, is_typedef) || !self.may_be_equiv(id, cand_id) {
                 continue;
             }
             self.clear_hypot();

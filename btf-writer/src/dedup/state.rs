@@ -110,6 +110,9 @@ pub(super) struct Deduper<'t, 'a> {
     pub(super) work: Vec<(u32, u32)>,
     /// Scratch: a snapshot of one key's candidates.
     pub(super) cands: Vec<u32>,
+    /// What [`Deduper::target_names`] found for the ids it was asked
+    /// about: types never change once added, so neither does this.
+    pub(super) target_names: TargetNames,
     /// A prepared base's aggregates by name (see `resolve_fwds`).
     pub(super) base_names: Option<&'t NameMap<'a>>,
     /// The candidate table's order is not libbpf's yet (a streaming
@@ -136,7 +139,12 @@ struct Scratch {
     hypot_list: Vec<u32>,
     work: Vec<(u32, u32)>,
     cands: Vec<u32>,
+    target_names: TargetNames,
 }
+
+/// [`Deduper::target_names`] by id, for the ids asked about so far.
+pub(super) type TargetNames =
+    std::collections::HashMap<u32, Option<u64>, foldhash::fast::FixedState>;
 
 /// The part of the dedup state that depends on the base alone, computed
 /// once and shared by every split deduplicated on that base (a kernel's
@@ -312,6 +320,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
             hypot_list,
             work,
             cands,
+            target_names,
         } = scratch;
         Deduper {
             types,
@@ -327,6 +336,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
             slots,
             work,
             cands,
+            target_names,
             base_names: None,
             provisional_order: false,
         }
@@ -353,6 +363,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
                 hypot_list: self.hypot_list,
                 work: self.work,
                 cands: self.cands,
+                target_names: self.target_names,
             },
         }
     }

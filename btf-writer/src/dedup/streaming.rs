@@ -228,6 +228,59 @@ mod tests {
         assert!(whole.btf.types.len() < btf.types.len());
     }
 
+    /// Several canonical candidates under one key while streaming (the
+    /// unordered check): candidates whose members refer to types of other
+    /// names are passed over without a walk, and the result is the whole
+    /// dedup's. The last union's `handler` typedef matches the second
+    /// union's, so it merges there; the one before matches none.
+    #[test]
+    fn candidates_of_one_key_apart_by_their_members_types() {
+        let tp = |name| {
+            Type::Typedef(crate::types::Named {
+                name,
+                ty: TypeId(1),
+            })
+        };
+        let union_of = |event, handler| {
+            Type::Union(Composite {
+                name: "",
+                size: 8,
+                members: [("event", event), ("handler", handler)]
+                    .iter()
+                    .map(|&(name, ty)| Member {
+                        name: test_name(name),
+                        ty: TypeId(ty),
+                        bit_offset: 0,
+                        bitfield_size: 0,
+                    })
+                    .collect(),
+                kind_flag: false,
+            })
+        };
+        let types = vec![
+            int("int", 4, IntEncoding::SIGNED), // 1
+            st("ev", 8, &[("x", 1)]),           // 2
+            tp("h_a"),                          // 3
+            union_of(2, 3),                     // 4
+            tp("h_b"),                          // 5
+            union_of(2, 5),                     // 6
+            tp("h_c"),                          // 7
+            union_of(2, 7),                     // 8
+            tp("h_d"),                          // 9
+            union_of(2, 9),                     // 10
+            tp("h_b"),                          // 11
+            union_of(2, 11),                    // 12
+        ];
+        let btf = Btf {
+            types,
+            ..Btf::default()
+        };
+        streamed_as_whole(&btf, &[4, 8, 10, 12]);
+        let whole = dedup_as(&btf, None, Flavor::Libbpf1_7).expect("whole");
+        assert_eq!(whole.btf.types.len(), 10);
+        assert_eq!(whole.remap[12], TypeId(6));
+    }
+
     #[test]
     fn a_bad_reference_is_reported_at_the_end() {
         let mut btf = two_fitting_candidates();
