@@ -2,8 +2,8 @@
 # check-kbuild: btfenc as the kernel build's PAHOLE, on every build path
 # (issues 5 and 13).
 #
-# A matrix of kernel builds: {linux-source-6.1, linux-source-7.3} x {gcc,
-# LLVM=1 with clang-19/lld-19}, each tinyconfig + 64BIT + BPF_SYSCALL +
+# A matrix of kernel builds: {linux-source-6.1, linux-source-6.12,
+# linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19}, each tinyconfig + 64BIT + BPF_SYSCALL +
 # DEBUG_INFO (the toolchain's DWARF) + DEBUG_INFO_BTF + MODULES +
 # DEBUG_INFO_BTF_MODULES + CONFIGFS_FS=m, plus what it takes to boot it
 # (serial console, printk, initramfs, ELF and #! binaries, proc, sysfs).
@@ -31,7 +31,9 @@
 #     file with the same flags, with -j1 and with -j2 (byte for byte):
 #       6.1 (link-vmlinux.sh encodes .tmp_vmlinux.btf in place, objcopy
 #       copies that .BTF into vmlinux, Makefile.modfinal encodes each .ko
-#       in place): vmlinux's and configfs.ko's .BTF sections;
+#       in place): vmlinux's and configfs.ko's .BTF sections; 6.12 the
+#       same, with .tmp_vmlinux1 (the first kallsyms link) encoded in
+#       place and its .BTF linked into vmlinux;
 #       7.x (scripts/gen-btf.sh: `pahole --btf_encode_detached=X.BTF.1`,
 #       then resolve_btfids dedups X.BTF.1 (against vmlinux for a
 #       module), adds kfunc decl tags, sorts it and writes X.BTF, which
@@ -40,16 +42,20 @@
 #       configfs.ko; and vmlinux's and configfs.ko's .BTF are byte for
 #       byte what the tree's resolve_btfids writes when run again on that
 #       X.BTF.1 and the same ELF (resolve_model; for pahole's pass too);
-#   - on 6.1, vmlinux's .BTF is byte-identical to .tmp_vmlinux.btf's, and
-#     .tmp_vmlinux.btf keeps its program headers;
+#   - on 6.x, vmlinux's .BTF is byte-identical to that of the file
+#     encoded in place, which keeps its program headers;
 #   - configfs.ko's .BTF is split on vmlinux (bpftool -B and btfenc dump
 #     --base agree; ids continue after vmlinux's);
 #   - the host kernel loads both trees' vmlinux .BTF (BPF_BTF_LOAD);
 #   - `btfenc diff` against the pahole tree: no difference outside
 #     FUNC/FUNC_PROTO/VAR/DATASEC (pahole 1.24 vs btfenc's 1.31 rules),
-#     for vmlinux, configfs.ko and an out-of-tree module;
-#   - an out-of-tree module (make M=... PAHOLE=...) gets split BTF (on
-#     7.x with a distilled .BTF.base, from resolve_btfids --distill_base);
+#     for vmlinux, configfs.ko and an out-of-tree module (on 6.12, which
+#     asks pahole >= 1.26 for kfunc decl tags and a distilled base, also
+#     bpf_kfunc DECL_TAGs and the anonymous types distilling moves into
+#     the out-of-tree module's split, in btfenc's alone);
+#   - an out-of-tree module (make M=... PAHOLE=...) gets split BTF (with
+#     a distilled .BTF.base: on 6.12 from the encoder, on 7.x from
+#     resolve_btfids --distill_base);
 #   - the same btfenc writes the same BTF as in the previous run;
 # and once: `make install` gives a btfenc (and pahole symlink) the
 # kernel's version script reads as 131.
@@ -66,8 +72,8 @@
 # Environment: BTFENC_CACHE (default ~/.cache/btfenc), BTFENC (the binary,
 # default the release build of this tree), PAHOLE (the reference, default
 # pahole), BTFENC_KBUILD_JOBS (make -j, default the cores plus one),
-# BTFENC_KBUILD_CELLS (default all four: 6.1-gcc 6.1-llvm 7.3-gcc
-# 7.3-llvm), BTFENC_QEMU (the
+# BTFENC_KBUILD_CELLS (default 6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc
+# 7.3-llvm; 6.12-llvm too when named), BTFENC_QEMU (the
 # qemu-system-x86_64 binary), BTFENC_KBUILD_ACCEL (tcg, or kvm),
 # BTFENC_KBUILD_BOOT_TIMEOUT (seconds, default
 # 300), BTFENC_NO_SKIP=1 (a skipped host kernel load is a failure).
@@ -79,10 +85,11 @@ source "$(dirname "$0")/lib.sh"
 # One make job more than there are cores: a job waiting on the disk or a
 # link step's serial part leaves a core to the next compile.
 jobs=${BTFENC_KBUILD_JOBS:-$(($(nproc) + 1))}
-# All four cells by default, and so in CI. An empty-cache .ci/run must stay
+# Five cells by default, and so in CI. An empty-cache .ci/run must stay
 # under 50 minutes on 2 cores; the first compile of each cell dominates
-# (README, "State of the matrix", gives the figures of the last timed run).
-cells=${BTFENC_KBUILD_CELLS:-6.1-gcc 6.1-llvm 7.3-gcc 7.3-llvm}
+# (README, "State of the matrix", gives the figures of the last timed
+# run), which leaves no room for 6.12-llvm's.
+cells=${BTFENC_KBUILD_CELLS:-6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc 7.3-llvm}
 boot_timeout=${BTFENC_KBUILD_BOOT_TIMEOUT:-300}
 work=$cache/kbuild
 # LLVM=1 takes clang, ld.lld, llvm-objcopy, ... from the PATH: Debian's
@@ -137,9 +144,9 @@ unpack_source() {
 	local version=$1 tarball package_version
 	local tree=$cache/linux-source-$version
 	case $version in
-	6.1)
-		tarball=/usr/src/linux-source-6.1.tar.xz
-		package_version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2> /dev/null || echo unknown)
+	6.1 | 6.12)
+		tarball=/usr/src/linux-source-$version.tar.xz
+		package_version=$(dpkg-query -W -f='${Version}' "linux-source-$version" 2> /dev/null || echo unknown)
 		;;
 	*)
 		tarball=$cache/linux-source-$version-deb/usr/src/linux-source-$version.tar.xz
@@ -314,11 +321,25 @@ differing_kinds() {
 
 # compare LABEL ALLOWED A B [diff options]: `btfenc diff A B`; a difference
 # in a kind outside ALLOWED (kind names, or KIND:b for "only in B") fails.
+# only_in_b_beyond LABEL KINDS MATCH WHAT: fails when compare's report for
+# LABEL lists a type of KINDS (an extended regex of kind names) only in
+# btfenc's BTF that MATCH (its kind and name, as the report prints them)
+# does not describe: the kinds a cell allows in btfenc's alone, narrowed
+# to WHAT.
+only_in_b_beyond() {
+	local label=$1 kinds=$2 match=$3 what=$4 others
+	others=$(grep -E "^  only in b: ($kinds) " "$out/diff-$label.txt" | grep -vE "^  only in b: $match " | head -n 3 || true)
+	if [[ -n $others ]]; then
+		fail "$label: types only in btfenc's BTF that are not $what: $(tr '\n' '|' <<< "$others")"
+	fi
+}
+
 compare() {
 	local label=$1 allowed=$2
 	shift 2
 	local report=$out/diff-$label.txt status=0
-	"$btfenc" diff "$@" > "$report" 2>&1 || status=$?
+	# Every differing type listed, for only_in_b_beyond.
+	"$btfenc" diff --examples 1000000 "$@" > "$report" 2>&1 || status=$?
 	if ((status > 1)); then
 		fail "$label: btfenc diff failed: $(head -c 300 "$report")"
 		return
@@ -415,8 +436,23 @@ oot_module() {
 	if ! grep -q btfenc_probe.ko "$cw/oot-$name.timing" || ! awk '$3 != 0 { exit 1 }' "$cw/oot-$name.timing"; then
 		fail "$name: the encoder did not run, or failed, on the out-of-tree module: $(cat "$cw/oot-$name.timing")"
 	fi
-	# Read as libbpf does: on 7.x the split comes with a distilled
-	# .BTF.base and is relocated onto vmlinux.
+	# A distilled .BTF.base where the kernel asks for one: on 7.x
+	# resolve_btfids writes it whatever the encoder; on 6.12 the encoder
+	# does, when Makefile.btf takes it for pahole >= 1.26 (so btfenc's
+	# pass, not pahole 1.24's).
+	local want_base=
+	if [[ -n $distilled && (-n $seven || $name == btfenc) ]]; then
+		want_base=yes
+	fi
+	if [[ -n $want_base ]]; then
+		if extract_section "$module_dir/btfenc_probe.ko" .BTF.base "$out/$name-oot.btf.base"; then
+			pass "$name: out-of-tree module: a .BTF.base beside its .BTF"
+		else
+			fail "$name: out-of-tree module: no single .BTF.base (the kernel asks for a distilled base)"
+		fi
+	fi
+	# Read as libbpf does: with a distilled .BTF.base the split is
+	# relocated onto vmlinux.
 	if ! "$btfenc" dump "$module_dir/btfenc_probe.ko" --base "$dir/vmlinux" > "$out/$name-oot.dump" 2>&1; then
 		fail "$name: btfenc dump --base vmlinux cannot read the out-of-tree module's .BTF: $(head -c 300 "$out/$name-oot.dump")"
 		return
@@ -424,7 +460,7 @@ oot_module() {
 	# Its own struct is in the split; list_head is vmlinux's.
 	if grep -q "STRUCT 'btfenc_probe'" "$out/$name-oot.dump" &&
 		! grep -q "STRUCT 'list_head'" "$out/$name-oot.dump"; then
-		pass "$name: out-of-tree module: split .BTF with its own struct btfenc_probe, list_head from vmlinux${seven:+ (relocated from its .BTF.base)}"
+		pass "$name: out-of-tree module: split .BTF with its own struct btfenc_probe, list_head from vmlinux${want_base:+ (relocated from its .BTF.base)}"
 	else
 		fail "$name: out-of-tree module's .BTF lacks struct btfenc_probe or repeats vmlinux's list_head (see $out/$name-oot.dump)"
 	fi
@@ -599,8 +635,11 @@ run_cell() {
 	cw=$work/$cell
 	out=$cw/out
 	local B=$cw/btfenc P=$cw/pahole
-	local seven=
+	local seven= distilled=
 	[[ $version == 6.* ]] || seven=yes
+	# Out-of-tree modules get a distilled .BTF.base from 6.11 on (pahole's
+	# --btf_features=distilled_base on 6.x, resolve_btfids on 7.x).
+	[[ $version == 6.1 ]] || distilled=yes
 	unpack_source "$version"
 	mkdir -p "$cw"
 	if [[ ${BTFENC_KBUILD_CLEAN:-} == 1 ]]; then
@@ -693,8 +732,12 @@ run_cell() {
 	else
 		pass "build log: no warning or skipped BTF step the pahole build lacks ($(wc -l < "$out/btfenc.warnings") vs pahole's $(wc -l < "$out/pahole.warnings") warning line(s))"
 	fi
-	local vmlinux_input=.tmp_vmlinux.btf
-	[[ -z $seven ]] || vmlinux_input=.tmp_vmlinux1
+	# The file link-vmlinux.sh gives the encoder: 6.1 encodes a separate
+	# link, .tmp_vmlinux.btf, in place; 6.12 encodes .tmp_vmlinux1 (the
+	# first kallsyms link) in place; 7.x's gen-btf.sh encodes .tmp_vmlinux1
+	# detached.
+	local vmlinux_input=.tmp_vmlinux1
+	[[ $version != 6.1 ]] || vmlinux_input=.tmp_vmlinux.btf
 	local name
 	for name in btfenc pahole; do
 		if ! grep -q " $vmlinux_input\$" "$cw/$name.timing" || ! grep -q 'configfs.ko$' "$cw/$name.timing"; then
@@ -714,16 +757,16 @@ run_cell() {
 			fail "$name/configfs.ko has no single .BTF"
 	done
 	if [[ -z $seven ]]; then
-		if extract_section "$B/.tmp_vmlinux.btf" .BTF "$out/btfenc-tmp_vmlinux.btf" &&
-			cmp -s "$out/btfenc-tmp_vmlinux.btf" "$out/btfenc-vmlinux.btf"; then
-			pass "vmlinux .BTF is byte-identical to the .BTF btfenc wrote into .tmp_vmlinux.btf"
+		if extract_section "$B/$vmlinux_input" .BTF "$out/btfenc-in-place.btf" &&
+			cmp -s "$out/btfenc-in-place.btf" "$out/btfenc-vmlinux.btf"; then
+			pass "vmlinux .BTF is byte-identical to the .BTF btfenc wrote into $vmlinux_input"
 		else
-			fail "vmlinux .BTF differs from .tmp_vmlinux.btf's (objcopy did not extract it intact)"
+			fail "vmlinux .BTF differs from $vmlinux_input's (objcopy did not extract it intact)"
 		fi
-		if readelf -lW "$B/.tmp_vmlinux.btf" 2>&1 | grep -q LOAD; then
-			pass ".tmp_vmlinux.btf still has its program headers after encoding in place"
+		if readelf -lW "$B/$vmlinux_input" 2>&1 | grep -q LOAD; then
+			pass "$vmlinux_input still has its program headers after encoding in place"
 		else
-			fail ".tmp_vmlinux.btf lost its program headers"
+			fail "$vmlinux_input lost its program headers"
 		fi
 	fi
 
@@ -826,7 +869,14 @@ run_cell() {
 	# kernel passes it the optimized/consistent function rules; Debian's
 	# 1.24 has neither) and VAR/DATASEC with them (per-CPU variables).
 	local allowed='FUNC FUNC_PROTO VAR DATASEC'
-	compare vmlinux "$allowed" "$P/vmlinux" "$B/vmlinux"
+	# 6.12's Makefile.btf asks pahole >= 1.26 for decl_tag_kfuncs, which
+	# pahole 1.24's flags lack (on 7.x resolve_btfids adds the tags for
+	# both): btfenc's vmlinux has a bpf_kfunc DECL_TAG per kfunc more, and
+	# nothing else.
+	local vmlinux_allowed=$allowed
+	[[ $version != 6.12 ]] || vmlinux_allowed="$allowed DECL_TAG:b"
+	compare vmlinux "$vmlinux_allowed" "$P/vmlinux" "$B/vmlinux"
+	only_in_b_beyond vmlinux DECL_TAG "DECL_TAG 'bpf_kfunc'" "bpf_kfunc DECL_TAGs"
 	# A module's split BTF: pahole 1.31 (newer libbpf dedup) keeps in the
 	# split reference types (pointers, typedefs, arrays, modifiers) that
 	# 1.24 resolved to vmlinux's (configfs.ko: 477 types vs 171, the
@@ -841,8 +891,15 @@ run_cell() {
 	cp=$(type_count "$P/fs/configfs/configfs.ko" "$P/vmlinux")
 	result[$cell.vmlinux]="$vb / $vp" result[$cell.configfs]="$cb / $cp"
 
-	compare oot-module "$split_allowed" "$cw/oot-pahole/btfenc_probe.ko" "$cw/oot-btfenc/btfenc_probe.ko" \
+	# On 6.12 only btfenc's pass gets a distilled .BTF.base (pahole 1.24's
+	# flags ask for none), and distilling moves the anonymous base types
+	# the module uses into its split, as libbpf's btf__distill_base does:
+	# a relocation can only match base types by name.
+	local oot_allowed=$split_allowed
+	[[ $version != 6.12 ]] || oot_allowed="$split_allowed STRUCT:b UNION:b ENUM:b ENUM64:b"
+	compare oot-module "$oot_allowed" "$cw/oot-pahole/btfenc_probe.ko" "$cw/oot-btfenc/btfenc_probe.ko" \
 		--base-a "$P/vmlinux" --base-b "$B/vmlinux"
+	only_in_b_beyond oot-module 'STRUCT|UNION|ENUM|ENUM64' "(STRUCT|UNION|ENUM|ENUM64) ''" "anonymous STRUCT, UNION, ENUM or ENUM64"
 
 	# --- reproducible from run to run ---
 	local binary_sum
@@ -887,8 +944,8 @@ log "qemu: $qemu ($qemu_accel); cells: $cells"
 run_start=$(date +%s)
 for c in $cells; do
 	case $c in
-	6.1-gcc | 6.1-llvm | 7.3-gcc | 7.3-llvm) ;;
-	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 7.3-gcc 7.3-llvm)" ;;
+	6.1-gcc | 6.1-llvm | 6.12-gcc | 6.12-llvm | 7.3-gcc | 7.3-llvm) ;;
+	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.12-gcc 6.12-llvm 7.3-gcc 7.3-llvm)" ;;
 	esac
 	cell_start=$(date +%s)
 	run_cell "${c%-*}" "${c#*-}"

@@ -15,11 +15,12 @@ set -euo pipefail
 # committed files), and `make check-dwz` runs it on a vmlinux.
 test_packages=(ca-certificates make gcc libc6-dev binutils clang llvm lld-14 dwarves bpftool libbpf-dev dwz)
 # time: /usr/bin/time for the benchmarks; xz-utils: dpkg-deb -x of the
-# corpus; the rest builds linux-source-6.1 for check-kbuild, with gcc and
-# with LLVM=1 (clang-19/lld-19/llvm-19: Linux 7.3 wants clang >= 15), and
+# corpus; the rest builds linux-source-6.1 and linux-source-6.12 (from
+# bookworm-security) for check-kbuild, with gcc and with LLVM=1
+# (clang-19/lld-19/llvm-19: Linux 7.3 wants clang >= 15), and
 # boots it under qemu (see fetch_qemu below) with an initramfs of
 # busybox-static (cpio packs it).
-kernel_packages=(time xz-utils git linux-source-6.1 flex bison bc libssl-dev libelf-dev kmod cpio rsync
+kernel_packages=(time xz-utils git linux-source-6.1 linux-source-6.12 flex bison bc libssl-dev libelf-dev kmod cpio rsync
 	clang-19 lld-19 llvm-19 busybox-static)
 
 # `make fuzz`, `make fuzz-smoke`: the targets build with plain cargo
