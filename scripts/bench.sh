@@ -3,7 +3,8 @@
 # 6.1, then 7.3.4) with the same flags (the ones Debian's 6.1 build used),
 # alternating, $BENCH_RUNS times each (default 3). Prints, per kernel, the
 # medians of wall time, CPU time (user+sys) and peak RSS, and
-# btfenc/pahole ratios (below 1 means btfenc is better). Then, per kernel,
+# btfenc/pahole ratios (below 1 means btfenc is better): of the medians,
+# and (ratio/r) the median of the ratios within each round. Then, per kernel,
 # the same for the vmlinux.h of btfenc's BTF: bpftool format c vs btfenc
 # dump --format c (whose outputs must be identical).
 #
