@@ -56,8 +56,12 @@ impl Deduper<'_, '_> {
     /// `identical` verdict) is between types of the same name, so each
     /// way means equal names; a member pair of different names fails the
     /// check. `None` (no filtering) for a type with a missing target or a
-    /// target of a kind the walk refuses, whose check must fail as the
-    /// walk does.
+    /// target of a kind the walk refuses (VAR, DATASEC, DECL_TAG), so that
+    /// its check ends as the walk ends it, with that error. Such a kind
+    /// further down an earlier member's graph, which the walk would meet
+    /// before the members whose names differ, is not looked for: no table
+    /// the lowering builds has one, and the kernel's checks of the output
+    /// refuse it anyway.
     pub(super) fn may_be_equiv(&mut self, cand: u32, canon: u32) -> bool {
         match (self.target_names(cand), self.target_names(canon)) {
             (Some(a), Some(b)) => a == b,

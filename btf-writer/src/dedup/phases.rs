@@ -240,6 +240,8 @@ impl<'a> Deduper<'_, 'a> {
         }
         let mut new_id = id;
         let mut outcome = Ok(());
+        // With one candidate, which mostly matches, hashing both sides
+        // would only add to the walk.
         let several = cands.len() > 1;
         for &cand_id in &cands {
             if !self.shallow_match(t, cand_id, is_typedef)
