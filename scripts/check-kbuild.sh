@@ -3,8 +3,9 @@
 # (issues 5 and 13).
 #
 # A matrix of kernel builds: {linux-source-6.1, linux-source-6.12,
-# linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19}, each tinyconfig + 64BIT + BPF_SYSCALL +
-# DEBUG_INFO (the toolchain's DWARF) + DEBUG_INFO_BTF + MODULES +
+# linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19}, each tinyconfig
+# + 64BIT + BPF_SYSCALL + DEBUG_INFO (the toolchain's DWARF) +
+# DEBUG_INFO_BTF + MODULES +
 # DEBUG_INFO_BTF_MODULES + CONFIGFS_FS=m, plus what it takes to boot it
 # (serial console, printk, initramfs, ELF and #! binaries, proc, sysfs).
 # For each cell:
@@ -319,8 +320,6 @@ differing_kinds() {
 		awk '$2 != 0 || $3 != 0'
 }
 
-# compare LABEL ALLOWED A B [diff options]: `btfenc diff A B`; a difference
-# in a kind outside ALLOWED (kind names, or KIND:b for "only in B") fails.
 # only_in_b_beyond LABEL KINDS MATCH WHAT: fails when compare's report for
 # LABEL lists a type of KINDS (an extended regex of kind names) only in
 # btfenc's BTF that MATCH (its kind and name, as the report prints them)
@@ -334,6 +333,8 @@ only_in_b_beyond() {
 	fi
 }
 
+# compare LABEL ALLOWED A B [diff options]: `btfenc diff A B`; a difference
+# in a kind outside ALLOWED (kind names, or KIND:b for "only in B") fails.
 compare() {
 	local label=$1 allowed=$2
 	shift 2
