@@ -310,15 +310,7 @@ mod tests {
             Type::Union(Composite {
                 name: "",
                 size: 8,
-                members: [("event", event), ("handler", handler)]
-                    .iter()
-                    .map(|&(name, ty)| Member {
-                        name: test_name(name),
-                        ty: TypeId(ty),
-                        bit_offset: 0,
-                        bitfield_size: 0,
-                    })
-                    .collect(),
+                members: crate::test_types::members(&[("event", event), ("handler", handler)]),
                 kind_flag: false,
             })
         };
@@ -919,15 +911,7 @@ mod tests {
             Type::Union(Composite {
                 name: "",
                 size: 4,
-                members: members
-                    .iter()
-                    .map(|&(name, ty)| Member {
-                        name: test_name(name),
-                        ty: TypeId(ty),
-                        bit_offset: 0,
-                        bitfield_size: 0,
-                    })
-                    .collect(),
+                members: crate::test_types::members(members),
                 kind_flag: false,
             })
         };

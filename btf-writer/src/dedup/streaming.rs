@@ -116,22 +116,13 @@ mod tests {
     use super::*;
     use crate::dedup::dedup_as;
     use crate::test_types::int;
-    use crate::test_types::test_name;
-    use crate::types::{Composite, Fwd, IntEncoding, Member, TypeId};
+    use crate::types::{Composite, Fwd, IntEncoding, TypeId};
 
     fn st(name: &'static str, size: u32, members: &[(&'static str, u32)]) -> Type<'static> {
         Type::Struct(Composite {
             name,
             size,
-            members: members
-                .iter()
-                .map(|&(name, ty)| Member {
-                    name: test_name(name),
-                    ty: TypeId(ty),
-                    bit_offset: 0,
-                    bitfield_size: 0,
-                })
-                .collect(),
+            members: crate::test_types::members(members),
             kind_flag: false,
         })
     }
@@ -245,15 +236,7 @@ mod tests {
             Type::Union(Composite {
                 name: "",
                 size: 8,
-                members: [("event", event), ("handler", handler)]
-                    .iter()
-                    .map(|&(name, ty)| Member {
-                        name: test_name(name),
-                        ty: TypeId(ty),
-                        bit_offset: 0,
-                        bitfield_size: 0,
-                    })
-                    .collect(),
+                members: crate::test_types::members(&[("event", event), ("handler", handler)]),
                 kind_flag: false,
             })
         };
