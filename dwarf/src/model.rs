@@ -405,6 +405,8 @@ pub struct Function<'input, 'arena> {
 /// lives in one place, the lowering).
 #[derive(Clone, Copy, Debug)]
 pub struct Variable<'input, 'arena> {
+    /// `.debug_info` offset of the DIE, for messages.
+    pub die_offset: u64,
     /// `DW_AT_name` (following `DW_AT_specification`).
     pub name: &'input str,
     /// Type.

@@ -14,6 +14,7 @@ use btfenc_tests::{
     Encoder, LoadResult, RunOutput,
 };
 
+use btfenc_tests::raw_dump::Dump;
 use btfenc_tests::rng::Rng;
 
 use crate::fixtures::{files_in, read, scratch};
@@ -928,14 +929,88 @@ fn each_dwarf_description_of_a_left_out_function_is_named() {
     assert_eq!(lines.len(), count, "a warning repeats:\n{}", run.describe());
 }
 
-/// Seven `elf_dwarf` findings of the CI run of 26f322d and the runs after
+/// `btf_decl_tag("")` (clang writes the empty value; an `elf_dwarf` fuzz
+/// run found it on a parameter): the kernel refuses a DECL_TAG without a
+/// value (btf_decl_tag_check_meta, "Invalid value"). Without
+/// `encode_force` the first is an error naming its DIE. With it each empty
+/// tag (on a member, a struct, a typedef, a variable, a function and a
+/// parameter) is left out with a warning naming its DIE, and every
+/// well-formed tag beside it stays, as bpftool reads the output. Without
+/// `decl_tag` no tag is encoded, so none is looked at.
+#[test]
+fn empty_decl_tags_are_left_out_and_the_others_kept() {
+    let path = "bad/causes/empty-decl-tags.o";
+    fixture_fails_naming(
+        path,
+        &["--btf_features=var,decl_tag"],
+        &[
+            "CU at .debug_info+0x0",
+            "DIE 0x98: the type has an empty btf_decl_tag (the kernel wants a value)",
+        ],
+    );
+    let input = fixture(path);
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
+    assert!(run.success(), "{}", run.describe());
+    // DIEs as llvm-dwarfdump numbers them.
+    for warning in [
+        "DIE 0x98: the type has an empty btf_decl_tag",
+        "DIE 0x72: member 0 has an empty btf_decl_tag",
+        "DIE 0x72: the type has an empty btf_decl_tag",
+        "DIE 0x23: variable \"et_percpu\" has an empty btf_decl_tag",
+        "DIE 0x39: function \"et_func\": the function has an empty btf_decl_tag",
+        "DIE 0x39: function \"et_func\": parameter 1 (\"s\") has an empty btf_decl_tag",
+    ] {
+        let lines: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|line| line.contains(warning) && line.ends_with("left out (encode_force)"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{warning:?}\n{}", run.describe());
+    }
+    let dump = Dump::of_file(&out, None);
+    let tags: Vec<(&str, &str)> = dump
+        .types
+        .iter()
+        .filter(|ty| ty.kind == "DECL_TAG")
+        .map(|ty| {
+            let target = ty
+                .attr("type_id")
+                .and_then(|id| id.parse().ok())
+                .and_then(|id| dump.get(id))
+                .map_or("?", |target| target.name.as_str());
+            (ty.name.as_str(), target)
+        })
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("kept_member_tag", "et_struct"),
+            ("kept_struct_tag", "et_struct"),
+            ("kept_param_tag", "et_func"),
+            ("kept_func_tag", "et_func"),
+            ("kept_var_tag", "et_percpu"),
+        ],
+        "{}",
+        run.describe()
+    );
+    expect_kernel_loads("causes::empty_decl_tags", &read(&out));
+
+    let untagged = dir.path().join("untagged.btf");
+    let run = encode_detached(Encoder::Btfenc, &input, &untagged, &["--btf_features=var"]);
+    assert!(run.success() && run.stderr.is_empty(), "{}", run.describe());
+    expect_kernel_loads("causes::empty_decl_tags (no decl_tag)", &read(&untagged));
+}
+
+/// Eight `elf_dwarf` findings of the CI run of 26f322d and the runs after
 /// it, kept in `fixtures/bad/fuzz/` as found; each gave BTF the kernel
 /// refuses. A function (not a function type) whose parameter lost its
 /// `DW_AT_type`, one returning a function type, an odd-sized base type
 /// (so pahole's 4-byte fake int) ending past a packed struct, a float
 /// member moved off its alignment, a member and a function's parameter by
-/// value of a union the unit only declares, and a `btf_type_tag`
-/// annotation without a value. Without `encode_force` each is one line
+/// value of a union the unit only declares, a `btf_type_tag` annotation
+/// without a value, and a `btf_decl_tag` without a value on a parameter. Without `encode_force` each is one line
 /// naming the file and the function or DIE; with it the function or member
 /// is left out, with a warning, and the kernel loads the rest.
 #[test]
@@ -975,6 +1050,12 @@ fn fuzz_findings_in_signatures_and_member_sizes() {
             None,
             "DIE 0x134e: struct \"fx_percpu_stats\": member 0 (\"packets\"): its type, union \
              \"fx_opaque_u\", is only declared in this unit",
+        ),
+        (
+            "empty-parameter-decl-tag",
+            None,
+            "DIE 0xd36: function \"fx_tagged_func\": parameter 1 (\"t\") has an empty \
+             btf_decl_tag (the kernel wants a value)",
         ),
         (
             "misaligned-float-member",

@@ -212,6 +212,7 @@ pub(crate) fn function_candidates<'input>(
     pointer_size: u32,
     relocatable: bool,
     machine: u16,
+    decl_tag: bool,
 ) -> Result<Vec<FunctionCandidate<'input>>, Error> {
     let abi = Abi::of(machine, pointer_size);
     let mut candidates = Vec::new();
@@ -262,7 +263,7 @@ pub(crate) fn function_candidates<'input>(
             )?;
             continue;
         }
-        let mut found = candidate(function, map, elf)?;
+        let mut found = candidate(function, map, elf, decl_tag)?;
         // pahole 1436daf's verdict on the parameters (its clang and gcc
         // rules differ; see parameter_verdict).
         let verdict = parameter_verdict(function, map, &abi, cu.producer_clang)?;
@@ -330,15 +331,41 @@ fn candidate<'input>(
     function: &Function<'input, '_>,
     map: &TypeMap<'_, 'input, '_>,
     elf: ElfFunction,
+    decl_tag: bool,
 ) -> Result<FunctionCandidate<'input>, Error> {
     let mut params = Vec::with_capacity(function.params.len() + usize::from(function.varargs));
     let mut decl_tags = Vec::new();
+    // Tags are only looked at when they are encoded. btf_decl_tag_check_meta:
+    // a DECL_TAG's value is not empty. With encode_force the tag is left out
+    // and the function kept, as an empty tag on a type or member is
+    // (types.rs).
+    let mut keep_tags =
+        |tags: &[&'input str], component_idx: i32, component: &dyn Fn() -> String| {
+            for tag in tags.iter().filter(|_| decl_tag) {
+                if tag.is_empty() {
+                    map.leave_out_die(
+                        map.force,
+                        Some(function.die_offset),
+                        format!(
+                        "function {:?}: {} has an empty btf_decl_tag (the kernel wants a value)",
+                        function.name,
+                        component()
+                    ),
+                    )?;
+                    continue;
+                }
+                decl_tags.push((*tag, component_idx));
+            }
+            Ok::<(), Error>(())
+        };
     for (index, param) in function.params.iter().enumerate() {
         params.push(Param {
             name: map.name(param.name)?,
             ty: map.id(param.ty)?,
         });
-        decl_tags.extend(param.decl_tags.iter().map(|tag| (*tag, index as i32)));
+        keep_tags(param.decl_tags, index as i32, &|| {
+            format!("parameter {} ({:?})", index + 1, param.name.unwrap_or(""))
+        })?;
     }
     if function.varargs {
         params.push(Param {
@@ -346,7 +373,7 @@ fn candidate<'input>(
             ty: TypeId::VOID,
         });
     }
-    decl_tags.extend(function.decl_tags.iter().map(|tag| (*tag, -1)));
+    keep_tags(function.decl_tags, -1, &|| "the function".to_string())?;
     Ok(FunctionCandidate {
         name: function.name,
         proto: FuncProto {
@@ -1231,7 +1258,7 @@ mod tests {
         let facts = symbols(&[("f", 1), ("g", 2), ("h", 3)]);
         let table = FunctionTable::new(&facts, Rules::V1_24);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62, true).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "f");
         assert_eq!(
@@ -1248,12 +1275,12 @@ mod tests {
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_24);
         cu.functions[0].external = true;
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &empty, 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &empty, 8, false, 62, true).unwrap();
         assert_eq!(found.iter().map(|c| c.name).collect::<Vec<_>>(), vec!["f"]);
         // pahole 1436daf (btf_encoder__encode_cu) finds no ELF function
         // for any name in an empty table and encodes none.
         let empty = FunctionTable::new(&SymbolFacts::default(), Rules::V1_31);
-        assert!(function_candidates(&cu, &map, &empty, 8, false, 62)
+        assert!(function_candidates(&cu, &map, &empty, 8, false, 62, true)
             .unwrap()
             .is_empty());
     }
@@ -1278,7 +1305,7 @@ mod tests {
         let facts = symbols(&[("f", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62, true).unwrap();
         assert!(found[0].unexpected_register);
 
         let wide = arena.alloc_slice_copy(&[
@@ -1287,7 +1314,7 @@ mod tests {
         ]);
         cu.functions = vec![function("f", wide, false)];
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62, true).unwrap();
         assert!(!found[0].unexpected_register && found[0].optimized_params);
     }
 
@@ -1307,7 +1334,7 @@ mod tests {
         let facts = symbols(&[("f.isra.0", 1)]);
         let table = FunctionTable::new(&facts, Rules::V1_31);
         let map = TypeMap::new(&cu, 8).unwrap();
-        let found = function_candidates(&cu, &map, &table, 8, false, 62).unwrap();
+        let found = function_candidates(&cu, &map, &table, 8, false, 62, true).unwrap();
         assert!(!found[0].optimized_params && !found[0].unexpected_register);
         // The DWARF code is at 0x1000, the clone's symbol at 1.
         assert!(!found[0].at_symbol && !found[0].optimized_symbol);

@@ -202,6 +202,7 @@ pub fn lower_cu<'input>(
         ctx.pointer_size,
         ctx.relocatable,
         ctx.machine,
+        ctx.features.decl_tag,
     )?;
     let rules = VariableRules {
         features: &ctx.features,

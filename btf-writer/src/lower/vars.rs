@@ -176,6 +176,24 @@ pub(crate) fn variable_candidates<'input>(
         let (Ok(offset), Ok(size)) = (u32::try_from(placement.offset), u32::try_from(size)) else {
             continue;
         };
+        // Tags are only looked at when they are encoded.
+        // btf_decl_tag_check_meta: a DECL_TAG's value is not empty. With
+        // encode_force the tag is left out and the variable kept.
+        let mut decl_tags = Vec::new();
+        for tag in variable.decl_tags.iter().filter(|_| features.decl_tag) {
+            if tag.is_empty() {
+                map.leave_out_die(
+                    features.encode_force,
+                    Some(variable.die_offset),
+                    format!(
+                        "variable {:?} has an empty btf_decl_tag (the kernel wants a value)",
+                        placement.name
+                    ),
+                )?;
+                continue;
+            }
+            decl_tags.push(*tag);
+        }
         candidates.push(VariableCandidate {
             name: placement.name,
             ty: map.id(variable.ty)?,
@@ -188,7 +206,7 @@ pub(crate) fn variable_candidates<'input>(
             section_name: placement.section.name,
             offset,
             size,
-            decl_tags: variable.decl_tags.to_vec(),
+            decl_tags,
         });
     }
     Ok(candidates)
@@ -458,6 +476,7 @@ mod tests {
         in_function: bool,
     ) -> Variable<'static, 'static> {
         Variable {
+            die_offset: 0,
             name,
             ty: node(0),
             external: !in_function,

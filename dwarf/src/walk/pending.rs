@@ -52,6 +52,8 @@ pub(super) struct ParamOrigin<'input> {
 
 /// A variable as read, before inheritance.
 pub(super) struct RawVariable<'input, 'arena> {
+    /// `.debug_info` offset of the DIE.
+    pub offset: u64,
     pub name: Option<&'input str>,
     pub ty: Option<TypeRef>,
     pub external: bool,

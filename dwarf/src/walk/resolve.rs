@@ -312,6 +312,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 raw.decl_tags
             };
             variables.push(Variable {
+                die_offset: raw.offset,
                 name,
                 ty: raw
                     .ty

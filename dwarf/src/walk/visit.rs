@@ -600,6 +600,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             None => self.reference(attrs, dw::DW_AT_abstract_origin, offset)?,
         };
         let variable = RawVariable {
+            offset,
             name,
             ty,
             external: attrs.flag(dw::DW_AT_external),
