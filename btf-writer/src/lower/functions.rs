@@ -335,26 +335,17 @@ fn candidate<'input>(
 ) -> Result<FunctionCandidate<'input>, Error> {
     let mut params = Vec::with_capacity(function.params.len() + usize::from(function.varargs));
     let mut decl_tags = Vec::new();
-    // Tags are only looked at when they are encoded. btf_decl_tag_check_meta:
-    // a DECL_TAG's value is not empty. With encode_force the tag is left out
-    // and the function kept, as an empty tag on a type or member is
-    // (types.rs).
+    // Tags are only looked at when they are encoded; an empty one is left
+    // out with encode_force, and the function kept.
     let mut keep_tags =
         |tags: &[&'input str], component_idx: i32, component: &dyn Fn() -> String| {
             for tag in tags.iter().filter(|_| decl_tag) {
-                if tag.is_empty() {
-                    map.leave_out_die(
-                        map.force,
-                        Some(function.die_offset),
-                        format!(
-                        "function {:?}: {} has an empty btf_decl_tag (the kernel wants a value)",
-                        function.name,
-                        component()
-                    ),
-                    )?;
-                    continue;
+                let die = Some(function.die_offset);
+                if map.decl_tag_ok(tag, die, || {
+                    format!("function {:?}: {}", function.name, component())
+                })? {
+                    decl_tags.push((*tag, component_idx));
                 }
-                decl_tags.push((*tag, component_idx));
             }
             Ok::<(), Error>(())
         };

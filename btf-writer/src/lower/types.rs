@@ -153,6 +153,31 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         self.left_out(force, self.unencodable_die(die, what))
     }
 
+    /// Whether `tag` can be a DECL_TAG's value: btf_decl_tag_check_meta
+    /// refuses an empty one ("Invalid value"), which clang writes for
+    /// `btf_decl_tag("")`. An empty tag is [`Self::leave_out_die`]: with
+    /// `encode_force` the tag alone is left out (`Ok(false)`), naming
+    /// `what()`, the thing it annotates, and the DIE `die`.
+    pub(crate) fn decl_tag_ok(
+        &self,
+        tag: &str,
+        die: Option<u64>,
+        what: impl FnOnce() -> String,
+    ) -> Result<bool, Error> {
+        if !tag.is_empty() {
+            return Ok(true);
+        }
+        self.leave_out_die(
+            self.force,
+            die,
+            format!(
+                "{} has an empty btf_decl_tag (the kernel wants a value)",
+                what()
+            ),
+        )?;
+        Ok(false)
+    }
+
     /// `err` with `encode_force` off; otherwise its warning, and `Ok`.
     fn left_out(&self, force: bool, err: Error) -> Result<(), Error> {
         if !force {
@@ -891,14 +916,7 @@ pub(crate) fn lower_types<'input>(
             }
             let tagged = map.id(TypeRef::Node(NodeId(index as u32)))?;
             // pahole emits member tags before the aggregate's own.
-            let this = Some(NodeId(index as u32));
-            let empty_tag = |component: &str| {
-                map.leave_out(
-                    force,
-                    this,
-                    format!("{component} has an empty btf_decl_tag (the kernel wants a value)"),
-                )
-            };
+            let die = cu.die_offset(NodeId(index as u32));
             let kept = map.kept_members.borrow();
             let kept = kept.get(&(index as u32));
             for (member_index, member) in members.iter().enumerate() {
@@ -911,8 +929,7 @@ pub(crate) fn lower_types<'input>(
                     },
                 };
                 for tag in member.decl_tags.iter() {
-                    if tag.is_empty() {
-                        empty_tag(&format!("member {}", member_index))?;
+                    if !map.decl_tag_ok(tag, die, || format!("member {member_index}"))? {
                         continue;
                     }
                     extra.push(Type::DeclTag(DeclTag {
@@ -924,8 +941,7 @@ pub(crate) fn lower_types<'input>(
                 }
             }
             for tag in own_tags.iter() {
-                if tag.is_empty() {
-                    empty_tag("the type")?;
+                if !map.decl_tag_ok(tag, die, || "the type".to_string())? {
                     continue;
                 }
                 extra.push(Type::DeclTag(DeclTag {

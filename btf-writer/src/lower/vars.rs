@@ -176,23 +176,14 @@ pub(crate) fn variable_candidates<'input>(
         let (Ok(offset), Ok(size)) = (u32::try_from(placement.offset), u32::try_from(size)) else {
             continue;
         };
-        // Tags are only looked at when they are encoded.
-        // btf_decl_tag_check_meta: a DECL_TAG's value is not empty. With
-        // encode_force the tag is left out and the variable kept.
+        // Tags are only looked at when they are encoded; an empty one is
+        // left out with encode_force, and the variable kept.
         let mut decl_tags = Vec::new();
         for tag in variable.decl_tags.iter().filter(|_| features.decl_tag) {
-            if tag.is_empty() {
-                map.leave_out_die(
-                    features.encode_force,
-                    Some(variable.die_offset),
-                    format!(
-                        "variable {:?} has an empty btf_decl_tag (the kernel wants a value)",
-                        placement.name
-                    ),
-                )?;
-                continue;
+            let die = Some(variable.die_offset);
+            if map.decl_tag_ok(tag, die, || format!("variable {:?}", placement.name))? {
+                decl_tags.push(*tag);
             }
-            decl_tags.push(*tag);
         }
         candidates.push(VariableCandidate {
             name: placement.name,
