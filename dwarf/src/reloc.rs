@@ -31,10 +31,14 @@ pub(crate) fn apply_relocations<'data>(
             Action::Store(width) | Action::Add(width) | Action::Sub(width) => width,
             Action::Set6 | Action::Sub6 => 1,
             Action::Reject => {
+                let kind = match relocation.flags() {
+                    RelocationFlags::Elf { r_type } => format!("type {r_type}"),
+                    other => format!("{other:?}"),
+                };
                 return Err(format!(
-                    "relocation {:?} at offset {offset:#x} (machine {machine}) is not supported",
-                    relocation.flags()
-                ))
+                    "ELF relocation {kind} at offset {offset:#x} (e_machine {machine}) is not \
+                     supported in a debug section"
+                ));
             }
         };
         let symbol_value = match relocation.target() {

@@ -139,6 +139,11 @@ mod in_place {
     fn truncated_debug_info_executable() {
         check("bad/truncated-debug-info-exec");
     }
+
+    #[test]
+    fn unsupported_relocation() {
+        check("bad/unsupported-relocation.o");
+    }
 }
 
 mod dump {
@@ -163,6 +168,25 @@ mod dump {
     fn elf_without_btf_section() {
         check("bad/no-dwarf.o");
     }
+}
+
+/// A relocation of a type no compiler puts in a debug section (here
+/// R_X86_64_PLT32 in `.rela.debug_info`) is named by its ELF number, the
+/// section and the machine, not relocated some other way.
+#[test]
+fn unsupported_relocation_is_named() {
+    let input = fixture("bad/unsupported-relocation.o");
+    let dir = scratch();
+    let run = encode_detached(Encoder::Btfenc, &input, &dir.path().join("out.btf"), &[]);
+    assert_clean_failure(&run, &input.to_string_lossy());
+    assert!(
+        run.stderr.contains(
+            ".debug_info: cannot relocate debug info: ELF relocation type 4 at offset 0x8 \
+             (e_machine 62) is not supported in a debug section"
+        ),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
