@@ -88,6 +88,12 @@ impl Dump {
         }
     }
 
+    /// The type `ty`'s `type_id=` names (a VAR's, FUNC's, DECL_TAG's,
+    /// pointer's... target), if it names one the dump has.
+    pub fn target(&self, ty: &DumpedType) -> Option<&DumpedType> {
+        ty.type_id().and_then(|id| self.get(id))
+    }
+
     /// Follows `type_id=` links from `id` (modifiers, typedefs, pointers,
     /// arrays, vars, funcs) and returns every type visited, `id` first.
     /// Stops at a type without a `type_id`, at void, or after 64 steps.
@@ -100,7 +106,7 @@ impl Dump {
             if visited.len() >= 64 {
                 break;
             }
-            next = ty.attr("type_id").and_then(|value| value.parse().ok());
+            next = ty.type_id();
         }
         visited
     }
@@ -129,6 +135,11 @@ impl DumpedType {
     /// The value of `key=` on the type line (`size`, `vlen`, `type_id`...).
     pub fn attr(&self, key: &str) -> Option<&str> {
         find_attr(&self.attrs, key)
+    }
+
+    /// The type line's `type_id` as a number.
+    pub fn type_id(&self) -> Option<u32> {
+        self.attr("type_id").and_then(|id| id.parse().ok())
     }
 
     /// The line of the member (or parameter, enumerator) named `name`.

@@ -975,11 +975,7 @@ fn empty_decl_tags_are_left_out_and_the_others_kept() {
         .iter()
         .filter(|ty| ty.kind == "DECL_TAG")
         .map(|ty| {
-            let target = ty
-                .attr("type_id")
-                .and_then(|id| id.parse().ok())
-                .and_then(|id| dump.get(id))
-                .map_or("?", |target| target.name.as_str());
+            let target = dump.target(ty).map_or("?", |target| target.name.as_str());
             (ty.name.as_str(), target)
         })
         .collect();

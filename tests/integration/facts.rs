@@ -314,11 +314,7 @@ fn funcs_c(encoder: Encoder, dump: &Dump, facts: &mut Facts) {
     // btf.rst: a variadic FUNC_PROTO ends with a parameter of name 0 and
     // type 0.
     for func in ["fx_sum_varargs", "fx_printf_like"] {
-        let proto = dump
-            .one("FUNC", func)
-            .attr("type_id")
-            .and_then(|id| id.parse().ok())
-            .and_then(|id| dump.get(id));
+        let proto = dump.target(dump.one("FUNC", func));
         let last = proto.and_then(|proto| proto.members.last().cloned());
         facts.check(
             proto.map(|p| p.kind.as_str()) == Some("FUNC_PROTO")
@@ -328,10 +324,7 @@ fn funcs_c(encoder: Encoder, dump: &Dump, facts: &mut Facts) {
         );
     }
     let logger = dump.one("TYPEDEF", "fx_logger_t");
-    let logger_chain = logger
-        .attr("type_id")
-        .and_then(|id| id.parse().ok())
-        .map(|id| dump.chain(id));
+    let logger_chain = logger.type_id().map(|id| dump.chain(id));
     let logger_proto = logger_chain
         .as_ref()
         .and_then(|chain| chain.get(1).copied());
@@ -343,11 +336,7 @@ fn funcs_c(encoder: Encoder, dump: &Dump, facts: &mut Facts) {
                 == Some("'(anon)' type_id=0"),
         format!("fx_logger_t is a pointer to a variadic FUNC_PROTO, found {logger_chain:?}"),
     );
-    let no_args = dump
-        .one("FUNC", "fx_no_args")
-        .attr("type_id")
-        .and_then(|id| id.parse().ok())
-        .and_then(|id| dump.get(id));
+    let no_args = dump.target(dump.one("FUNC", "fx_no_args"));
     facts.check(
         no_args.and_then(|p| p.attr("ret_type_id")) == Some("0")
             && no_args.and_then(|p| p.attr("vlen")) == Some("0"),
@@ -386,8 +375,7 @@ fn percpu_vars(dump: &Dump, facts: &mut Facts) {
     );
     facts.check(
         dump.one("VAR", "fx_percpu_counter")
-            .attr("type_id")
-            .and_then(|id| id.parse().ok())
+            .type_id()
             .map(|id| dump.chain_text(id))
             .as_deref()
             == Some("INT 'int'"),

@@ -22,10 +22,7 @@ const KERNEL_FEATURES: &str = concat!("--btf_features=", kernel_features!());
 fn tags_and_funcs(dump: &Dump) -> (Vec<(String, String, String)>, Vec<String>) {
     let mut tags = Vec::new();
     for tag in dump.types.iter().filter(|ty| ty.kind == "DECL_TAG") {
-        let target = tag
-            .attr("type_id")
-            .and_then(|id| id.parse().ok())
-            .and_then(|id| dump.get(id));
+        let target = dump.target(tag);
         let target = match target {
             Some(func) if func.kind == "FUNC" => func.name.clone(),
             other => panic!("DECL_TAG '{}' does not tag a FUNC: {other:?}", tag.name),

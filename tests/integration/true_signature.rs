@@ -55,10 +55,8 @@ fn signatures(file: &Path) -> Vec<(String, Vec<String>)> {
         .iter()
         .filter(|ty| ty.kind == "FUNC")
         .map(|func| {
-            let proto = func
-                .attr("type_id")
-                .and_then(|id| id.parse().ok())
-                .and_then(|id| dump.get(id))
+            let proto = dump
+                .target(func)
                 .unwrap_or_else(|| panic!("FUNC {} has no FUNC_PROTO", func.name));
             let params = proto
                 .members
