@@ -1077,3 +1077,113 @@ fn fuzz_findings_in_signatures_and_member_sizes() {
         ],
     );
 }
+
+/// `elf_dwarf` findings of session 13's campaign, kept in `bad/fuzz/` as
+/// found: per-CPU variables whose places the kernel refuses in a DATASEC.
+/// With 1.31's rule (a VAR is as large as its type) a mutated struct
+/// larger than its symbol overlaps the next variable ("Invalid offset",
+/// btf_datasec_check_meta); with 1.24's (as large as its symbol) the place
+/// is smaller than the type ("Invalid size", btf_datasec_resolve). pahole
+/// writes both as they are. Without `encode_force` each is one line naming
+/// the DIE (and, for an overlap, the other variable); with it the variable
+/// is left out, its neighbour kept, and the kernel loads the rest.
+#[test]
+fn fuzz_findings_in_variable_places() {
+    let overlap = "bad/fuzz/overlapping-percpu-variables.o";
+    let overlap_message = "CU at .debug_info+0xd00: DIE 0xd23: variable \"fx_tagged_percpu\" \
+                           at .data..percpu+0x20 (4 bytes) overlaps variable \
+                           \"fx_percpu_stats_var\" at +0x8 (28 bytes; CU at .debug_info+0x965, \
+                           DIE 0x9ce), and the kernel takes no overlapping variables in a DATASEC";
+    fixture_fails_naming(overlap, &[FLOATS], &[overlap_message]);
+    let run = fixture_forced_output_loads(overlap, overlap_message);
+    assert_eq!(
+        run.stderr.matches("overlaps variable").count(),
+        1,
+        "{}",
+        run.describe()
+    );
+
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    let input = fixture(overlap);
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FORCE]);
+    assert!(run.success(), "{}", run.describe());
+    let dump = Dump::of_file(&out, None);
+    assert_eq!(dump.find_all("VAR", "fx_tagged_percpu").len(), 0);
+    assert_eq!(dump.find_all("VAR", "fx_percpu_stats_var").len(), 1);
+    let sections = dump.find_all("DATASEC", ".data..percpu");
+    assert_eq!(sections.len(), 1, "{}", run.describe());
+    assert!(
+        sections[0]
+            .members
+            .iter()
+            .any(|m| m.contains("offset=8 size=28")),
+        "{:?}",
+        sections[0].members
+    );
+
+    let legacy_message = "CU at .debug_info+0x0: DIE 0x2a4: variable \"fx_percpu_counter\": its \
+                          symbol has 4 bytes, fewer than the 24 of its type";
+    let small = "bad/fuzz/percpu-symbol-smaller-than-type.o";
+    fixture_fails_naming(small, &["--compat=1.24", FLOATS], &[legacy_message]);
+    let input = fixture(small);
+    let out = dir.path().join("legacy.btf");
+    let run = encode_detached(
+        Encoder::Btfenc,
+        &input,
+        &out,
+        &["--compat=1.24", FLOATS, "--btf_encode_force"],
+    );
+    assert!(
+        run.success() && run.stderr.contains(legacy_message),
+        "{}",
+        run.describe()
+    );
+    // Three DIEs the mutation gave larger types are left out; the fourth,
+    // of a 4-byte type, takes the symbol's place.
+    assert_eq!(
+        run.stderr.matches("fewer than the").count(),
+        3,
+        "{}",
+        run.describe()
+    );
+    let dump = Dump::of_file(&out, None);
+    let sections = dump.find_all("DATASEC", ".data..percpu");
+    assert_eq!(sections.len(), 1, "{}", run.describe());
+    assert_eq!(sections[0].members.len(), 1, "{:?}", sections[0].members);
+    assert!(
+        sections[0].members[0].contains("offset=0 size=4"),
+        "{:?}",
+        sections[0].members
+    );
+    expect_kernel_loads("causes::percpu_symbol_smaller_than_type", &read(&out));
+    // With 1.31's rule the same variable is as large as its type, and fits.
+    let out = dir.path().join("v131.btf");
+    let run = encode_detached(Encoder::Btfenc, &input, &out, &[FLOATS]);
+    assert!(run.success() && run.stderr.is_empty(), "{}", run.describe());
+    expect_kernel_loads(
+        "causes::percpu_symbol_smaller_than_type (1.31)",
+        &read(&out),
+    );
+}
+
+/// An `elf_dwarf` finding: base types turned into enumeration types, one
+/// of which (`unsigned int`, DIE 0x5b9) has a name the kernel refuses and
+/// no enumerator. encode_force would leave an ENUM without a name or a
+/// value, which libbpf's dedup takes for a declaration of any anonymous
+/// enum whatever its size (btf_compat_enum): a 2-byte member then got a
+/// 4-byte enum and ended past its struct ("Member exceeds struct_size").
+/// Nothing can be left out in the enum's place, so it is an error even
+/// with encode_force.
+#[test]
+fn fuzz_finding_enum_without_name_or_enumerators() {
+    fixture_fails_naming(
+        "bad/fuzz/enum-left-without-name-or-enumerators.o",
+        &[FORCE],
+        &[
+            "CU at .debug_info+0x57f: DIE 0x5b9: enum \"unsigned int\" is left without a name \
+             or an enumerator the kernel takes",
+            "libbpf's dedup would take it for a declaration of any anonymous enum",
+        ],
+    );
+}

@@ -87,6 +87,9 @@ pub struct Assembled<'input> {
     /// pahole's `--verbose` lines for the functions left out, in its
     /// order (by name, then unit).
     pub skips: Vec<String>,
+    /// What `encode_force` left out of the FUNCs and VARs, one line each
+    /// naming its CU (without the file).
+    pub warnings: Vec<String>,
 }
 
 impl<'input> Assembler<'input> {
@@ -155,15 +158,16 @@ impl<'input> Assembler<'input> {
 
     /// Picks FUNCs and VARs across the CUs added and adds them, with the
     /// DATASECs: the pre-dedup [`Btf`].
-    pub fn finish(self, ctx: &Context<'_, 'input>) -> Assembled<'input> {
+    pub fn finish(self, ctx: &Context<'_, 'input>) -> Result<Assembled<'input>, Error> {
         let mut btf = self.table.into_btf();
-        let skips =
-            lower::add_functions_and_variables(&mut btf, self.functions, self.variables, ctx);
-        Assembled {
+        let lower::Added { skips, warnings } =
+            lower::add_functions_and_variables(&mut btf, self.functions, self.variables, ctx)?;
+        Ok(Assembled {
             btf,
             dedup: self.dedup,
             skips,
-        }
+            warnings,
+        })
     }
 }
 
@@ -178,5 +182,5 @@ pub fn assemble<'input>(
     for cu in cus {
         assembler.add(ReadyCu::new(cu)?)?;
     }
-    Ok(assembler.finish(ctx).btf)
+    Ok(assembler.finish(ctx)?.btf)
 }

@@ -270,7 +270,7 @@ pub fn encode(
     let units::Walked {
         assembler,
         counts,
-        warnings,
+        mut warnings,
     } = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
     stats.walk = counts;
     // Only .debug_str is read from now on (names borrow it); the other
@@ -283,7 +283,15 @@ pub fn encode(
         btf: assembled,
         dedup: streamed,
         skips,
-    } = assembler.finish(&ctx);
+        warnings: assembly_warnings,
+    } = assembler
+        .finish(&ctx)
+        .with_context(|| path.display().to_string())?;
+    warnings.extend(
+        assembly_warnings
+            .iter()
+            .map(|w| format!("{}: {w}", path.display())),
+    );
     stats.types_before = assembled.types.len();
     stats.assemble = phase.stop();
 

@@ -67,6 +67,17 @@ pub enum Error {
         /// The type and what is wrong with it.
         what: String,
     },
+    /// A variable whose place in its section the kernel would refuse in a
+    /// DATASEC (it overlaps the one before it); found when the CUs'
+    /// variables are put together, so it names its own CU.
+    Unplaceable {
+        /// CU offset in `.debug_info`.
+        cu_offset: u64,
+        /// `.debug_info` offset of the variable's DIE.
+        die: u64,
+        /// The variable, its place and what is wrong with it.
+        what: String,
+    },
     /// More types than a BTF type id can number.
     TooManyTypes {
         /// The count that overflowed.
@@ -96,6 +107,9 @@ impl fmt::Display for Error {
             // The CU is named by the caller's context (see encoder/src/units.rs).
             Error::Unencodable { die: Some(die), what, .. } => write!(f, "DIE {die:#x}: {what}"),
             Error::Unencodable { die: None, what, .. } => f.write_str(what),
+            Error::Unplaceable { cu_offset, die, what } => {
+                write!(f, "CU at .debug_info+{cu_offset:#x}: DIE {die:#x}: {what}")
+            }
             Error::UnknownLanguage { name } => write!(f, "unknown language '{name}'"),
             Error::TooManyTypes { count } => write!(f, "{count} types do not fit 32-bit BTF type ids"),
         }

@@ -168,17 +168,26 @@ impl LoweredCu<'_> {
 /// candidates of every CU (given in `.debug_info` order, their ids already
 /// the table's) and adds them to `btf`, with one DATASEC per section.
 /// Returns pahole's `--verbose` lines for the functions left out (1.31
-/// rules; none for 1.24's).
+/// rules; none for 1.24's), and what `encode_force` left out.
 pub fn add_functions_and_variables<'input>(
     btf: &mut Btf<'input>,
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
     ctx: &Context<'_, 'input>,
-) -> Vec<String> {
+) -> Result<Added, Error> {
     let mut skips = Vec::new();
     functions::emit_functions(btf, functions, &ctx.features, &mut skips);
-    vars::emit_variables(btf, variables, &ctx.features);
-    skips
+    let warnings = vars::emit_variables(btf, variables, &ctx.features)?;
+    Ok(Added { skips, warnings })
+}
+
+/// What [`add_functions_and_variables`] reports besides the types it adds.
+#[derive(Debug, Default)]
+pub struct Added {
+    /// pahole's `--verbose` lines for the functions left out.
+    pub skips: Vec<String>,
+    /// What `encode_force` left out, one line each (naming the CU).
+    pub warnings: Vec<String>,
 }
 
 /// Lowers one CU. A CU whose language is excluded lowers to nothing.

@@ -331,6 +331,12 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         self.size_of(chain, &|byte_size| byte_size)
     }
 
+    /// [`Self::byte_size`] as lowered (see [`Self::lowered_size`]): the
+    /// size the kernel resolves the type's BTF to.
+    pub(crate) fn lowered_byte_size(&self, ty: TypeRef) -> Result<u64, Error> {
+        self.lowered_size(&self.chain_end(ty)?)
+    }
+
     /// Size in bytes of the type a chain ends at, as lowered, so as the
     /// kernel's member checks count it: [`Self::byte_size`] but for an
     /// odd-sized base type, which is pahole's 4-byte fake int (see
@@ -1330,6 +1336,7 @@ fn lower_enum<'input>(
             ),
         ));
     }
+    let original_name = name;
     if !name.is_empty() && !map.name_ok(name) {
         map.leave_out(
             force,
@@ -1372,6 +1379,30 @@ fn lower_enum<'input>(
         )?;
     }
     let enumerators = &enumerators[..enumerators.len().min(MAX_VLEN)];
+    // libbpf's dedup takes an ENUM without values for a declaration, and
+    // one without a name too for a declaration of every anonymous enum,
+    // whatever their sizes (btf_compat_enum): a member of this one could
+    // end up with an 8-byte anonymous enum's id and end past its struct.
+    // C has no such enum (an empty one is a named declaration); crafted
+    // DWARF, or the leave-outs above, can make one, and nothing can be
+    // left out in its place.
+    if name.is_empty() && enumerators.is_empty() {
+        let what = if original_name.is_empty() && all_enumerators.is_empty() {
+            "enum without a name or an enumerator".to_string()
+        } else {
+            format!(
+                "enum {} is left without a name or an enumerator the kernel takes",
+                quoted(original_name)
+            )
+        };
+        return Err(map.unencodable(
+            this,
+            format!(
+                "{what}: libbpf's dedup would take it for a declaration of any \
+                 anonymous enum, whatever the size"
+            ),
+        ));
+    }
     let any_negative = enumerators.iter().any(|e| e.negative);
     if byte_size <= 4 || !features.enum64 {
         let signed = features.enum64 && any_negative;
@@ -2024,6 +2055,41 @@ mod tests {
             enumerators,
         }]);
         assert!(try_lower(&cu, true).0.unwrap_err().contains("1, 2, 4 or 8"));
+        // An enum with neither a name nor an enumerator (crafted, or left
+        // so by encode_force) is an error even with encode_force: libbpf's
+        // dedup would merge it with any anonymous enum. Named, it is a
+        // declaration, and kept.
+        let bad_names = arena.alloc_slice_copy(&[Enumerator {
+            name: "1x",
+            value: 1,
+            negative: false,
+        }]);
+        for (name, enumerators, forced_ok) in [
+            (None, &[][..], false),
+            (Some("not an identifier"), &[][..], false),
+            (None, &*bad_names, false),
+            (Some("e"), &[][..], true),
+            (Some("e"), &*bad_names, true),
+            (None, &*enumerators, true),
+        ] {
+            let cu = cu_with(vec![Node::Enum {
+                name,
+                byte_size: 2,
+                declaration: false,
+                underlying_signed: None,
+                enumerators,
+            }]);
+            let forced = try_lower(&cu, true).0;
+            assert_eq!(forced.is_ok(), forced_ok, "{name:?} {forced:?}");
+            if !forced_ok {
+                assert!(
+                    forced
+                        .unwrap_err()
+                        .contains("without a name or an enumerator"),
+                    "{name:?}"
+                );
+            }
+        }
         let cu = cu_with(vec![base("long double", 6, BaseEncoding::Float)]);
         assert!(try_lower(&cu, true).0.unwrap_err().contains("FLOAT sizes"));
         let cu = cu_with(vec![base("long double", 12, BaseEncoding::Float)]);

@@ -97,6 +97,10 @@ pub struct VariableCandidate<'input> {
     pub size: u32,
     /// `btf_decl_tag` values.
     pub decl_tags: Vec<&'input str>,
+    /// The CU's `.debug_info` offset and the variable's DIE, for messages.
+    pub cu_offset: u64,
+    /// `.debug_info` offset of the variable's DIE.
+    pub die_offset: u64,
 }
 
 /// Everything [`variable_candidates`] needs besides the CU.
@@ -170,6 +174,22 @@ pub(crate) fn variable_candidates<'input>(
             continue;
         }
         let size = match features.rules {
+            // The kernel wants a VAR's place to hold its type as lowered
+            // (btf_datasec_resolve, "Invalid size"); pahole 1.24 writes
+            // the symbol's size whatever the type's.
+            Rules::V1_24 if placement.symbol_size < map.lowered_byte_size(variable.ty)? => {
+                map.leave_out_die(
+                    features.encode_force,
+                    Some(variable.die_offset),
+                    format!(
+                        "variable {:?}: its symbol has {} bytes, fewer than the {} of its type (the kernel wants the place to hold the type)",
+                        placement.name,
+                        placement.symbol_size,
+                        map.lowered_byte_size(variable.ty)?
+                    ),
+                )?;
+                continue;
+            }
             Rules::V1_24 => placement.symbol_size,
             Rules::V1_31 => type_size,
         };
@@ -198,6 +218,8 @@ pub(crate) fn variable_candidates<'input>(
             offset,
             size,
             decl_tags,
+            cu_offset: cu.offset,
+            die_offset: variable.die_offset,
         });
     }
     Ok(candidates)
@@ -351,18 +373,36 @@ pub(crate) fn btf_name_valid(name: &str) -> bool {
 
 /// Adds VARs (+ DECL_TAGs) and one DATASEC per section, sorted by offset.
 /// Candidates are in CU order with ids already shifted; a placement claimed
-/// twice keeps its first VAR.
+/// twice keeps its first VAR. A variable whose place overlaps an earlier
+/// one's in its section ([`overlapping`]) is an error, or with
+/// `encode_force` left out with a warning (returned, one line each).
 pub(crate) fn emit_variables<'input>(
     btf: &mut Btf<'input>,
     candidates: Vec<VariableCandidate<'input>>,
     features: &Features,
-) {
+) -> Result<Vec<String>, Error> {
     let mut seen: HashSet<(usize, u32)> = HashSet::default();
-    let mut sections: BTreeMap<usize, (&'input str, Vec<VarSecInfo>)> = BTreeMap::new();
-    for candidate in candidates {
-        if !seen.insert((candidate.section_index, candidate.offset)) {
-            continue;
+    let candidates: Vec<_> = candidates
+        .into_iter()
+        .filter(|candidate| seen.insert((candidate.section_index, candidate.offset)))
+        .collect();
+    let mut warnings = Vec::new();
+    let mut left_out = vec![false; candidates.len()];
+    for error in overlapping(&candidates) {
+        if !features.encode_force {
+            return Err(error.error);
         }
+        warnings.push(format!("{}; left out (encode_force)", error.error));
+        if let Some(flag) = left_out.get_mut(error.index) {
+            *flag = true;
+        }
+    }
+    let mut sections: BTreeMap<usize, (&'input str, Vec<VarSecInfo>)> = BTreeMap::new();
+    for (candidate, _) in candidates
+        .into_iter()
+        .zip(left_out)
+        .filter(|(_, left_out)| !left_out)
+    {
         let var = btf.add(Type::Var(Object {
             name: candidate.name,
             ty: candidate.ty,
@@ -401,6 +441,69 @@ pub(crate) fn emit_variables<'input>(
             vars: vars.into_boxed_slice(),
         }));
     }
+    Ok(warnings)
+}
+
+/// A candidate [`emit_variables`] cannot place, by index, and why.
+struct Unplaceable {
+    index: usize,
+    error: Error,
+}
+
+/// The candidates whose places the kernel would refuse in a DATASEC
+/// (btf_datasec_check_meta): one that starts before the variable before
+/// it in its section ends ("Invalid offset"; pahole writes it, as when a
+/// struct is larger than the symbol it is placed at), or that ends past
+/// what a 32-bit DATASEC size can say. Sections in index order, each by
+/// offset; the earlier variable is the one kept, so that a section's
+/// variables are judged in one pass.
+fn overlapping(candidates: &[VariableCandidate<'_>]) -> Vec<Unplaceable> {
+    let mut by_section: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (index, candidate) in candidates.iter().enumerate() {
+        by_section
+            .entry(candidate.section_index)
+            .or_default()
+            .push(index);
+    }
+    let mut unplaceable = Vec::new();
+    for mut indices in by_section.into_values() {
+        indices.sort_by_key(|&index| candidates.get(index).map(|c| c.offset));
+        let mut previous: Option<&VariableCandidate<'_>> = None;
+        for index in indices {
+            let Some(candidate) = candidates.get(index) else {
+                continue;
+            };
+            let start = u64::from(candidate.offset);
+            let end = start + u64::from(candidate.size);
+            let why = match previous {
+                Some(before) if start < u64::from(before.offset) + u64::from(before.size) => {
+                    format!(
+                        "overlaps variable {:?} at +{:#x} ({} bytes; CU at .debug_info+{:#x}, DIE {:#x}), and the kernel takes no overlapping variables in a DATASEC",
+                        before.name, before.offset, before.size, before.cu_offset, before.die_offset
+                    )
+                }
+                _ if end > u64::from(u32::MAX) => {
+                    "ends past the 4 GiB a DATASEC can hold".to_string()
+                }
+                _ => {
+                    previous = Some(candidate);
+                    continue;
+                }
+            };
+            unplaceable.push(Unplaceable {
+                index,
+                error: Error::Unplaceable {
+                    cu_offset: candidate.cu_offset,
+                    die: candidate.die_offset,
+                    what: format!(
+                        "variable {:?} at {}+{:#x} ({} bytes) {why}",
+                        candidate.name, candidate.section_name, candidate.offset, candidate.size
+                    ),
+                },
+            });
+        }
+    }
+    unplaceable
 }
 
 #[cfg(test)]
@@ -623,12 +726,16 @@ mod tests {
             offset,
             size: 4,
             decl_tags: vec!["t"],
+            cu_offset: 0,
+            die_offset: 0x10,
         };
-        emit_variables(
+        let warnings = emit_variables(
             &mut btf,
             vec![cand("b", 32), cand("a", 0), cand("dup", 0)],
             &Features::default(),
-        );
+        )
+        .unwrap();
+        assert!(warnings.is_empty());
         // int, VAR b, DECL_TAG, VAR a, DECL_TAG, DATASEC.
         assert_eq!(btf.count(), 6);
         let Some(Type::Datasec(sec)) = btf.types.last() else {
@@ -642,6 +749,76 @@ mod tests {
                 .map(|v| (v.ty, v.offset))
                 .collect::<Vec<_>>(),
             vec![(TypeId(4), 0), (TypeId(2), 32)]
+        );
+    }
+
+    /// btf_datasec_check_meta refuses a variable that starts before the
+    /// one before it ends: an error naming both, or with encode_force the
+    /// later one left out (and no VAR written for it).
+    #[test]
+    fn overlapping_variables_fail_or_are_left_out() {
+        let cand = |name, offset, size, die_offset| VariableCandidate {
+            name,
+            ty: TypeId(1),
+            linkage: Linkage::Global,
+            section_index: 5,
+            section_name: PERCPU_SECTION,
+            offset,
+            size,
+            decl_tags: vec![],
+            cu_offset: 0x40,
+            die_offset,
+        };
+        let int = Type::Int(Int {
+            name: "int",
+            size: 4,
+            encoding: Default::default(),
+            offset: 0,
+            bits: 32,
+        });
+        // "wide" (0x8..0x24) covers "inside" (0x20) and touches "after".
+        let candidates = || {
+            vec![
+                cand("inside", 0x20, 4, 0x30),
+                cand("wide", 0x8, 28, 0x10),
+                cand("after", 0x24, 4, 0x50),
+            ]
+        };
+        let mut btf = Btf::default();
+        btf.add(int.clone());
+        let err = emit_variables(&mut btf, candidates(), &Features::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "CU at .debug_info+0x40: DIE 0x30: variable \"inside\" at .data..percpu+0x20 \
+             (4 bytes) overlaps variable \"wide\" at +0x8 (28 bytes; CU at .debug_info+0x40, \
+             DIE 0x10), and the kernel takes no overlapping variables in a DATASEC"
+        );
+        let forced = Features {
+            encode_force: true,
+            ..Features::default()
+        };
+        let mut btf = Btf::default();
+        btf.add(int);
+        let warnings = emit_variables(&mut btf, candidates(), &forced).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("CU at .debug_info+0x40: DIE 0x30: variable \"inside\""));
+        assert!(warnings[0].ends_with("; left out (encode_force)"));
+        let vars: Vec<&str> = btf
+            .types
+            .iter()
+            .filter_map(|ty| match ty {
+                Type::Var(var) => Some(var.name),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(vars, ["wide", "after"]);
+        let Some(Type::Datasec(sec)) = btf.types.last() else {
+            panic!()
+        };
+        assert_eq!(sec.size, 0x28);
+        assert_eq!(
+            sec.vars.iter().map(|v| v.offset).collect::<Vec<_>>(),
+            [0x8, 0x24]
         );
     }
 
