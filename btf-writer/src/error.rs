@@ -196,6 +196,30 @@ pub enum ErrorKind {
     /// the kernel refuses ("No type found", btf_parse_type_sec): what is
     /// missing.
     NoTypes(&'static str),
+    /// A function type that takes or returns by value a struct or union
+    /// no unit (nor the base) defines: the kernel wants a size
+    /// (btf_func_proto_check).
+    DeclaredByValue {
+        /// The FUNC_PROTO's id.
+        proto: u32,
+        /// `argument N` or `return value`.
+        slot: String,
+        /// The struct's or union's name.
+        name: String,
+        /// A union rather than a struct.
+        union: bool,
+    },
+    /// BTF the kernel would reject, found by [`crate::validate`] before
+    /// anything was written: which BTF (`BTF`, `distilled base BTF`, `base
+    /// BTF`) and the first rule broken ([`crate::validate::first_of`]).
+    WouldBeRejected {
+        /// What was checked.
+        what: &'static str,
+        /// Whether it was about to be written (else it was read).
+        output: bool,
+        /// The first violation, and how many there were.
+        violations: String,
+    },
 
     // ----- distilled base and relocation -----
     /// A split is not on top of the base it was given: its type ids
@@ -376,6 +400,30 @@ impl fmt::Display for ErrorKind {
                 "base strings end at {found} but the split expects them to end at {expected}"
             ),
             Internal(what) => write!(f, "internal error (a bug in btfenc): {what}"),
+            DeclaredByValue {
+                proto,
+                slot,
+                name,
+                union,
+            } => write!(
+                f,
+                "[{proto}] FUNC_PROTO: its {slot} is {} {name} by value, which no unit defines \
+                 (only declarations): the kernel wants a known size (btf_func_proto_check)",
+                if *union { "union" } else { "struct" }
+            ),
+            WouldBeRejected {
+                what,
+                output: true,
+                violations,
+            } => write!(
+                f,
+                "the kernel would reject the {what} encoded, so none is written: {violations}"
+            ),
+            WouldBeRejected {
+                what,
+                output: false,
+                violations,
+            } => write!(f, "the kernel would reject this {what}: {violations}"),
             NoTypes(what) => write!(
                 f,
                 "{what}: the kernel refuses BTF without types (btf_parse_type_sec)"

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context, Result};
-use btf::validate::{validate, Checked, Options, Violation};
+use btf::validate::{first_of, validate, Checked, Options, Violation};
 use rayon::prelude::*;
 
 use crate::commands::read_btf_bytes;
@@ -121,18 +121,9 @@ pub fn run(files: &[PathBuf], base: Option<&Path>) -> Result<ExitCode> {
     }))
 }
 
-/// The checks on BTF btfenc reads or writes: in the byte order the blob
-/// announces (btfenc writes big-endian BTF for big-endian targets), and
-/// without `BPF_BTF_LOAD`'s size limit (the kernel's own BTF has none).
-///
-/// A kind layout section (`--btf_features=layout`, for Linux 7.2+) is
-/// taken as Linux 7.1 takes it: BTF written for such a kernel is checked by
-/// its rules, not refused for a header older kernels do not know.
-pub(crate) const AS_WRITTEN: Options = Options {
-    byte_order: btf::validate::ByteOrder::FromMagic,
-    size_limit: false,
-    layout_section: true,
-};
+/// The checks on BTF btfenc reads or writes (see
+/// [`btf::validate::Options::AS_WRITTEN`]).
+pub(crate) const AS_WRITTEN: Options = Options::AS_WRITTEN;
 
 /// The raw `.BTF` of an input file (raw BTF or ELF).
 pub(crate) fn raw_btf<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
@@ -170,15 +161,6 @@ pub(crate) fn check_input<'a>(
             first_of(&v)
         )
     })
-}
-
-/// `FIRST (N violations)`: the one line an error gives for a rejected BTF.
-fn first_of(violations: &[Violation]) -> String {
-    let first = violations
-        .first()
-        .map_or_else(String::new, ToString::to_string);
-    let n = violations.len();
-    format!("{first} ({n} violation{})", if n == 1 { "" } else { "s" })
 }
 
 /// For `dump` and `diff`, which show BTF as it is: a one-line warning on

@@ -37,19 +37,14 @@ use btf::encode::{encode, Options as EncodeOptions, SplitOn};
 use btf::lower::{Features, LegacyFlags};
 use btf::raw::Endian;
 use btf::read::{parse_file_with, parse_with, NameArena, Parsed};
-use btf::validate::{validate, ByteOrder, Checked, Options};
+use btf::validate::{validate, Checked, Options};
 use btfenc_tests::kernel::kernel_accepts_btf;
 
 /// The fixture whose BTF is the base of the split targets.
 pub const BASE_FIXTURE: &str = "fixtures/obj/multi-cu/gcc-dwarf5.o";
 
-/// The checks btfenc applies to what it writes and reads (`AS_WRITTEN` in
-/// encoder/src/verify.rs).
-const AS_WRITTEN: Options = Options {
-    byte_order: ByteOrder::FromMagic,
-    size_limit: false,
-    layout_section: true,
-};
+/// The checks btfenc applies to what it writes and reads.
+const AS_WRITTEN: Options = Options::AS_WRITTEN;
 
 /// Makes rayon's global pool this thread alone (`use_current_thread`, one
 /// thread): every parallel step then runs inline on libFuzzer's thread.
@@ -113,7 +108,7 @@ fn split_on(features: &Features) -> &'static SplitOn<'static, 'static> {
         btf::lower::Rules::V1_31 => &ON_1_31,
     };
     cell.get_or_init(|| {
-        SplitOn::new(Path::new("base.btf"), base().parsed, features)
+        SplitOn::new(Path::new("base.btf"), base().parsed, base().bytes, features)
             .unwrap_or_else(|e| panic!("base: {e}"))
     })
 }
@@ -174,9 +169,16 @@ pub fn elf_dwarf(data: &[u8]) {
     let path = scratch_file();
     std::fs::write(path, data).expect("writing the scratch file");
     let on = split.then(|| split_on(&features));
-    let Ok(encoded) = encode(path, &EncodeOptions::new(features), on) else {
-        return;
+    let encoded = match encode(path, &EncodeOptions::new(features), on) {
+        Ok(encoded) => encoded,
+        // The encoder's last check refused its own output: every rule one
+        // unit can judge belongs to the lowering, with an error naming the
+        // DIE (or encode_force's leave-out), so reaching this is a finding.
+        Err(err) if is_rejected_output(&err) => panic!("encoded BTF the kernel rejects: {err}"),
+        Err(_) => return,
     };
+    // `encode` checked its output already; checked again here, so that
+    // the library's check (encode/check.rs) cannot silently go.
     let base = base();
     if let Some(distilled) = &encoded.distilled_base {
         let small = validate(distilled, None, AS_WRITTEN)
@@ -199,6 +201,18 @@ pub fn elf_dwarf(data: &[u8]) {
     }
     let arena = NameArena::new();
     parse_with(&encoded.btf, split.then_some(base.parsed), &arena).expect("encoded BTF reads back");
+}
+
+/// Whether `err` is [`btf::encode::encode`] refusing BTF it wrote because
+/// the kernel's checks reject it.
+fn is_rejected_output(err: &btf::Error) -> bool {
+    matches!(
+        err.root(),
+        btf::Error::Format(btf::FormatError {
+            kind: btf::ErrorKind::WouldBeRejected { output: true, .. },
+            ..
+        })
+    )
 }
 
 /// Dumps, writes back and re-reads `parsed` (split on `on` when given).

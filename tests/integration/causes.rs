@@ -1187,3 +1187,32 @@ fn fuzz_finding_enum_without_name_or_enumerators() {
         ],
     );
 }
+
+/// `elf_dwarf` findings: a function type (DW_TAG_subroutine_type) whose
+/// parameter is, by value, a union the file only declares. C allows it,
+/// and in a vmlinux another unit may define the union (the dedup then
+/// resolves the declaration), so no unit can judge it: the encoder refuses
+/// it once the dedup is done, naming the FUNC_PROTO, the argument and the
+/// union, with or without encode_force, and writes nothing.
+#[test]
+fn fuzz_findings_function_types_of_undefined_unions() {
+    for (name, expected) in [
+        (
+            "function-type-of-undefined-union",
+            "[94] FUNC_PROTO: its argument 2 is union fx_opaque_u by value, which no unit defines",
+        ),
+        (
+            "function-type-of-undefined-union-2",
+            "[90] FUNC_PROTO: its argument 1 is union _int128 by value, which no unit defines",
+        ),
+    ] {
+        fixture_fails_naming(
+            &format!("bad/fuzz/{name}.o"),
+            &[FORCE],
+            &[
+                expected,
+                "the kernel wants a known size (btf_func_proto_check)",
+            ],
+        );
+    }
+}

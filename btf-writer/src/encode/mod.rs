@@ -32,6 +32,7 @@
 //! ```
 
 mod assemble;
+mod check;
 mod cpu_clock;
 mod error;
 mod units;
@@ -54,6 +55,7 @@ use crate::lower::{self, Features};
 use crate::raw::{Endian, HeaderFormat};
 use crate::read::Parsed;
 use crate::strings::StringIndex;
+use crate::validate::{first_of, validate, Checked, Options as ValidateOptions};
 
 /// What one encoding needs to know besides the input file.
 #[derive(Debug, Clone)]
@@ -90,6 +92,8 @@ pub struct Stats {
     pub dedup: Phase,
     /// Serialization.
     pub write: Phase,
+    /// The kernel's checks of what was written.
+    pub check: Phase,
     /// Compilation units.
     pub cus: usize,
     /// What the walk phase counted: DIEs, types lowered, and the CPU time
@@ -149,7 +153,11 @@ impl PhaseTimer {
     }
 }
 
-/// The encoded BTF of one file.
+/// The encoded BTF of one file. Both blobs passed the kernel's own checks
+/// ([`crate::validate`], as `BPF_BTF_LOAD` would run them; a split on its
+/// base or on its distilled base): [`encode`] returns an error
+/// ([`crate::ErrorKind::WouldBeRejected`]) rather than BTF the kernel
+/// would reject.
 #[derive(Debug)]
 pub struct Encoded {
     /// `.BTF` contents.
@@ -179,19 +187,46 @@ pub struct SplitOn<'p, 'a> {
     pub parsed: &'p Parsed<'a>,
     strings: StringIndex<'a>,
     dedup: PreparedBase<'p, 'a>,
+    /// The base as the kernel's checks resolved it: what a split on it is
+    /// checked on before it is handed out.
+    checked: Checked<'a>,
 }
 
 impl<'p, 'a> SplitOn<'p, 'a> {
-    /// Indexes `parsed` (read from `path`) for splits deduplicated as
-    /// `features` ask (see [`dedup_flavor`]).
-    pub fn new(path: &Path, parsed: &'p Parsed<'a>, features: &Features) -> Result<Self, Error> {
-        let dedup = PreparedBase::new(&parsed.btf, dedup_flavor(features))
-            .with_context(|| format!("{}: base BTF", path.display()))?;
+    /// Indexes `parsed` (read from `path`, whose raw BTF is `raw`) for
+    /// splits deduplicated as `features` ask (see [`dedup_flavor`]), and
+    /// checks it as the kernel would: a base it rejects makes every split
+    /// on it useless.
+    pub fn new(
+        path: &Path,
+        parsed: &'p Parsed<'a>,
+        raw: &'a [u8],
+        features: &Features,
+    ) -> Result<Self, Error> {
+        let (dedup, checked) = rayon::join(
+            || PreparedBase::new(&parsed.btf, dedup_flavor(features)),
+            || validate(raw, None, ValidateOptions::AS_WRITTEN),
+        );
+        let checked = checked.map_err(|violations| {
+            Error::from(crate::ErrorKind::WouldBeRejected {
+                what: "base BTF",
+                output: false,
+                violations: first_of(&violations),
+            })
+            .context(path.display().to_string())
+        })?;
+        let dedup = dedup.with_context(|| format!("{}: base BTF", path.display()))?;
         Ok(SplitOn {
             parsed,
             strings: parsed.string_index(),
             dedup,
+            checked,
         })
+    }
+
+    /// The base as the kernel's checks resolved it.
+    pub fn checked(&self) -> &Checked<'a> {
+        &self.checked
     }
 }
 
@@ -308,6 +343,7 @@ pub fn encode(
                 .context(path.display().to_string()),
         );
     }
+    check::by_value_declarations(path, &deduped.btf, base.map(|b| &b.parsed.btf))?;
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.stop();
 
@@ -361,6 +397,12 @@ pub fn encode(
     );
     let (bytes, distilled_base) = written?;
     stats.write = phase.stop();
+
+    // Nothing the kernel would reject leaves the library, whatever the
+    // input made of it.
+    let phase = PhaseTimer::start();
+    check::written(path, &bytes, distilled_base.as_deref(), base)?;
+    stats.check = phase.stop();
     if last_in_process {
         // As for the pre-dedup table: the system takes all of this back at
         // exit at once, where freeing it piece by piece (tens of thousands

@@ -106,6 +106,29 @@ pub struct Options {
     pub layout_section: bool,
 }
 
+impl Options {
+    /// The checks on BTF an encoder writes or reads back: in the byte
+    /// order the blob announces (BTF is written in the target's), without
+    /// `BPF_BTF_LOAD`'s size limit (the kernel's own BTF has none), and
+    /// with a kind layout section taken as Linux 7.1 takes it (BTF written
+    /// for such a kernel is checked by its rules, not refused for a header
+    /// older kernels do not know).
+    pub const AS_WRITTEN: Options = Options {
+        byte_order: ByteOrder::FromMagic,
+        size_limit: false,
+        layout_section: true,
+    };
+}
+
+/// `FIRST (N violations)`: one line for a BTF the kernel rejects.
+pub fn first_of(violations: &[Violation]) -> String {
+    let first = violations
+        .first()
+        .map_or_else(String::new, ToString::to_string);
+    let n = violations.len();
+    format!("{first} ({n} violation{})", if n == 1 { "" } else { "s" })
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
