@@ -707,8 +707,8 @@ mod tests {
         assert!(run(forced, &cu, false).unwrap().is_empty());
     }
 
-    #[test]
-    fn datasec_sorted_and_sized_to_last_variable() {
+    /// A table holding `int` (id 1), for VARs to refer to.
+    fn int_table() -> Btf<'static> {
         let mut btf = Btf::default();
         btf.add(Type::Int(Int {
             name: "int",
@@ -717,18 +717,35 @@ mod tests {
             offset: 0,
             bits: 32,
         }));
-        let cand = |name, offset| VariableCandidate {
+        btf
+    }
+
+    /// An `int` candidate in `.data..percpu` (section 5), of CU 0x40.
+    fn percpu_candidate(
+        name: &'static str,
+        offset: u32,
+        size: u32,
+        die_offset: u64,
+        decl_tags: Vec<&'static str>,
+    ) -> VariableCandidate<'static> {
+        VariableCandidate {
             name,
             ty: TypeId(1),
             linkage: Linkage::Global,
             section_index: 5,
             section_name: PERCPU_SECTION,
             offset,
-            size: 4,
-            decl_tags: vec!["t"],
-            cu_offset: 0,
-            die_offset: 0x10,
-        };
+            size,
+            decl_tags,
+            cu_offset: 0x40,
+            die_offset,
+        }
+    }
+
+    #[test]
+    fn datasec_sorted_and_sized_to_last_variable() {
+        let mut btf = int_table();
+        let cand = |name, offset| percpu_candidate(name, offset, 4, 0x10, vec!["t"]);
         let warnings = emit_variables(
             &mut btf,
             vec![cand("b", 32), cand("a", 0), cand("dup", 0)],
@@ -757,25 +774,9 @@ mod tests {
     /// later one left out (and no VAR written for it).
     #[test]
     fn overlapping_variables_fail_or_are_left_out() {
-        let cand = |name, offset, size, die_offset| VariableCandidate {
-            name,
-            ty: TypeId(1),
-            linkage: Linkage::Global,
-            section_index: 5,
-            section_name: PERCPU_SECTION,
-            offset,
-            size,
-            decl_tags: vec![],
-            cu_offset: 0x40,
-            die_offset,
+        let cand = |name, offset, size, die_offset| {
+            percpu_candidate(name, offset, size, die_offset, Vec::new())
         };
-        let int = Type::Int(Int {
-            name: "int",
-            size: 4,
-            encoding: Default::default(),
-            offset: 0,
-            bits: 32,
-        });
         // "wide" (0x8..0x24) covers "inside" (0x20) and touches "after".
         let candidates = || {
             vec![
@@ -784,8 +785,7 @@ mod tests {
                 cand("after", 0x24, 4, 0x50),
             ]
         };
-        let mut btf = Btf::default();
-        btf.add(int.clone());
+        let mut btf = int_table();
         let err = emit_variables(&mut btf, candidates(), &Features::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -797,8 +797,7 @@ mod tests {
             encode_force: true,
             ..Features::default()
         };
-        let mut btf = Btf::default();
-        btf.add(int);
+        let mut btf = int_table();
         let warnings = emit_variables(&mut btf, candidates(), &forced).unwrap();
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("CU at .debug_info+0x40: DIE 0x30: variable \"inside\""));
