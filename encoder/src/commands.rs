@@ -78,7 +78,7 @@ pub fn run(cli: Cli, invoked_as: &str) -> Result<ExitCode> {
             // and would print it into every build log.
             println!("{PAHOLE_COMPAT_VERSION}");
             if invoked_as != "pahole" && io::stdout().is_terminal() {
-                eprintln!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
+                say!("btfenc {} (pahole-compatible)", env!("CARGO_PKG_VERSION"));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -530,21 +530,21 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
                 let result = encode_one(file, out.as_deref(), &config, base.as_ref(), report);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
-                    eprint!("\rbtfenc: {n}/{total}");
+                    say_partial!("\rbtfenc: {n}/{total}");
                 }
                 result.err().map(|e| (file.clone(), e))
             })
             .collect()
     });
     if progress {
-        eprintln!();
+        say!();
     }
     let mut failures = failures;
     failures.sort_by(|a, b| a.0.cmp(&b.0));
     for (_, err) in &failures {
-        eprintln!("btfenc: {}", format!("{err:#}").replace('\n', " "));
+        say!("btfenc: {}", format!("{err:#}").replace('\n', " "));
     }
-    eprintln!(
+    say!(
         "btfenc: encoded {} of {total} files, {} failed",
         total - failures.len(),
         failures.len()
@@ -641,7 +641,7 @@ fn encode_one(
     })?
     .map_err(|err| with_cli_hint(err, config.dwarf_alt.is_some()))?;
     for warning in &encoded.warnings {
-        eprintln!("btfenc: warning: {warning}");
+        say!("btfenc: warning: {warning}");
     }
     if report.skips && !encoded.skips.is_empty() {
         // One file's lines together, as pahole (one file per process)
@@ -656,7 +656,7 @@ fn encode_one(
     // Nothing the kernel would reject is written: `encode` checked both
     // blobs as the kernel would (its error names the rule broken).
     if report.timings {
-        eprintln!(
+        say!(
             "{}: kernel checks of the output: {:.1} ms",
             file.display(),
             encoded.stats.check.wall.as_secs_f64() * 1e3

@@ -92,11 +92,11 @@ fn resolve_features(args: &EncodeArgs, compat: Compat) -> Result<Features> {
             .map_err(|unknown| anyhow::anyhow!("--btf_features_strict: {unknown}"))?;
     if args.verbose {
         for name in &notes.ignored {
-            eprintln!("btfenc: ignoring unsupported feature '{name}'");
+            say!("btfenc: ignoring unsupported feature '{name}'");
         }
     }
     for name in &notes.not_implemented {
-        eprintln!("btfenc: warning: BTF feature '{name}' (pahole 1.31) is not implemented yet; encoding without it");
+        say!("btfenc: warning: BTF feature '{name}' (pahole 1.31) is not implemented yet; encoding without it");
     }
     Ok(features)
 }

@@ -11,8 +11,27 @@ pahole's flags, `config` turns them into `btf::encode::Options`,
 `commands` runs one file or a batch (and adds the hints that name
 options to the library's errors), `output` and `elf_patch` put the bytes
 where pahole would (a detached file, or `.BTF`/`.BTF.base` in place),
-`verify` checks them as the kernel would first.
+`verify` checks BTF as the kernel would (`btfenc verify`, and what
+`dedup` and `relocate` write; `-J`'s output the library checks itself).
 */
+
+/// `eprintln!` that cannot panic: a stderr that cannot be written (a
+/// build log on a full disk, `2>/dev/full`) must not turn a finished or
+/// failing run into a panic; the exit status still tells.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` (no newline) that cannot panic, as [`say!`].
+macro_rules! say_partial {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod args;
 mod commands;
@@ -47,7 +66,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             let text = format!("{err:#}").replace('\n', " ");
-            eprintln!("btfenc: {text}");
+            say!("btfenc: {text}");
             ExitCode::from(2)
         }
     }

@@ -9,13 +9,13 @@ use btf::encode::{Phase, Stats};
 pub fn report(stats: &Stats, path: &Path) {
     let line = |name: &str, phase: Phase, what: String| {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        eprintln!(
+        say!(
             "  {name:<12} {:9.1} ms  cpu {:9.1} ms{what}",
             ms(phase.wall),
             ms(phase.cpu)
         );
     };
-    eprintln!("btfenc: {}:", path.display());
+    say!("btfenc: {}:", path.display());
     line("open", stats.open, String::new());
     line(
         "walk+lower",
@@ -27,7 +27,7 @@ pub fn report(stats: &Stats, path: &Path) {
     );
     // The parts of the phase above, as CPU time: they overlap in time.
     let part = |name: &str, cpu: Duration, what: &str| {
-        eprintln!(
+        say!(
             "    {name:<10} {:>12} cpu {:9.1} ms{what}",
             "",
             cpu.as_secs_f64() * 1000.0

@@ -107,7 +107,7 @@ pub fn run(files: &[PathBuf], base: Option<&Path>) -> Result<ExitCode> {
             }
             Err(err) => {
                 failed = true;
-                eprintln!("btfenc: {}", format!("{err:#}").replace('\n', " "));
+                say!("btfenc: {}", format!("{err:#}").replace('\n', " "));
             }
         }
     }
@@ -175,7 +175,7 @@ pub(crate) fn warn_input(path: &Path, raw: &[u8], base_raw: Option<&[u8]>) {
         None => None,
     };
     if let Err(v) = validate(raw, base.as_ref(), AS_WRITTEN) {
-        eprintln!(
+        say!(
             "btfenc: warning: {}: the kernel would reject this BTF: {} ({} violation{})",
             path.display(),
             v[0],

@@ -319,3 +319,41 @@ fn supported_btf_features_are_accepted_when_strict() {
     let strict = format!("--btf_features_strict={line}");
     encode_detached(Encoder::Btfenc, &fixture(SAMPLE), &out, &[&strict]).assert_success();
 }
+
+/// A stderr that cannot be written (a build log on a full disk; here
+/// `/dev/full`) changes nothing but the lost lines: a run with warnings
+/// still writes its BTF and exits 0, a failing one exits 2, and neither
+/// panics (Rust's `eprintln!` would, exit status 101).
+#[test]
+fn unwritable_stderr_is_no_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        btfenc_tests::report_skip("cli::unwritable_stderr_is_no_panic", "no /dev/full");
+        return;
+    };
+    let dir = scratch();
+    let run = |input: &str, out: &std::path::Path, flags: &[&str]| {
+        let mut command = std::process::Command::new(btfenc_tests::btfenc_bin());
+        command
+            .arg("-J")
+            .args(flags)
+            .arg(format!("--btf_encode_detached={}", out.display()))
+            .arg(fixture(input))
+            .stdout(std::process::Stdio::null())
+            .stderr(full.try_clone().expect("cloning /dev/full"));
+        command.status().expect("running btfenc")
+    };
+    // encode_force warnings (a variable left out), then the BTF.
+    let warned = dir.path().join("warned.btf");
+    let status = run(
+        "bad/fuzz/overlapping-percpu-variables.o",
+        &warned,
+        &["--btf_features=encode_force,var"],
+    );
+    assert_eq!(status.code(), Some(0));
+    assert!(!read(&warned).is_empty());
+    // An error.
+    let failed = dir.path().join("failed.btf");
+    let status = run("bad/not-elf.bin", &failed, &[]);
+    assert_eq!(status.code(), Some(2));
+    assert!(!failed.exists());
+}
