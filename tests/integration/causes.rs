@@ -1216,3 +1216,20 @@ fn fuzz_findings_function_types_of_undefined_unions() {
         );
     }
 }
+
+/// An `elf_dwarf` finding: `float` became a 12-byte base type (i386's
+/// `long double` size, a valid FLOAT size), and the 4-byte anonymous union
+/// `pun` of `struct fx_nested` holds it as `as_float`. The member check
+/// counted a float of an odd size as pahole's 4-byte fake int, which is
+/// what an odd-sized *integer* lowers to; with `float` the member is a
+/// 12-byte FLOAT and ends past the union ("Member exceeds struct_size",
+/// btf_float_check_member). It is now left out, and the kernel loads the
+/// rest.
+#[test]
+fn fuzz_finding_float_member_past_its_union() {
+    fixture_forced_output_loads(
+        "bad/fuzz/float-member-past-its-union.o",
+        "DIE 0x700: union (anon): member 0 (\"as_float\"): at byte 0 with 12 bytes, it ends \
+         past the 4 bytes",
+    );
+}

@@ -203,6 +203,7 @@ pub fn lower_cu<'input>(
     }
     let mut map = TypeMap::new(cu, ctx.pointer_size)?;
     map.force = ctx.features.encode_force;
+    map.float = ctx.features.float;
     let types = types::lower_types(&map, &ctx.features)?;
     let functions = functions::function_candidates(
         cu,

@@ -50,6 +50,9 @@ pub(crate) struct TypeMap<'m, 'input, 'arena> {
     /// `encode_force`: what cannot be encoded is left out with a warning
     /// (see [`TypeMap::leave_out`]) instead of failing the CU.
     pub(crate) force: bool,
+    /// The `float` feature: float base types lower to FLOATs of their own
+    /// size, not to INTs (see [`Self::lowered_size`]).
+    pub(crate) float: bool,
     /// Whether some base type of the CU is a float: without one no member
     /// is a FLOAT, and [`TypeMap::float_member_problem`] has nothing to
     /// look for (most kernel CUs have none).
@@ -86,6 +89,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
             warnings: std::cell::RefCell::default(),
             kept_members: std::cell::RefCell::default(),
             force: false,
+            float: false,
             has_float,
         })
     }
@@ -328,7 +332,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// [`Self::byte_size`] of the type a chain ends at.
     #[inline]
     pub(crate) fn chain_byte_size(&self, chain: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
-        self.size_of(chain, &|byte_size| byte_size)
+        self.size_of(chain, &|byte_size, _| byte_size)
     }
 
     /// [`Self::byte_size`] as lowered (see [`Self::lowered_size`]): the
@@ -339,24 +343,34 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
 
     /// Size in bytes of the type a chain ends at, as lowered, so as the
     /// kernel's member checks count it: [`Self::byte_size`] but for an
-    /// odd-sized base type, which is pahole's 4-byte fake int (see
-    /// [`int_size`]).
+    /// odd-sized integer base type, which is pahole's 4-byte fake int (see
+    /// [`int_size`]). A float with the `float` feature is a FLOAT of its
+    /// own size (12 bytes for i386's `long double`), as [`lower_base`]
+    /// writes it.
     #[inline]
     fn lowered_size(&self, end: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
-        self.size_of(end, &int_size)
+        let float = self.float;
+        self.size_of(end, &|byte_size, encoding| match encoding {
+            BaseEncoding::Float if float => byte_size,
+            _ => int_size(byte_size),
+        })
     }
 
     #[inline]
     fn size_of(
         &self,
         end: &ChainEnd<'_, '_, '_>,
-        base_size: &impl Fn(u32) -> u32,
+        base_size: &impl Fn(u32, BaseEncoding) -> u32,
     ) -> Result<u64, Error> {
         let Some(node) = end.node else {
             return Ok(0);
         };
         Ok(match node {
-            Node::Base { byte_size, .. } => u64::from(base_size(*byte_size)),
+            Node::Base {
+                byte_size,
+                encoding,
+                ..
+            } => u64::from(base_size(*byte_size, *encoding)),
             Node::Composite { byte_size, .. } | Node::Enum { byte_size, .. } => {
                 u64::from(*byte_size)
             }
@@ -376,7 +390,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         &self,
         elem: TypeRef,
         dims: &[u64],
-        base_size: &impl Fn(u32) -> u32,
+        base_size: &impl Fn(u32, BaseEncoding) -> u32,
     ) -> Result<u64, Error> {
         let count = dims
             .iter()
@@ -1940,6 +1954,7 @@ mod tests {
         };
         let mut map = TypeMap::new(cu, 8).unwrap();
         map.force = force;
+        map.float = features.float;
         let types = lower_types(&map, &features).map_err(|err| err.to_string());
         (types, map.take_warnings())
     }
