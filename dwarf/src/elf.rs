@@ -240,6 +240,10 @@ impl ElfFile {
             .iter()
             .chain(std::iter::once(&(map.len()..map.len())))
         {
+            // A section header may claim bytes past the file (whoever
+            // reads the section reports that): only the map's bytes count,
+            // which also keeps the rounding below from overflowing.
+            let kept = kept.start.min(map.len())..kept.end.min(map.len());
             // Only whole pages outside every kept range.
             let start = from.next_multiple_of(page);
             let end = kept.start / page * page;

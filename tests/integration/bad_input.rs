@@ -115,6 +115,15 @@ mod detached {
     fn btf_blob_is_not_an_encoder_input() {
         check("bad/corrupt-type.btf");
     }
+
+    /// An elf_dwarf finding: `.debug_str_offsets` claims to start 4 bytes
+    /// before the end of the address space. Giving back the pages of the
+    /// sections read added a page to that end and overflowed (a panic
+    /// with debug assertions, a wrapped range without).
+    #[test]
+    fn section_past_the_file() {
+        check("bad/fuzz/string-section-past-the-file.o");
+    }
 }
 
 mod in_place {
@@ -143,6 +152,11 @@ mod in_place {
     #[test]
     fn unsupported_relocation() {
         check("bad/unsupported-relocation.o");
+    }
+
+    #[test]
+    fn section_past_the_file() {
+        check("bad/fuzz/string-section-past-the-file.o");
     }
 }
 
