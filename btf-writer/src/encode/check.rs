@@ -33,19 +33,17 @@ pub(super) fn by_value_declarations(
         let Type::FuncProto(proto) = ty else {
             continue;
         };
-        let slots = std::iter::once(("return value".to_string(), proto.ret)).chain(
-            proto
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, param)| (format!("argument {}", i + 1), param.ty)),
-        );
-        for (slot, ty) in slots {
+        // Slot 0 is the return value, slot N argument N.
+        let slots = std::iter::once(proto.ret).chain(proto.params.iter().map(|param| param.ty));
+        for (slot, ty) in slots.enumerate() {
             if let Some((name, union)) = declaration_behind(ty, &lookup) {
                 let id = btf.first_id().0 as usize + index;
                 return Err(Error::from(crate::ErrorKind::DeclaredByValue {
                     proto: id as u32,
-                    slot,
+                    slot: match slot {
+                        0 => "return value".to_string(),
+                        n => format!("argument {n}"),
+                    },
                     name: name.to_string(),
                     union,
                 })

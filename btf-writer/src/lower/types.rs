@@ -350,9 +350,14 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     #[inline]
     fn lowered_size(&self, end: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
         let float = self.float;
-        self.size_of(end, &|byte_size, encoding| match encoding {
-            BaseEncoding::Float if float => byte_size,
-            _ => int_size(byte_size),
+        self.size_of(end, &|byte_size, encoding| {
+            let as_int = int_size(byte_size);
+            // Only an odd size tells the two apart.
+            if as_int != byte_size && float && matches!(encoding, BaseEncoding::Float) {
+                byte_size
+            } else {
+                as_int
+            }
         })
     }
 
