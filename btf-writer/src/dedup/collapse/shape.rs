@@ -18,6 +18,7 @@ use crate::types::{Type, TypeId};
 /// for the references: nearly every comparison the collapse makes is a
 /// match (1.86M of 1.86M lookups and all 0.7M cycle pairs on Debian's
 /// vmlinux), which walks the whole list either way.
+#[inline]
 pub(super) fn same_shape(
     a: &Type<'_>,
     b: &Type<'_>,
@@ -97,6 +98,7 @@ pub(super) fn same_shape(
 /// order of [`Type::for_each_ref`], on the way: the collapse needs
 /// both for every type of a CU, and one dispatch on the kind and one walk
 /// over the members or parameters do for both.
+#[inline]
 pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u64 {
     let k = Key::new(u64::from(t.kind().0));
     let k = match t {
@@ -218,6 +220,7 @@ fn sketch(name: &str) -> u64 {
 /// A type's key: its [`own_hash_and_refs`] and a word for each reference, in
 /// record order, as `refs` gives it. Types that pass [`same_shape`] with
 /// references judged by the same words get the same key.
+#[inline]
 pub(super) fn shape_key(own: u64, t: &Type<'_>, mut refs: impl FnMut(TypeId) -> u64) -> u64 {
     let mut k = Key::new(own);
     t.for_each_ref(|id| k = k.word(refs(id)));
