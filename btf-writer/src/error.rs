@@ -528,6 +528,19 @@ impl Error {
             other => other,
         }
     }
+
+    /// The error and its sources on one line, `FILE: STEP: CAUSE`, as
+    /// `anyhow`'s `{:#}` (and so btfenc) prints it.
+    pub fn one_line(&self) -> String {
+        let mut text = self.to_string();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        text
+    }
 }
 
 impl fmt::Display for Error {
@@ -621,25 +634,13 @@ mod tests {
         );
     }
 
-    /// Prints the chain as `anyhow`'s `{:#}` does.
-    fn chain(err: &dyn std::error::Error) -> String {
-        let mut text = err.to_string();
-        let mut next = err.source();
-        while let Some(cause) = next {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            next = cause.source();
-        }
-        text
-    }
-
     #[test]
     fn context_layers_print_outermost_first_and_keep_the_cause() {
         let err = Error::from(crate::dedup::Error::TooManyTypes { count: 5 })
             .context("x.ko: dedup")
             .context("batch");
         assert_eq!(
-            chain(&err),
+            err.one_line(),
             "batch: x.ko: dedup: dedup: 5 type ids exceed BTF's limit"
         );
         assert!(matches!(

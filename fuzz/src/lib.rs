@@ -175,7 +175,7 @@ pub fn elf_dwarf(data: &[u8]) {
         // unit can judge belongs to the lowering, with an error naming the
         // DIE (or encode_force's leave-out), so reaching this is a finding.
         Err(err) if is_rejected_output(&err) => {
-            panic!("encoded BTF the kernel rejects: {}", chain(&err))
+            panic!("encoded BTF the kernel rejects: {}", err.one_line())
         }
         Err(_) => return,
     };
@@ -203,17 +203,6 @@ pub fn elf_dwarf(data: &[u8]) {
     }
     let arena = NameArena::new();
     parse_with(&encoded.btf, split.then_some(base.parsed), &arena).expect("encoded BTF reads back");
-}
-
-/// `err` and its sources on one line, as btfenc prints them.
-fn chain(err: &btf::Error) -> String {
-    let mut line = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        line.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    line
 }
 
 /// Whether `err` is [`btf::encode::encode`] refusing BTF it wrote because

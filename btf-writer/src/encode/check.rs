@@ -81,14 +81,7 @@ pub(super) fn written(
     distilled_base: Option<&[u8]>,
     base: Option<&SplitOn<'_, '_>>,
 ) -> Result<(), Error> {
-    let rejected = |what: &'static str, violations: Vec<Violation>| {
-        Error::from(crate::ErrorKind::WouldBeRejected {
-            what,
-            output: true,
-            violations: first_of(&violations),
-        })
-        .context(path.display().to_string())
-    };
+    let rejected = |what, violations: Vec<Violation>| rejected(path, what, true, &violations);
     let small = match distilled_base {
         Some(small) => Some(
             validate(small, None, Options::AS_WRITTEN)
@@ -103,6 +96,22 @@ pub(super) fn written(
     };
     validate(btf, on, Options::AS_WRITTEN).map_err(|v| rejected("BTF", v))?;
     Ok(())
+}
+
+/// The error for BTF from `path` that the kernel's checks reject with
+/// `violations`: `what` is about to be written (`output`) or was read.
+pub(super) fn rejected(
+    path: &Path,
+    what: &'static str,
+    output: bool,
+    violations: &[Violation],
+) -> Error {
+    Error::from(crate::ErrorKind::WouldBeRejected {
+        what,
+        output,
+        violations: first_of(violations),
+    })
+    .context(path.display().to_string())
 }
 
 #[cfg(test)]
@@ -144,7 +153,7 @@ mod tests {
         btf.add(proto_taking(constant));
         let err = by_value_declarations(path, &btf, None).unwrap_err();
         assert_eq!(
-            format!("{:#}", anyhow_like(&err)),
+            err.one_line(),
             "t.o: BTF: [6] FUNC_PROTO: its argument 1 is union u by value, which no unit \
              defines (only declarations): the kernel wants a known size (btf_func_proto_check)"
         );
@@ -156,16 +165,5 @@ mod tests {
         };
         split.add(proto_taking(constant));
         assert!(by_value_declarations(path, &split, Some(&btf)).is_err());
-    }
-
-    /// The error and its sources on one line, as btfenc prints them.
-    fn anyhow_like(err: &Error) -> String {
-        let mut line = err.to_string();
-        let mut source = std::error::Error::source(err);
-        while let Some(cause) = source {
-            line.push_str(&format!(": {cause}"));
-            source = cause.source();
-        }
-        line
     }
 }

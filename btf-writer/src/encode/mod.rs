@@ -55,7 +55,7 @@ use crate::lower::{self, Features};
 use crate::raw::{Endian, HeaderFormat};
 use crate::read::Parsed;
 use crate::strings::StringIndex;
-use crate::validate::{first_of, validate, Checked, Options as ValidateOptions};
+use crate::validate::{validate, Checked, Options as ValidateOptions};
 
 /// What one encoding needs to know besides the input file.
 #[derive(Debug, Clone)]
@@ -207,14 +207,8 @@ impl<'p, 'a> SplitOn<'p, 'a> {
             || PreparedBase::new(&parsed.btf, dedup_flavor(features)),
             || validate(raw, None, ValidateOptions::AS_WRITTEN),
         );
-        let checked = checked.map_err(|violations| {
-            Error::from(crate::ErrorKind::WouldBeRejected {
-                what: "base BTF",
-                output: false,
-                violations: first_of(&violations),
-            })
-            .context(path.display().to_string())
-        })?;
+        let checked =
+            checked.map_err(|violations| check::rejected(path, "base BTF", false, &violations))?;
         let dedup = dedup.with_context(|| format!("{}: base BTF", path.display()))?;
         Ok(SplitOn {
             parsed,
@@ -343,7 +337,6 @@ pub fn encode(
                 .context(path.display().to_string()),
         );
     }
-    check::by_value_declarations(path, &deduped.btf, base.map(|b| &b.parsed.btf))?;
     stats.types_after = deduped.btf.types.len();
     stats.dedup = phase.stop();
 
@@ -401,6 +394,7 @@ pub fn encode(
     // Nothing the kernel would reject leaves the library, whatever the
     // input made of it.
     let phase = PhaseTimer::start();
+    check::by_value_declarations(path, &deduped.btf, base.map(|b| &b.parsed.btf))?;
     check::written(path, &bytes, distilled_base.as_deref(), base)?;
     stats.check = phase.stop();
     if last_in_process {
