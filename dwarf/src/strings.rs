@@ -9,9 +9,11 @@
 //! The walker also asks of every name whether it is a C identifier (see
 //! [`crate::model::CuModel::odd_names`]). For `.debug_str`, one pass when
 //! the file is opened marks each byte that cannot be part of one (a NUL
-//! among them) in a bitmap, an eighth of the section: a name lookup is
-//! then the bitmap's next marked bit, which is the name's end when the
-//! name is an identifier, instead of a `memchr` plus a check of every byte.
+//! among them) in a bitmap, and each NUL and digit in another, each an
+//! eighth of the section: a name lookup is then the first bitmap's next
+//! marked bit, which is the name's end when the second marks it as a NUL,
+//! instead of a `memchr` plus a check of every byte; and the name's bytes
+//! are not read at all.
 
 use gimli::{AttributeValue, Section as _};
 
@@ -52,66 +54,93 @@ impl<'input> StrSection<'input> {
     }
 }
 
-/// The bytes of a checked string section that cannot be part of a C
-/// identifier after its first byte (not `[A-Za-z0-9_.]`: NULs, spaces,
-/// every byte of a multi-byte character...), as a bitmap, bit `i % 64` of
-/// word `i / 64` for byte `i`.
+/// Two bits for each byte of a checked string section, enough to read a
+/// C identifier's length, and that it is one, without touching the
+/// section's bytes (see [`Strings::debug_str_name`]):
+/// - *odd*: the byte cannot be part of an identifier after its first byte
+///   (not `[A-Za-z0-9_.]`: NULs, spaces, every byte of a multi-byte
+///   character...);
+/// - *mark*: the byte is a NUL or a digit. At an odd byte that tells a
+///   NUL (the end of an identifier) from any other; at a name's first
+///   byte, which is not odd, it tells a digit (which cannot start an
+///   identifier) from a letter, `_` or `.`.
+///
+/// Byte `i` is bit `i % 64` of pair `i / 64`, odd word first: a lookup
+/// reads one cache line of bits where it read the string and the bits
+/// before, and the names of a kernel's `.debug_str` (6.5 MB on Debian
+/// 7.3.4) are at random places, each a cache miss.
 #[derive(Debug, Default, Clone)]
-struct OddBytes {
-    words: Vec<u64>,
+struct NameBits {
+    pairs: Vec<[u64; 2]>,
 }
 
-impl OddBytes {
+impl NameBits {
     fn new(bytes: &[u8]) -> Self {
-        let mut words = Vec::with_capacity(bytes.len().div_ceil(64));
+        let mut pairs = Vec::with_capacity(bytes.len().div_ceil(64));
         let mut chunks = bytes.chunks_exact(64);
         for chunk in &mut chunks {
-            words.push(odd_bits_64(chunk));
+            pairs.push(name_bits_64(chunk));
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            words.push(odd_bits(rest));
+            pairs.push(name_bits(rest));
         }
-        OddBytes { words }
+        NameBits { pairs }
     }
 
-    /// The first marked byte at or after `offset`, if any.
+    /// Whether byte `offset` is odd, and whether it is marked.
     #[inline(always)]
-    fn next(&self, offset: usize) -> Option<usize> {
+    fn at(&self, offset: usize) -> Option<(bool, bool)> {
+        let [odd, mark] = *self.pairs.get(offset / 64)?;
+        let bit = offset % 64;
+        Some((odd >> bit & 1 == 1, mark >> bit & 1 == 1))
+    }
+
+    /// The first odd byte at or after `offset`, if any, and whether it is
+    /// marked (a NUL).
+    #[inline(always)]
+    fn next_odd(&self, offset: usize) -> Option<(usize, bool)> {
         let mut index = offset / 64;
-        let mut word = self.words.get(index)? & (!0u64 << (offset % 64));
-        while word == 0 {
+        let [odd, mut mark] = *self.pairs.get(index)?;
+        let mut odd = odd & (!0u64 << (offset % 64));
+        while odd == 0 {
             index += 1;
-            word = *self.words.get(index)?;
+            [odd, mark] = *self.pairs.get(index)?;
         }
-        Some(index * 64 + word.trailing_zeros() as usize)
+        let bit = odd.trailing_zeros();
+        Some((index * 64 + bit as usize, mark >> bit & 1 == 1))
     }
 }
 
-/// Bit `i` set for each byte `bytes[i]` no identifier has after its first
-/// byte (at most 64 bytes), one byte at a time.
-fn odd_bits(bytes: &[u8]) -> u64 {
+/// [`NameBits`] of at most 64 bytes, one byte at a time.
+fn name_bits(bytes: &[u8]) -> [u64; 2] {
     use crate::model::{LATER, NAME_BYTES};
-    bytes.iter().enumerate().fold(0u64, |word, (bit, &byte)| {
-        word | (u64::from(NAME_BYTES[byte as usize] & LATER == 0) << bit)
-    })
+    bytes
+        .iter()
+        .enumerate()
+        .fold([0u64; 2], |[odd, mark], (bit, &byte)| {
+            [
+                odd | u64::from(NAME_BYTES[byte as usize] & LATER == 0) << bit,
+                mark | u64::from(byte == 0 || byte.is_ascii_digit()) << bit,
+            ]
+        })
 }
 
-/// [`odd_bits`] of 64 bytes, 16 at a time with SSE2 (part of every
+/// [`name_bits`] of 64 bytes, 16 at a time with SSE2 (part of every
 /// x86-64): a kernel module's `.debug_str` can be 6 MB, which byte by byte
 /// took 56 M instructions, 3% of encoding the module.
 #[cfg(target_arch = "x86_64")]
-fn odd_bits_64(chunk: &[u8]) -> u64 {
+fn name_bits_64(chunk: &[u8]) -> [u64; 2] {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_sub_epi8,
+        _mm_set1_epi8, _mm_setzero_si128, _mm_sub_epi8,
     };
-    let mut word = 0u64;
+    let [mut odd, mut mark] = [0u64; 2];
     for (index, bytes) in chunk.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is in the x86-64 baseline, so every intrinsic used
         // is available; the load reads the 16 bytes of `bytes`, which has
         // exactly 16, and takes any alignment.
-        let identifier_bytes = unsafe {
+        let (identifier_bytes, marked_bytes) = unsafe {
             let v = _mm_loadu_si128(bytes.as_ptr().cast::<__m128i>());
             // `d` (an offset from a range's start) is in the range of
             // `n + 1` values: unsigned `min(d, n) == d`.
@@ -123,28 +152,33 @@ fn odd_bits_64(chunk: &[u8]) -> u64 {
             let digit = within(_mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8)), 9);
             let underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8));
             let dot = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'.' as i8));
-            _mm_movemask_epi8(_mm_or_si128(
-                _mm_or_si128(letter, digit),
-                _mm_or_si128(underscore, dot),
-            ))
+            let nul = _mm_cmpeq_epi8(v, _mm_setzero_si128());
+            (
+                _mm_movemask_epi8(_mm_or_si128(
+                    _mm_or_si128(letter, digit),
+                    _mm_or_si128(underscore, dot),
+                )),
+                _mm_movemask_epi8(_mm_or_si128(digit, nul)),
+            )
         };
-        word |= u64::from(!(identifier_bytes as u16)) << (16 * index);
+        odd |= u64::from(!(identifier_bytes as u16)) << (16 * index);
+        mark |= u64::from(marked_bytes as u16) << (16 * index);
     }
-    word
+    [odd, mark]
 }
 
-/// [`odd_bits`] of 64 bytes.
+/// [`name_bits`] of 64 bytes.
 #[cfg(not(target_arch = "x86_64"))]
-fn odd_bits_64(chunk: &[u8]) -> u64 {
-    odd_bits(chunk)
+fn name_bits_64(chunk: &[u8]) -> [u64; 2] {
+    name_bits(chunk)
 }
 
 /// The string sections of one file, for [`Strings::get`].
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Strings<'input> {
     debug_str: StrSection<'input>,
-    /// The bytes of `debug_str`'s checked prefix that no identifier has.
-    debug_str_odd: OddBytes,
+    /// What the bytes of `debug_str`'s checked prefix are in a name.
+    debug_str_bits: NameBits,
     debug_line_str: StrSection<'input>,
     /// The supplementary file's `.debug_str` (`DW_FORM_GNU_strp_alt`,
     /// `DW_FORM_strp_sup`).
@@ -165,7 +199,7 @@ impl<'input> Strings<'input> {
     pub(crate) fn new(dwarf: &gimli::Dwarf<Reader<'input>>) -> Self {
         let debug_str = StrSection::new(dwarf.debug_str.reader().slice());
         Strings {
-            debug_str_odd: OddBytes::new(debug_str.valid.as_bytes()),
+            debug_str_bits: NameBits::new(debug_str.valid.as_bytes()),
             debug_str,
             debug_line_str: StrSection::new(dwarf.debug_line_str.reader().slice()),
             sup_str: StrSection::default(),
@@ -185,26 +219,29 @@ impl<'input> Strings<'input> {
     }
 
     /// [`Strings::debug_str`] for a name, with whether it is a C
-    /// identifier ([`crate::model::is_c_identifier`]).
+    /// identifier ([`crate::model::is_c_identifier`]). An identifier, as
+    /// nearly every name is, is read from [`NameBits`] alone: its bytes are
+    /// not touched here, and most are never touched at all (only the
+    /// names of the types that survive the collapse are read again).
     #[inline(always)]
     pub(crate) fn debug_str_name(&self, offset: usize) -> Option<(&'input str, bool)> {
-        use crate::model::{FIRST, MAX_NAME_LEN, NAME_BYTES};
+        use crate::model::MAX_NAME_LEN;
         let valid = self.debug_str.valid;
-        // `None` for a string starting inside a multi-byte character.
-        let rest = valid.get(offset..)?;
-        let odd = self.debug_str_odd.next(offset)?;
-        let bytes = valid.as_bytes();
-        if *bytes.get(odd)? == 0 {
-            // No odd byte before the NUL: an identifier if its first byte
-            // may start one and it is not too long (or empty).
-            let len = odd - offset;
-            let first = *bytes.get(offset)?;
-            let ident = NAME_BYTES[first as usize] & FIRST != 0 && len <= MAX_NAME_LEN;
-            // A NUL is ASCII, so `len` is a char boundary of `rest`.
-            return Some((rest.get(..len)?, ident));
+        let (odd_first, digit_first) = self.debug_str_bits.at(offset)?;
+        if !odd_first {
+            let (end, nul) = self.debug_str_bits.next_odd(offset)?;
+            if nul {
+                let bytes = valid.as_bytes().get(offset..end)?;
+                // SAFETY: `bytes` is part of `valid`, which is UTF-8, and
+                // both its ends are char boundaries: the byte at `offset`
+                // is ASCII (not odd) and the one at `end` is a NUL.
+                let text = unsafe { std::str::from_utf8_unchecked(bytes) };
+                return Some((text, !digit_first && end - offset <= MAX_NAME_LEN));
+            }
         }
-        let end = odd + memchr::memchr(0, bytes.get(odd..)?)?;
-        Some((rest.get(..end - offset)?, false))
+        // Empty, not an identifier, or starting inside a multi-byte
+        // character (`get` gives `None`).
+        self.debug_str.get(offset).map(|text| (text, false))
     }
 
     /// The string an attribute value names, with the same results as
@@ -268,7 +305,7 @@ mod tests {
         let bytes = text.as_bytes();
         let strings = Strings {
             debug_str: StrSection::new(bytes),
-            debug_str_odd: OddBytes::new(bytes),
+            debug_str_bits: NameBits::new(bytes),
             ..Strings::default()
         };
         let mut offset = 0;
@@ -291,26 +328,27 @@ mod tests {
         let unterminated = b"abc";
         let strings = Strings {
             debug_str: StrSection::new(unterminated),
-            debug_str_odd: OddBytes::new(unterminated),
+            debug_str_bits: NameBits::new(unterminated),
             ..Strings::default()
         };
         assert_eq!(strings.debug_str_name(0), None);
     }
 
     #[test]
-    fn odd_bytes_sixteen_at_a_time_as_one_at_a_time() {
+    fn name_bits_sixteen_at_a_time_as_one_at_a_time() {
         let all: Vec<u8> = (0..=255u8).collect();
         let mut bytes = all.clone();
         bytes.extend(all.iter().rev());
         bytes.extend(b"__the.quick_brown_fox9_JUMPS_over_the_lazy_dog_0123456789_.Zz@[`{/:");
         for chunk in bytes.chunks_exact(64) {
-            assert_eq!(odd_bits_64(chunk), odd_bits(chunk), "{chunk:?}");
+            assert_eq!(name_bits_64(chunk), name_bits(chunk), "{chunk:?}");
         }
-        let words = OddBytes::new(&bytes).words;
-        assert_eq!(words.len(), bytes.len().div_ceil(64));
+        let bits = NameBits::new(&bytes);
+        assert_eq!(bits.pairs.len(), bytes.len().div_ceil(64));
         for (i, &byte) in bytes.iter().enumerate() {
             let odd = !(byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'.');
-            assert_eq!(words[i / 64] >> (i % 64) & 1 == 1, odd, "byte {byte:#x}");
+            let mark = byte == 0 || byte.is_ascii_digit();
+            assert_eq!(bits.at(i), Some((odd, mark)), "byte {byte:#x}");
         }
     }
 
