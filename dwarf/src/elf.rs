@@ -104,6 +104,8 @@ pub struct Dwarf<'input> {
     path: &'input Path,
     machine: u16,
     big_endian: bool,
+    /// Whether a linker merged `.debug_str` (see [`Dwarf::merged_debug_str`]).
+    debug_str_merged: bool,
 }
 
 /// The supplementary file's part of a [`Dwarf`].
@@ -128,6 +130,18 @@ impl<'input> Dwarf<'input> {
     /// The supplementary file read along with this one, if any.
     pub fn sup_path(&self) -> Option<&'input Path> {
         self.sup.as_ref().map(|sup| sup.path)
+    }
+
+    /// The file's `.debug_str`, whose strings most names in the walked
+    /// models borrow, when a linker merged it: equal strings in it are then
+    /// the same bytes, so that their places tell them apart. That is a
+    /// linked file's (a vmlinux) whose section has `SHF_MERGE` and
+    /// `SHF_STRINGS`. A relocatable file's is not (yet): a kernel module's
+    /// holds each CU's strings one after the other, the same names again
+    /// and again.
+    pub fn merged_debug_str(&self) -> Option<&'input [u8]> {
+        self.debug_str_merged
+            .then(|| self.gimli.debug_str.reader().slice())
     }
 
     /// The bytes of a unit (header included) in `.debug_info`.
@@ -468,7 +482,24 @@ impl ElfFile {
             path: &self.path,
             machine: self.machine,
             big_endian: self.is_big_endian(),
+            debug_str_merged: self.debug_str_merged()?,
         })
+    }
+
+    /// Whether the linker merged `.debug_str`: see
+    /// [`Dwarf::merged_debug_str`].
+    fn debug_str_merged(&self) -> Result<bool> {
+        if self.kind == ElfKind::Relocatable {
+            return Ok(false);
+        }
+        let merged = object::elf::SHF_MERGE | object::elf::SHF_STRINGS;
+        Ok(self
+            .object()?
+            .section_by_name(".debug_str")
+            .is_some_and(|section| match section.flags() {
+                object::SectionFlags::Elf { sh_flags, .. } => sh_flags & merged == merged,
+                _ => false,
+            }))
     }
 
     /// The gimli view of the file's DWARF sections, and its unit headers.

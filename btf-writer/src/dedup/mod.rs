@@ -49,7 +49,7 @@
 
 use crate::types::Btf;
 
-pub use self::collapse::{Collapser, CuIds, Leftovers, PreparedCu};
+pub use self::collapse::{Collapser, CuIds, Leftovers, MergedNames, PreparedCu};
 pub use self::common::{Dedup, Error, Flavor};
 pub use self::streaming::StreamingDedup;
 

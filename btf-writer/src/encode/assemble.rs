@@ -2,7 +2,7 @@
 //! order, exact duplicates collapsed as they come, then the FUNCs, VARs
 //! and DATASECs that pahole's cross-CU rules pick.
 
-use crate::dedup::{Collapser, Flavor, Leftovers, PreparedCu, StreamingDedup};
+use crate::dedup::{Collapser, Flavor, Leftovers, MergedNames, PreparedCu, StreamingDedup};
 use crate::lower::{self, Context, FunctionCandidate, LoweredCu, VariableCandidate};
 use crate::types::{Btf, TypeId};
 
@@ -29,9 +29,10 @@ pub struct ReadyCu<'input> {
 
 impl<'input> ReadyCu<'input> {
     /// Does the part of [`Assembler::add`] that needs no other CU, so that
-    /// it can run in parallel with lowering.
-    pub fn new(cu: LoweredCu<'input>) -> Result<ReadyCu<'input>, Error> {
-        let types = PreparedCu::new(cu.types)?;
+    /// it can run in parallel with lowering. `names` is where most of the
+    /// CU's names are (see [`MergedNames`]).
+    pub fn new(cu: LoweredCu<'input>, names: MergedNames) -> Result<ReadyCu<'input>, Error> {
+        let types = PreparedCu::new(cu.types, names)?;
         Ok(ReadyCu {
             offset: cu.offset,
             types,
@@ -180,7 +181,7 @@ pub fn assemble<'input>(
 ) -> Result<Btf<'input>, Error> {
     let mut assembler = Assembler::new(base);
     for cu in cus {
-        assembler.add(ReadyCu::new(cu)?)?;
+        assembler.add(ReadyCu::new(cu, MergedNames::NONE)?)?;
     }
     Ok(assembler.finish(ctx)?.btf)
 }

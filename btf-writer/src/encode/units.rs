@@ -28,7 +28,7 @@ use dwarf::{Dwarf, ElfFile, UnitHeader};
 use super::assemble::{Assembler, ReadyCu, SpentCu, SplitBase};
 use super::error::ResultExt as _;
 use super::{cpu_clock, Error};
-use crate::dedup::Flavor;
+use crate::dedup::{Flavor, MergedNames};
 use crate::lower;
 
 /// Units walked between two releases of the mapped pages (all but the
@@ -388,7 +388,7 @@ fn walk_and_lower<'input>(
     let start = cpu_clock::thread();
     let arena = Bump::new();
     let cu = dwarf::walk::walk_unit_keeping_inline_names(dwarf, unit, &arena, names)?;
-    lower_walked(&cu, start, ctx, || {
+    lower_walked(&cu, start, ctx, merged_names(dwarf), || {
         format!(
             "{}: CU at .debug_info+{:#x}",
             dwarf.path().display(),
@@ -416,8 +416,16 @@ fn walk_together<'input>(
         None => format!("{}: units walked together (LTO)", dwarf.path().display()),
     };
     let mut table = Table::new(dwarf.path(), kind);
-    drop(table.add(lower_walked(&cu, start, ctx, what)));
+    drop(table.add(lower_walked(&cu, start, ctx, merged_names(dwarf), what)));
     table.finish()
+}
+
+/// Where the names of `dwarf`'s units mostly are, when a linker merged
+/// them (see [`MergedNames`]).
+fn merged_names(dwarf: &Dwarf<'_>) -> MergedNames {
+    dwarf
+        .merged_debug_str()
+        .map_or(MergedNames::NONE, MergedNames::of)
 }
 
 /// Lowers a walked CU and prepares it for the table; `walk_start` is the
@@ -426,12 +434,13 @@ fn lower_walked<'input>(
     cu: &CuModel<'input, '_>,
     walk_start: Duration,
     ctx: &lower::Context<'_, 'input>,
+    names: MergedNames,
     what: impl Fn() -> String,
 ) -> Lowered<'input> {
     let walked = cpu_clock::thread();
     let ready = lower::lower_cu(cu, ctx)
         .map_err(Error::from)
-        .and_then(ReadyCu::new)
+        .and_then(|lowered| ReadyCu::new(lowered, names))
         .with_context(what)?;
     let costs = UnitCosts {
         dies: cu.die_count,

@@ -30,6 +30,7 @@ mod scc;
 mod shape;
 
 use self::scc::{components, Components, Graph};
+pub use self::shape::MergedNames;
 use self::shape::{own_hash_and_refs, same_shape, shape_key};
 use super::common::Error;
 use super::table::Key;
@@ -194,11 +195,12 @@ pub struct PreparedCu<'a> {
 }
 
 impl<'a> PreparedCu<'a> {
-    /// Prepares a CU's types (CU-local ids `1..=types.len()`).
-    pub fn new(types: Vec<Type<'a>>) -> Result<Self, Error> {
+    /// Prepares a CU's types (CU-local ids `1..=types.len()`), whose names
+    /// are mostly in `names`.
+    pub fn new(types: Vec<Type<'a>>, names: MergedNames) -> Result<Self, Error> {
         let mut own = Vec::with_capacity(types.len());
         let comps = components(&Graph::new(&types, |t, edges| {
-            own.push(own_hash_and_refs(t, |id| edges.add(id)))
+            own.push(own_hash_and_refs(t, names, |id| edges.add(id)))
         })?);
         Ok(PreparedCu { types, comps, own })
     }
@@ -718,12 +720,15 @@ mod tests {
     /// The CUs' types through the collapse, and simply concatenated (each
     /// CU's ids moved up past the types before it): the two tables whose
     /// dedup must agree.
-    pub(super) fn collapsed_and_concatenated<'a>(cus: &[Vec<Type<'a>>]) -> (Btf<'a>, Btf<'a>) {
+    pub(super) fn collapsed_and_concatenated<'a>(
+        cus: &[Vec<Type<'a>>],
+        names: MergedNames,
+    ) -> (Btf<'a>, Btf<'a>) {
         let mut collapsed = Collapser::new(0, 0);
         let mut whole = Btf::default();
         for types in cus {
             collapsed
-                .add(PreparedCu::new(types.clone()).expect("prepare"))
+                .add(PreparedCu::new(types.clone(), names).expect("prepare"))
                 .expect("add");
             let shift = whole.types.len() as u32;
             whole.types.extend(types.iter().cloned().map(|mut t| {
@@ -760,7 +765,9 @@ mod tests {
 
     fn add(c: &mut Collapser<'static>, types: Vec<Type<'static>>) -> Vec<u32> {
         let n = types.len() as u32;
-        let (ids, _) = c.add(PreparedCu::new(types).unwrap()).unwrap();
+        let (ids, _) = c
+            .add(PreparedCu::new(types, MergedNames::NONE).unwrap())
+            .unwrap();
         (1..=n).map(|i| ids.get(TypeId(i)).unwrap().0).collect()
     }
 
@@ -859,7 +866,7 @@ mod tests {
             ],
             list_head_cu(),
         ];
-        let (collapsed, whole) = collapsed_and_concatenated(&cus);
+        let (collapsed, whole) = collapsed_and_concatenated(&cus, MergedNames::NONE);
         assert!(collapsed.types.len() < whole.types.len());
         let a = crate::dedup::dedup(&collapsed, None).unwrap();
         let b = crate::dedup::dedup(&whole, None).unwrap();

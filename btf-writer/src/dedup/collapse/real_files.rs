@@ -7,18 +7,23 @@
 use bumpalo::Bump;
 use dwarf::ElfFile;
 
+use super::MergedNames;
 use crate::dedup::{dedup, dedup_as, Collapser, Flavor, PreparedCu, StreamingDedup};
 use crate::lower::{lower_cu, Context, Features};
 
-/// Every CU's lowered types, in `.debug_info` order.
-fn lowered_cus(path: &std::path::Path) -> Vec<Vec<crate::types::Type<'static>>> {
+/// Every CU's lowered types, in `.debug_info` order, and where the file's
+/// `.debug_str` is.
+fn lowered_cus(path: &std::path::Path) -> (Vec<Vec<crate::types::Type<'static>>>, MergedNames) {
     // Leaked so that names can borrow the file for the test's duration.
     let elf: &'static ElfFile = Box::leak(Box::new(ElfFile::open(path).expect("open")));
     let symbols = Box::leak(Box::new(elf.symbols().expect("symbols")));
     let dwarf = Box::leak(Box::new(elf.dwarf().expect("dwarf")));
     let mut ctx = Context::new(Features::default(), symbols);
     ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
-    dwarf
+    let names = dwarf
+        .merged_debug_str()
+        .map_or(MergedNames::NONE, MergedNames::of);
+    let cus = dwarf
         .units()
         .iter()
         .map(|unit| {
@@ -26,12 +31,22 @@ fn lowered_cus(path: &std::path::Path) -> Vec<Vec<crate::types::Type<'static>>> 
             let cu = dwarf::walk::walk_unit(dwarf, unit, &arena).expect("walk");
             lower_cu(&cu, &ctx).expect("lower").types
         })
-        .collect()
+        .collect();
+    (cus, names)
 }
 
 fn check(path: &std::path::Path) {
-    let cus = lowered_cus(path);
-    let (collapsed, whole) = super::tests::collapsed_and_concatenated(&cus);
+    let (cus, names) = lowered_cus(path);
+    let (collapsed, whole) = super::tests::collapsed_and_concatenated(&cus, names);
+    // Names sketched by their place in a merged `.debug_str` find every
+    // copy that names sketched by their bytes find.
+    let (by_content, _) = super::tests::collapsed_and_concatenated(&cus, MergedNames::NONE);
+    assert_eq!(
+        collapsed.types.len(),
+        by_content.types.len(),
+        "{}: types kept by the collapse, names sketched by place or by content",
+        path.display()
+    );
     let a = dedup(&collapsed, None).expect("dedup collapsed");
     let b = dedup(&whole, None).expect("dedup whole");
     assert!(
@@ -49,7 +64,7 @@ fn check(path: &std::path::Path) {
         let mut streaming = StreamingDedup::new(flavor);
         for types in &cus {
             table
-                .add(PreparedCu::new(types.clone()).expect("prepare"))
+                .add(PreparedCu::new(types.clone(), names).expect("prepare"))
                 .expect("add");
             streaming.advance(&table.btf().types);
         }

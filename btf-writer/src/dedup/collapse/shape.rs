@@ -99,21 +99,25 @@ pub(super) fn same_shape(
 /// both for every type of a CU, and one dispatch on the kind and one walk
 /// over the members or parameters do for both.
 #[inline]
-pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u64 {
+pub(super) fn own_hash_and_refs(
+    t: &Type<'_>,
+    names: MergedNames,
+    mut refs: impl FnMut(TypeId),
+) -> u64 {
     let k = Key::new(u64::from(t.kind().0));
     let k = match t {
         Type::Int(x) => k
-            .word(sketch(x.name))
+            .word(names.sketch(x.name))
             .word(u64::from(x.size))
             .word(u64::from(x.encoding.0) << 16 | u64::from(x.offset) << 8 | u64::from(x.bits)),
-        Type::Float(x) => k.word(sketch(x.name)).word(u64::from(x.size)),
-        Type::Fwd(x) => k.word(sketch(x.name)).word(u64::from(x.union)),
+        Type::Float(x) => k.word(names.sketch(x.name)).word(u64::from(x.size)),
+        Type::Fwd(x) => k.word(names.sketch(x.name)).word(u64::from(x.union)),
         Type::Enum(x) | Type::Enum64(x) => {
             let mut k = k
-                .word(sketch(x.name))
+                .word(names.sketch(x.name))
                 .word(u64::from(x.size) << 1 | u64::from(x.signed));
             for v in x.values.iter() {
-                k = k.word(sketch(v.name)).word(v.value);
+                k = k.word(names.sketch(v.name)).word(v.value);
             }
             k
         }
@@ -128,25 +132,25 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
         }
         Type::Struct(x) | Type::Union(x) => {
             let mut k = k
-                .word(sketch(x.name))
+                .word(names.sketch(x.name))
                 .word(u64::from(x.size) << 1 | u64::from(x.kind_flag));
             for m in x.members.iter() {
                 refs(m.ty);
                 k = k
-                    .word(sketch(&m.name))
+                    .word(names.sketch(&m.name))
                     .word(u64::from(m.bit_offset) << 8 | u64::from(m.bitfield_size));
             }
             k
         }
         Type::Typedef(x) => {
             refs(x.ty);
-            k.word(sketch(x.name))
+            k.word(names.sketch(x.name))
         }
         Type::TypeTag(x) => {
             refs(x.ty);
             // The attribute bit only when set: kind_flag-0 keys stay as
             // they were.
-            let k = k.word(sketch(x.name));
+            let k = k.word(names.sketch(x.name));
             if x.attribute {
                 k.word(1)
             } else {
@@ -155,12 +159,12 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
         }
         Type::Func(x) | Type::Var(x) => {
             refs(x.ty);
-            k.word(sketch(x.name))
+            k.word(names.sketch(x.name))
                 .word(u64::from(crate::raw::linkage_value(x.linkage)))
         }
         Type::DeclTag(x) => {
             refs(x.ty);
-            let k = k.word(sketch(x.name)).word(x.component_idx as u64);
+            let k = k.word(names.sketch(x.name)).word(x.component_idx as u64);
             if x.attribute {
                 k.word(1)
             } else {
@@ -172,12 +176,12 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
             let mut k = k;
             for p in x.params.iter() {
                 refs(p.ty);
-                k = k.word(sketch(&p.name));
+                k = k.word(names.sketch(&p.name));
             }
             k
         }
         Type::Datasec(x) => {
-            let mut k = k.word(sketch(x.name)).word(u64::from(x.size));
+            let mut k = k.word(names.sketch(x.name)).word(u64::from(x.size));
             for v in x.vars.iter() {
                 refs(v.ty);
                 k = k.word(u64::from(v.offset) << 32 | u64::from(v.size));
@@ -186,6 +190,51 @@ pub(super) fn own_hash_and_refs(t: &Type<'_>, mut refs: impl FnMut(TypeId)) -> u
         }
     };
     k.finish()
+}
+
+/// The string section (if any) in which equal names are the same bytes,
+/// as a linker leaves `.debug_str` (`SHF_MERGE | SHF_STRINGS`): a name in
+/// it is sketched by its offset and length, without reading it. Nearly
+/// every name a CU lowers to is there, at a random place in several MB,
+/// and hashing the CUs' 3.3 M types read 6 M names that no other step
+/// reads again (they are compared by address, see `same_str`): a cache
+/// miss each, a quarter of preparing the CUs on Debian's vmlinux.
+///
+/// Two copies of one name, in the section and out of it (a name gcc wrote
+/// into `.debug_info` itself) or twice in a section that is not merged,
+/// get different sketches: the collapse then keeps both types, and the
+/// dedup that follows merges them (see the module docs), at some cost.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MergedNames {
+    start: usize,
+    len: usize,
+}
+
+impl MergedNames {
+    /// Names are sketched by their bytes.
+    pub const NONE: MergedNames = MergedNames { start: 0, len: 0 };
+
+    /// Names inside `section`, a merged string section, are sketched by
+    /// their place in it.
+    pub fn of(section: &[u8]) -> Self {
+        MergedNames {
+            start: section.as_ptr() as usize,
+            len: section.len(),
+        }
+    }
+
+    /// A word standing for `name` in [`own_hash_and_refs`]: equal names
+    /// get equal words, whether inside the section or out of it.
+    #[inline]
+    fn sketch(self, name: &str) -> u64 {
+        let at = (name.as_ptr() as usize).wrapping_sub(self.start);
+        // An empty name is the same word wherever it points.
+        if at < self.len && !name.is_empty() {
+            (at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (name.len() as u64) << 56
+        } else {
+            sketch(name)
+        }
+    }
 }
 
 /// A word standing for a name in [`own_hash_and_refs`]: its length and its first
@@ -281,7 +330,7 @@ mod tests {
             let mut visited = Vec::new();
             t.for_each_ref(|id| visited.push(id));
             let mut handed = Vec::new();
-            own_hash_and_refs(t, |id| handed.push(id));
+            own_hash_and_refs(t, MergedNames::NONE, |id| handed.push(id));
             assert_eq!(handed, visited, "{t:?}");
         }
     }
