@@ -16,3 +16,33 @@ fn copied_sections_are_those_relocated_or_decompressed() {
         assert_eq!(file.has_copied_sections(), copied, "{name}");
     }
 }
+
+#[test]
+fn debug_str_counts_as_merged_only_in_linked_files() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/obj");
+    // Every one of these has SHF_MERGE|SHF_STRINGS on .debug_str; only a
+    // linker's output has its strings merged.
+    for (name, merged) in [
+        ("exec/prog-gcc", true),
+        ("exec/prog-clang", true),
+        ("compressed/prog-zlib", true),
+        ("gcc-dwarf5/kinds.o", false),
+        ("multi-cu/gcc-dwarf5.o", false),
+    ] {
+        let file = ElfFile::open(fixtures.join(name)).expect("fixture opens");
+        let dwarf = file.dwarf().expect("DWARF reads");
+        match dwarf.merged_debug_str() {
+            Some(strings) => {
+                assert!(merged, "{name}: merged");
+                // The section as read (decompressed for prog-zlib).
+                let section = file
+                    .section_data(".debug_str")
+                    .expect("reads")
+                    .or_else(|| file.section_data(".zdebug_str").expect("reads"))
+                    .expect("has .debug_str");
+                assert_eq!(strings, &*section, "{name}");
+            }
+            None => assert!(!merged, "{name}: not merged"),
+        }
+    }
+}

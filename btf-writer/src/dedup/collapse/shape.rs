@@ -336,6 +336,26 @@ mod tests {
     }
 
     #[test]
+    fn merged_names_are_sketched_by_place_and_others_by_content() {
+        let section = "int\0task_struct\0list\0\0";
+        let names = MergedNames::of(section.as_bytes());
+        let at = |start: usize, len: usize| &section[start..start + len];
+        let (int, task, list, empty) = (at(0, 3), at(4, 11), at(16, 4), at(21, 0));
+        // In the section, different places give different words, and
+        // content alone no longer decides.
+        assert_ne!(names.sketch(int), sketch(int));
+        assert_ne!(names.sketch(task), names.sketch(list));
+        assert_ne!(names.sketch(task), names.sketch(at(5, 10)));
+        // Out of it (a copy, or no section at all), by content.
+        let copy = String::from("task_struct");
+        assert_eq!(names.sketch(&copy), sketch("task_struct"));
+        assert_eq!(MergedNames::NONE.sketch(task), sketch(task));
+        // The empty name is one word wherever it points.
+        assert_eq!(names.sketch(empty), names.sketch(""));
+        assert_eq!(names.sketch(empty), sketch(""));
+    }
+
+    #[test]
     fn sketch_tells_apart_names_that_differ_at_either_end_or_in_length() {
         let names = [
             "",
