@@ -68,6 +68,8 @@ pub struct ElfFile {
     /// The file ranges [`ElfFile::release_resident_pages`] leaves mapped:
     /// the string sections (see [`STRING_SECTIONS`]), sorted.
     kept: Vec<std::ops::Range<usize>>,
+    /// Whether a linker merged `.debug_str` (see [`Dwarf::merged_debug_str`]).
+    debug_str_merged: bool,
 }
 
 /// Sections every unit reads at random places from start to end, and the
@@ -332,6 +334,14 @@ impl ElfFile {
             })
             .collect();
         kept.sort_unstable_by_key(|range| range.start);
+        let debug_str_merged = kind != ElfKind::Relocatable
+            && parsed.section_by_name(".debug_str").is_some_and(|section| {
+                let merged = object::elf::SHF_MERGE | object::elf::SHF_STRINGS;
+                match section.flags() {
+                    object::SectionFlags::Elf { sh_flags, .. } => sh_flags & merged == merged,
+                    _ => false,
+                }
+            });
         drop(parsed);
         Ok(ElfFile {
             path,
@@ -342,6 +352,7 @@ impl ElfFile {
             kind,
             owned: OnceLock::new(),
             kept,
+            debug_str_merged,
         })
     }
 
@@ -482,24 +493,8 @@ impl ElfFile {
             path: &self.path,
             machine: self.machine,
             big_endian: self.is_big_endian(),
-            debug_str_merged: self.debug_str_merged()?,
+            debug_str_merged: self.debug_str_merged,
         })
-    }
-
-    /// Whether the linker merged `.debug_str`: see
-    /// [`Dwarf::merged_debug_str`].
-    fn debug_str_merged(&self) -> Result<bool> {
-        if self.kind == ElfKind::Relocatable {
-            return Ok(false);
-        }
-        let merged = object::elf::SHF_MERGE | object::elf::SHF_STRINGS;
-        Ok(self
-            .object()?
-            .section_by_name(".debug_str")
-            .is_some_and(|section| match section.flags() {
-                object::SectionFlags::Elf { sh_flags, .. } => sh_flags & merged == merged,
-                _ => false,
-            }))
     }
 
     /// The gimli view of the file's DWARF sections, and its unit headers.

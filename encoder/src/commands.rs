@@ -542,7 +542,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     let mut failures = failures;
     failures.sort_by(|a, b| a.0.cmp(&b.0));
     for (_, err) in &failures {
-        say!("btfenc: {}", format!("{err:#}").replace('\n', " "));
+        say!("btfenc: {}", crate::error_line(err));
     }
     say!(
         "btfenc: encoded {} of {total} files, {} failed",

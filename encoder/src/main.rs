@@ -65,9 +65,14 @@ fn main() -> ExitCode {
     match commands::run(cli, &invoked_as) {
         Ok(code) => code,
         Err(err) => {
-            let text = format!("{err:#}").replace('\n', " ");
-            say!("btfenc: {text}");
+            say!("btfenc: {}", error_line(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes on one line, `FILE: STEP: CAUSE`, as every
+/// failure is reported: one line per failed file, even in a batch's log.
+fn error_line(err: &anyhow::Error) -> String {
+    format!("{err:#}").replace('\n', " ")
 }

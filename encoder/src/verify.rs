@@ -107,7 +107,7 @@ pub fn run(files: &[PathBuf], base: Option<&Path>) -> Result<ExitCode> {
             }
             Err(err) => {
                 failed = true;
-                say!("btfenc: {}", format!("{err:#}").replace('\n', " "));
+                say!("btfenc: {}", crate::error_line(&err));
             }
         }
     }
