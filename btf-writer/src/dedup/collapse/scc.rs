@@ -293,9 +293,6 @@ pub(super) fn components(graph: &Graph) -> Components {
                     out.of[w as usize] = component;
                 }
                 let size = out.nodes.len() - first;
-                if size > 1 {
-                    out.nodes[first..].sort_unstable();
-                }
                 out.cyclic
                     .push(size > 1 || graph.children(node).contains(&node));
                 out.starts.push(out.nodes.len() as u32);
@@ -310,6 +307,7 @@ pub(super) fn components(graph: &Graph) -> Components {
             }
         }
     }
+    out.order_members();
     out
 }
 
@@ -326,6 +324,32 @@ fn first_open_edge(graph: &Graph, rank: &[u32], node: u32) -> Option<(u32, u32)>
 }
 
 impl Components {
+    /// Puts each component's nodes in ascending order, as
+    /// [`Components::members`] promises: one pass over the nodes places
+    /// every component's. Sorting each cycle instead cost 124 M
+    /// instructions on Debian 6.1's vmlinux (cachegrind, `-j1`): a CU's
+    /// largest cycle holds most of its structs.
+    fn order_members(&mut self) {
+        // Only cycles can be out of order: a component of one node is in
+        // order already.
+        if self.nodes.len() == self.len() {
+            return;
+        }
+        let mut cursor: Vec<u32> = self.starts.iter().take(self.len()).copied().collect();
+        for node in 0..self.nodes.len() as u32 {
+            let Some(&component) = self.of.get(node as usize) else {
+                continue;
+            };
+            let Some(at) = cursor.get_mut(component as usize) else {
+                continue;
+            };
+            if let Some(slot) = self.nodes.get_mut(*at as usize) {
+                *slot = node;
+            }
+            *at += 1;
+        }
+    }
+
     /// Closes a component of one node whose references are all finished.
     fn finish_alone(&mut self, node: u32) {
         let component = self.len() as u32;
