@@ -1346,81 +1346,57 @@ fn has_loop(types: &[Type<'_>], may_hold_themselves: &[usize]) -> bool {
             at = next;
         }
     }
-    // Composites holding each other by value, depth-first among those
-    // listed (any other is a dead end).
-    const UNLISTED: u8 = 0;
-    const LISTED: u8 = 1;
-    const ON_PATH: u8 = 2;
-    const DONE: u8 = 3;
-    let mut state = vec![UNLISTED; types.len()];
+    // Composites holding each other by value, among those listed (any
+    // other is a dead end).
+    let mut state = vec![DONE; types.len()];
     for &index in may_hold_themselves {
         if let Some(slot) = state.get_mut(index) {
-            *slot = LISTED;
+            *slot = UNSEEN;
         }
     }
-    let push_held = |index: usize, pending: &mut Vec<usize>| {
-        if let Some(Type::Struct(c) | Type::Union(c)) = types.get(index) {
-            pending.extend(c.members.iter().filter_map(|m| held_by_value(types, m.ty)));
-        }
-    };
-    // `path` holds each open composite and where its successors start in
-    // `pending`.
-    let mut path: Vec<(usize, usize)> = Vec::new();
-    let mut pending: Vec<usize> = Vec::new();
-    for &start in may_hold_themselves {
-        if state.get(start) != Some(&LISTED) {
-            continue;
-        }
-        state[start] = ON_PATH;
-        path.push((start, pending.len()));
-        push_held(start, &mut pending);
-        while let Some(&(index, first)) = path.last() {
-            if pending.len() == first {
-                state[index] = DONE;
-                path.pop();
-                continue;
-            }
-            let Some(child) = pending.pop() else { break };
-            match state[child] {
-                ON_PATH => return true,
-                LISTED => {
-                    state[child] = ON_PATH;
-                    path.push((child, pending.len()));
-                    push_held(child, &mut pending);
-                }
-                _ => {}
-            }
-        }
-    }
-    false
+    search_for_loop(types, may_hold_themselves.iter().copied(), &mut state).is_some()
 }
 
 /// A type on the first loop found following each reference type's chain
 /// (one way out each) and each composite's members held by value, in
-/// index order, marking what is on the current path: the type a loop's
-/// error names.
+/// index order: the type a loop's error names.
 fn first_loop(types: &[Type<'_>]) -> Option<usize> {
-    const NEW: u8 = 0;
-    const ON_PATH: u8 = 1;
-    const DONE: u8 = 2;
-    let mut state = vec![NEW; types.len()];
-    // What `index` leads to, pushed onto `out`.
+    let mut state = vec![UNSEEN; types.len()];
+    search_for_loop(types, 0..types.len(), &mut state)
+}
+
+/// The states of [`search_for_loop`]: a type not reached yet, one on the
+/// current path, and one whose successors are all done (or a dead end).
+const UNSEEN: u8 = 0;
+const ON_PATH: u8 = 1;
+const DONE: u8 = 2;
+
+/// Depth-first from each of `starts` in turn, without recursion, over
+/// what each type leads to (a composite to the composites it holds by
+/// value, a reference type to the reference type it refers to), marking
+/// types in `state`: the first type found on the current path again,
+/// which is on a loop.
+fn search_for_loop(
+    types: &[Type<'_>],
+    starts: impl Iterator<Item = usize>,
+    state: &mut [u8],
+) -> Option<usize> {
     let successors = |index: usize, out: &mut Vec<usize>| match &types[index] {
         Type::Struct(c) | Type::Union(c) => {
             out.extend(c.members.iter().filter_map(|m| held_by_value(types, m.ty)));
         }
         _ => out.extend(next_reference(types, index)),
     };
-    // Depth-first, without recursion: `path` holds each open type and
-    // where its successors start in `pending`.
+    // `path` holds each open type and where its successors start in
+    // `pending`.
     let mut path: Vec<(usize, usize)> = Vec::new();
     let mut pending: Vec<usize> = Vec::new();
-    for start in 0..types.len() {
-        if state[start] != NEW {
+    for start in starts {
+        if state.get(start) != Some(&UNSEEN) {
             continue;
         }
         state[start] = ON_PATH;
-        path.push((start, 0));
+        path.push((start, pending.len()));
         successors(start, &mut pending);
         while let Some(&(index, first)) = path.last() {
             if pending.len() == first {
@@ -1431,12 +1407,12 @@ fn first_loop(types: &[Type<'_>]) -> Option<usize> {
             let Some(child) = pending.pop() else { break };
             match state[child] {
                 ON_PATH => return Some(child),
-                DONE => {}
-                _ => {
+                UNSEEN => {
                     state[child] = ON_PATH;
                     path.push((child, pending.len()));
                     successors(child, &mut pending);
                 }
+                _ => {}
             }
         }
     }
