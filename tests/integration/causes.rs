@@ -1217,6 +1217,22 @@ fn fuzz_findings_function_types_of_undefined_unions() {
     }
 }
 
+/// An `elf_dwarf` finding: the base type `int` got float encoding, so
+/// with the `float` feature it lowers to a FLOAT, and pahole indexes a
+/// unit's arrays by its first `int` whatever it is ("Invalid index",
+/// btf_array_resolve). Without encode_force that is an error naming the
+/// DIE; with it, the unit's arrays get an `int` of their own, and the
+/// kernel loads the result.
+#[test]
+fn fuzz_finding_float_int_as_array_index() {
+    let path = "bad/fuzz/float-int-as-array-index.o";
+    let problem = "DIE 0x4c6: the unit's arrays would be indexed by its \"int\", here a float \
+                   base type: the kernel wants an integer index (\"Invalid index\", \
+                   btf_array_resolve)";
+    fixture_fails_naming(path, &[FLOATS], &[problem]);
+    fixture_forced_output_loads(path, problem);
+}
+
 /// An `elf_dwarf` finding: `float` became a 12-byte base type (i386's
 /// `long double` size, a valid FLOAT size), and the 4-byte anonymous union
 /// `pun` of `struct fx_nested` holds it as `as_float`. The member check

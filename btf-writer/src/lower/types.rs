@@ -671,19 +671,48 @@ pub(crate) fn lower_types<'input>(
     let first_extra = map.node_type_count() + 1;
     let next_extra_id = |extra: &Vec<Type<'input>>| TypeId(first_extra + extra.len() as u32);
 
+    let force = features.encode_force;
     // pahole indexes arrays with the CU's `int` (the first base type of
     // that name), or adds one when the CU has none.
-    let index_type = match cu
+    let has_arrays = || {
+        cu.nodes
+            .iter()
+            .any(|node| matches!(node, Node::Array { .. }))
+    };
+    let int_node = cu
         .nodes
         .iter()
-        .position(|node| matches!(node, Node::Base { name: "int", .. }))
-    {
-        Some(position) => map.id(TypeRef::Node(NodeId(position as u32)))?,
-        None if cu
-            .nodes
-            .iter()
-            .any(|node| matches!(node, Node::Array { .. })) =>
+        .position(|node| matches!(node, Node::Base { name: "int", .. }));
+    // btf_array_resolve: an index that is no integer is an "Invalid
+    // index", and an `int` of float encoding lowers to a FLOAT with the
+    // float feature (pahole would index with it all the same). With
+    // encode_force the unit gets an `int` of its own, as one without.
+    let int_node = match int_node {
+        Some(position)
+            if features.float
+                && matches!(
+                    cu.nodes.get(position),
+                    Some(Node::Base {
+                        encoding: BaseEncoding::Float,
+                        ..
+                    })
+                )
+                && has_arrays() =>
         {
+            map.leave_out(
+                force,
+                Some(NodeId(position as u32)),
+                "the unit's arrays would be indexed by its \"int\", here a float base type: \
+                 the kernel wants an integer index (\"Invalid index\", btf_array_resolve)"
+                    .to_string(),
+            )?;
+            None
+        }
+        other => other,
+    };
+    let index_type = match int_node {
+        Some(position) => map.id(TypeRef::Node(NodeId(position as u32)))?,
+        None if has_arrays() => {
             let id = next_extra_id(&extra);
             extra.push(Type::Int(Int {
                 name: "int",
@@ -697,7 +726,6 @@ pub(crate) fn lower_types<'input>(
         None => TypeId::VOID,
     };
 
-    let force = features.encode_force;
     // The composites that may be on a by-value loop (see
     // `check_resolvable`), by index in `types`.
     let mut may_hold_themselves: Vec<usize> = Vec::new();
@@ -2480,6 +2508,48 @@ mod tests {
         let mut nodes: Vec<Node<'static, '_>> = (1..=32).map(ptr).collect();
         nodes.push(base("int", 4, BaseEncoding::Signed));
         assert!(try_lower(&cu_with(nodes), false).0.is_ok());
+    }
+
+    #[test]
+    fn an_int_of_float_encoding_is_no_array_index() {
+        // pahole indexes arrays by the unit's first base type named `int`;
+        // with the float feature one of float encoding is a FLOAT, which
+        // the kernel refuses as an index ("Invalid index").
+        let arena = bumpalo::Bump::new();
+        let cu = cu_with(vec![
+            base("int", 4, BaseEncoding::Float),
+            base("long", 8, BaseEncoding::Signed),
+            Node::Array {
+                elem: node(1),
+                dims: arena.alloc_slice_copy(&[4]),
+            },
+        ]);
+        let error = try_lower(&cu, false).0.unwrap_err();
+        assert!(error.contains("Invalid index"), "{error}");
+        // encode_force: the arrays get an int of their own (id 4, after
+        // the three nodes), as in a unit without `int`.
+        let (types, warnings) = try_lower(&cu, true);
+        let types = types.unwrap();
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("Invalid index"),
+            "{warnings:?}"
+        );
+        assert!(matches!(&types[0], Type::Float(f) if f.name == "int"));
+        assert!(matches!(&types[2], Type::Array(a) if a.index == TypeId(4)));
+        assert!(
+            matches!(&types[3], Type::Int(i) if i.name == "int" && i.size == 4 && i.bits == 32),
+            "{:?}",
+            types[3]
+        );
+        // Without the float feature the same `int` is an INT, and the index.
+        let features = Features::default();
+        let types = lower(&cu, &features);
+        assert!(matches!(&types[0], Type::Int(_)));
+        assert!(matches!(&types[2], Type::Array(a) if a.index == TypeId(1)));
+        // A unit without arrays needs no index: nothing is said.
+        let cu = cu_with(vec![base("int", 4, BaseEncoding::Float)]);
+        let (types, warnings) = try_lower(&cu, true);
+        assert!(types.is_ok() && warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]
