@@ -353,7 +353,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         self.size_of(end, &|byte_size, encoding| {
             let as_int = int_size(byte_size);
             // Only an odd size tells the two apart.
-            if as_int != byte_size && float && matches!(encoding, BaseEncoding::Float) {
+            if as_int != byte_size && lowers_to_float(encoding, float) {
                 byte_size
             } else {
                 as_int
@@ -464,10 +464,10 @@ impl ChainEnd<'_, '_, '_> {
         };
         match node {
             Node::Base {
-                encoding: BaseEncoding::Float,
+                encoding,
                 byte_size,
                 ..
-            } if float => Storage::Float(*byte_size),
+            } if lowers_to_float(*encoding, float) => Storage::Float(*byte_size),
             Node::Base { byte_size, .. } => Storage::Int(int_size(*byte_size) * 8),
             Node::Enum { .. } => Storage::Enum,
             Node::Pointer { .. } => Storage::Other("a pointer"),
@@ -689,15 +689,10 @@ pub(crate) fn lower_types<'input>(
     // encode_force the unit gets an `int` of its own, as one without.
     let int_node = match int_node {
         Some(position)
-            if features.float
-                && matches!(
-                    cu.nodes.get(position),
-                    Some(Node::Base {
-                        encoding: BaseEncoding::Float,
-                        ..
-                    })
-                )
-                && has_arrays() =>
+            if matches!(
+                cu.nodes.get(position),
+                Some(Node::Base { encoding, .. }) if lowers_to_float(*encoding, features.float)
+            ) && has_arrays() =>
         {
             map.leave_out(
                 force,
@@ -1023,6 +1018,13 @@ pub(crate) fn lower_types<'input>(
     Ok(types)
 }
 
+/// Whether a base type of `encoding` lowers to a FLOAT: a float, with the
+/// `float` feature on (`float`); without it, floats are INTs (see
+/// [`lower_base`]). Every question about a base type's BTF kind asks this.
+fn lowers_to_float(encoding: BaseEncoding, float: bool) -> bool {
+    float && encoding == BaseEncoding::Float
+}
+
 /// A base type: INT (with pahole's encoding bits and size sanitizing) or
 /// FLOAT.
 fn lower_base<'input>(
@@ -1036,7 +1038,7 @@ fn lower_base<'input>(
         // pahole's is_signed covers both; it never sets BTF_INT_CHAR.
         BaseEncoding::Signed | BaseEncoding::SignedChar => IntEncoding::SIGNED,
         BaseEncoding::Boolean => IntEncoding::BOOL,
-        BaseEncoding::Float if features.float => {
+        _ if lowers_to_float(encoding, features.float) => {
             return Ok(Type::Float(Float {
                 name,
                 size: byte_size,
