@@ -15,37 +15,101 @@ use super::view::{
     kind, same_str, shallow_equal_struct, size_or_type,
 };
 use super::{keys, Error, Flavor};
-use crate::types::{Type, TypeId};
+use crate::name::Name;
+use crate::types::{Param, Type, TypeId};
 
-/// The canonical PTR, CONST, VOLATILE and RESTRICT of each kind and
-/// target, for the reference pass of a standalone table. Those kinds are
-/// wholly their kind and the one canonical id they point to (no name, no
-/// size, no flag: btf_ref_type_check_meta), so looking them up by that
-/// pair finds what the candidate table and an equality check would find,
-/// the one canonical type equal to them, without reading it. On Debian
-/// 7.3.4's vmlinux they are 546,000 of the 993,000 reference types left
-/// after the collapse (486,000 of them PTRs), each of which read its
-/// candidate's type and slots at random places in a table of 1.2 million
-/// types; the pass is most of what is left to do once the last unit is
-/// walked.
+/// Canonical candidates of the reference pass of a standalone table for
+/// the kinds it settles most, kept apart from the candidate table so that
+/// a lookup reads no candidate's type. On Debian 7.3.4's vmlinux, 993,000
+/// reference types are left after the collapse, among them 486,000 PTRs
+/// and 362,000 FUNC_PROTOs, and the pass is most of what is left to do
+/// once the last unit is walked: through the candidate table each read
+/// its candidate's type, parameters and slots at random places in a table
+/// of 1.2 million types.
+///
 /// The candidate table's order (see `table`) is no concern: the reference
-/// pass has at most one equal candidate per type, and nothing looks a
-/// candidate up after it.
+/// pass finds at most one equal candidate per type (equality after
+/// resolution is exact), and nothing looks a candidate up after it.
 #[derive(Default)]
-struct Modifiers {
-    canonical: std::collections::HashMap<u64, u32, foldhash::fast::FixedState>,
+struct Shortcuts<'a> {
+    /// PTR, CONST, VOLATILE and RESTRICT are wholly their kind and the one
+    /// canonical id they point to (no name, no size, no flag:
+    /// btf_ref_type_check_meta): the canonical one of each pair.
+    modifiers: std::collections::HashMap<u64, u32, foldhash::fast::FixedState>,
+    /// FUNC_PROTOs by key: the first of the key's chain in `protos`.
+    proto_heads: std::collections::HashMap<u64, u32, foldhash::fast::FixedState>,
+    protos: Vec<ProtoEntry>,
+    /// The canonical ids (return type, then parameters) of the entries'
+    /// prototypes, one run per entry.
+    proto_slots: Vec<u32>,
+    /// Their parameters' names, one run per entry.
+    proto_names: Vec<Name<'a>>,
 }
 
-impl Modifiers {
-    /// The kind and canonical target of a type of those kinds, as one key.
+/// A canonical FUNC_PROTO of [`Shortcuts`]: its id, the next entry of its
+/// key (or `u32::MAX`), where its runs of slots and names start, and its
+/// number of parameters (its slots are its return type and one per
+/// parameter).
+struct ProtoEntry {
+    id: u32,
+    next: u32,
+    slots_at: u32,
+    names_at: u32,
+    param_count: u32,
+}
+
+impl<'a> Shortcuts<'a> {
+    /// The kind and canonical target of a type of the modifier kinds, as
+    /// one key.
     #[inline]
-    fn signature(kind: u8, slots: &[u32]) -> Option<u64> {
+    fn modifier(kind: u8, slots: &[u32]) -> Option<u64> {
         match (kind, slots) {
             (kind::PTR | kind::CONST | kind::VOLATILE | kind::RESTRICT, &[target]) => {
                 Some(u64::from(kind) << 32 | u64::from(target))
             }
             _ => None,
         }
+    }
+
+    /// The canonical FUNC_PROTO with `slots` (canonical ids) and the
+    /// parameter names of `params`, filed under `key`; `id` becomes it
+    /// when there is none (btf_equal_fnproto: return type, and each
+    /// parameter's name and type; a prototype has no name of its own, and
+    /// its vlen is its number of slots less one).
+    fn proto(&mut self, key: u64, id: u32, slots: &[u32], params: &[Param<'a>]) -> u32 {
+        let head = self.proto_heads.get(&key).copied().unwrap_or(u32::MAX);
+        let mut at = head;
+        while let Some(entry) = self.protos.get(at as usize) {
+            let slots_at = entry.slots_at as usize;
+            let names_at = entry.names_at as usize;
+            let same = entry.param_count as usize == params.len()
+                && self.proto_slots.get(slots_at..slots_at + slots.len()) == Some(slots)
+                && self
+                    .proto_names
+                    .get(names_at..names_at + params.len())
+                    .is_some_and(|names| {
+                        names
+                            .iter()
+                            .zip(params)
+                            .all(|(name, param)| same_str(name, &param.name))
+                    });
+            if same {
+                return entry.id;
+            }
+            at = entry.next;
+        }
+        self.proto_heads.insert(key, self.protos.len() as u32);
+        self.protos.push(ProtoEntry {
+            id,
+            next: head,
+            slots_at: self.proto_slots.len() as u32,
+            names_at: self.proto_names.len() as u32,
+            param_count: params.len() as u32,
+        });
+        self.proto_slots.extend_from_slice(slots);
+        self.proto_names
+            .extend(params.iter().map(|param| param.name));
+        id
     }
 }
 
@@ -183,14 +247,14 @@ impl<'a> Deduper<'_, 'a> {
         let mut stack = Vec::new();
         // Without a base, whose candidates sit in the table, the plain
         // modifiers and pointers have candidates of their own.
-        let mut modifiers = (self.start == 1).then(Modifiers::default);
+        let mut shortcuts = (self.start == 1).then(Shortcuts::default);
         for id in self.start..end {
             let ahead = id.saturating_add(PREFETCH_DISTANCE);
             self.types.prefetch_tail(ahead);
             for &target in self.slots_of(ahead) {
                 view::prefetch(self.map.as_ptr().wrapping_add(target as usize));
             }
-            self.dedup_reference(id, seeds, &mut modifiers, &mut stack)?;
+            self.dedup_reference(id, seeds, &mut shortcuts, &mut stack)?;
         }
         Ok(())
     }
@@ -429,7 +493,7 @@ impl<'a> Deduper<'_, 'a> {
         &mut self,
         id: u32,
         seeds: &Seeds,
-        modifiers: &mut Option<Modifiers>,
+        shortcuts: &mut Option<Shortcuts<'a>>,
         stack: &mut Vec<(u32, usize)>,
     ) -> Result<u32, Error> {
         if let Some(canonical) = self.enter_reference(id)? {
@@ -451,7 +515,7 @@ impl<'a> Deduper<'_, 'a> {
                 continue;
             }
             stack.pop();
-            let canonical = self.settle_reference(current, seeds, modifiers);
+            let canonical = self.settle_reference(current, seeds, shortcuts);
             match stack.last_mut() {
                 Some((_, slot)) => {
                     self.slots[*slot] = canonical;
@@ -494,11 +558,11 @@ impl<'a> Deduper<'_, 'a> {
         &mut self,
         id: u32,
         seeds: &Seeds,
-        modifiers: &mut Option<Modifiers>,
+        shortcuts: &mut Option<Shortcuts<'a>>,
     ) -> u32 {
-        if let Some(modifiers) = modifiers {
-            if let Some(signature) = Modifiers::signature(self.kind(id), self.slots_of(id)) {
-                let canonical = *modifiers.canonical.entry(signature).or_insert(id);
+        if let Some(shortcuts) = shortcuts.as_mut() {
+            if let Some(signature) = Shortcuts::modifier(self.kind(id), self.slots_of(id)) {
+                let canonical = *shortcuts.modifiers.entry(signature).or_insert(id);
                 self.map[id as usize] = canonical;
                 return canonical;
             }
@@ -506,6 +570,11 @@ impl<'a> Deduper<'_, 'a> {
         let t = self.types.get(id);
         let seed = seeds.get(id).unwrap_or_else(|| keys::reference_seed(t));
         let key = keys::reference(seed, t, self.slots_of(id));
+        if let (Some(shortcuts), Some(Type::FuncProto(proto))) = (shortcuts.as_mut(), t) {
+            let canonical = shortcuts.proto(key, id, self.slots_of(id), &proto.params);
+            self.map[id as usize] = canonical;
+            return canonical;
+        }
         let mut cands = std::mem::take(&mut self.cands);
         self.table.candidates(key, &mut cands);
         let new_id = cands
@@ -547,6 +616,57 @@ impl<'a> Deduper<'_, 'a> {
 mod tests {
     use super::*;
     use crate::test_types::int;
+
+    fn params(names: &[&'static str], types: &[u32]) -> Vec<Param<'static>> {
+        names
+            .iter()
+            .zip(types)
+            .map(|(&name, &ty)| Param {
+                name: Name::new(name).expect("short name"),
+                ty: TypeId(ty),
+            })
+            .collect()
+    }
+
+    /// Prototypes whose keys collide are told apart by their slots, their
+    /// parameter names and their lengths; an equal one finds the first.
+    /// (Keys hash all of these, so only a collision gets this far: the
+    /// dedup tests cannot reach it.)
+    #[test]
+    fn prototype_shortcut_compares_what_shares_a_key() {
+        let mut shortcuts = Shortcuts::default();
+        let key = 7;
+        let one = params(&["a"], &[1]);
+        assert_eq!(shortcuts.proto(key, 10, &[0, 1], &one), 10);
+        let renamed = params(&["b"], &[1]);
+        assert_eq!(shortcuts.proto(key, 11, &[0, 1], &renamed), 11);
+        let retyped = params(&["a"], &[2]);
+        assert_eq!(shortcuts.proto(key, 12, &[0, 2], &retyped), 12);
+        let returning = params(&["a"], &[1]);
+        assert_eq!(shortcuts.proto(key, 13, &[3, 1], &returning), 13);
+        let longer = params(&["a", "a"], &[1, 1]);
+        assert_eq!(shortcuts.proto(key, 14, &[0, 1, 1], &longer), 14);
+        assert_eq!(shortcuts.proto(key, 15, &[0], &[]), 15);
+        // Equal ones, whatever came between.
+        assert_eq!(shortcuts.proto(key, 20, &[0, 1], &one), 10);
+        assert_eq!(shortcuts.proto(key, 21, &[0, 1, 1], &longer), 14);
+        assert_eq!(shortcuts.proto(key, 22, &[0], &[]), 15);
+        // Another key holds nothing of these.
+        assert_eq!(shortcuts.proto(8, 23, &[0, 1], &one), 23);
+    }
+
+    /// The modifier kinds are keyed by kind and target; other kinds, or a
+    /// slot count they never have, get no shortcut.
+    #[test]
+    fn modifier_shortcut_keys_kind_and_target() {
+        let ptr = Shortcuts::modifier(kind::PTR, &[5]);
+        assert!(ptr.is_some());
+        assert_ne!(ptr, Shortcuts::modifier(kind::CONST, &[5]));
+        assert_ne!(ptr, Shortcuts::modifier(kind::PTR, &[6]));
+        assert_eq!(Shortcuts::modifier(kind::TYPEDEF, &[5]), None);
+        assert_eq!(Shortcuts::modifier(kind::FUNC_PROTO, &[5]), None);
+        assert_eq!(Shortcuts::modifier(kind::PTR, &[5, 6]), None);
+    }
 
     /// Filled seeds are those the pass would compute itself; ids outside
     /// the split, or of a block not yet published, have none.
