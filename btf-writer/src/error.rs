@@ -66,7 +66,9 @@ pub enum ErrorKind {
     UnsupportedVersion(u8),
     /// Non-zero header flags.
     UnsupportedFlags(u8),
-    /// `hdr_len` smaller than the 24 bytes of a version 1 header.
+    /// `hdr_len` below 8 bytes, or below the 24 of a version 1 header with
+    /// sections (those its fields give, the others empty) that do not
+    /// cover what follows it.
     HeaderTooShort(u32),
     /// Header bytes past the fields we know are not zero.
     UnknownHeaderFields,
@@ -270,6 +272,20 @@ pub enum ErrorKind {
         /// The two candidates in the full base.
         candidates: (TypeId, TypeId),
     },
+    /// A distilled base INT matches a base INT (same name, size and
+    /// encoding, as libbpf matches them) whose bits differ: the split was
+    /// checked with the distilled one's, and its members may not hold with
+    /// the base's.
+    RelocateIntBits {
+        /// Its name.
+        name: String,
+        /// Bit offset and number of bits of the distilled INT.
+        distilled: (u8, u8),
+        /// Those of its match in the full base.
+        base: (u8, u8),
+        /// The match.
+        base_id: TypeId,
+    },
 }
 
 impl FormatError {
@@ -322,9 +338,13 @@ impl fmt::Display for ErrorKind {
             BadMagic(m) => write!(f, "bad magic {m:#06x} (expected {:#06x})", raw::MAGIC),
             UnsupportedVersion(v) => write!(f, "unsupported BTF version {v}"),
             UnsupportedFlags(x) => write!(f, "unsupported header flags {x:#x}"),
+            HeaderTooShort(n) if *n < 8 => {
+                write!(f, "hdr_len {n} does not even cover the header's first 8 bytes")
+            }
             HeaderTooShort(n) => write!(
                 f,
-                "hdr_len {n} is shorter than the {}-byte header",
+                "hdr_len {n} is shorter than the {}-byte header, and the sections its fields \
+                 describe (the kernel reads the missing ones as zero) do not cover what follows it",
                 raw::HEADER_LEN
             ),
             UnknownHeaderFields => f.write_str("unknown non-zero header fields"),
@@ -463,6 +483,13 @@ impl fmt::Display for ErrorKind {
                 f,
                 "distilled base {kind} '{name}' (size {size}) matches both [{}] and [{}] in the base BTF",
                 candidates.0 .0, candidates.1 .0
+            ),
+            RelocateIntBits { name, distilled, base, base_id } => write!(
+                f,
+                "distilled base INT '{name}' has {} bits at offset {}, its match [{}] in the base \
+                 BTF {} bits at offset {}: the split's members were checked with the first, and \
+                 the kernel would check the relocated split with the second",
+                distilled.1, distilled.0, base_id.0, base.1, base.0
             ),
         }
     }

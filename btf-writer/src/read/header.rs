@@ -78,7 +78,9 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
     }
     let u32_at = |at: usize| bytes::<4>(data, at).map(|b| endian.u32(b));
     let hdr_len = u32_at(field::HDR_LEN)?;
-    if hdr_len < raw::HEADER_LEN {
+    // A header must at least hold its own length.
+    let short = hdr_len < raw::HEADER_LEN;
+    if hdr_len < (field::HDR_LEN + 4) as u32 {
         return Err(FormatError::new(ErrorKind::HeaderTooShort(hdr_len)).at(field::HDR_LEN as u64));
     }
     if (data.len() as u64) < u64::from(hdr_len) {
@@ -88,15 +90,25 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
         })
         .at(field::HDR_LEN as u64));
     }
+    // A header shorter than 24 bytes: the kernel's btf_parse_hdr copies
+    // the bytes it has into a zeroed header, so the fields it lacks read as
+    // zero (libbpf refuses a blob shorter than 24 bytes; the kernel takes
+    // an empty split that is no more than such a header).
+    let mut head = [0u8; raw::HEADER_LEN as usize];
+    let have = (hdr_len as usize).min(head.len());
+    if let (Some(to), Some(from)) = (head.get_mut(..have), data.get(..have)) {
+        to.copy_from_slice(from);
+    }
+    let head_u32 = |at: usize| bytes::<4>(&head, at).map(|b| endian.u32(b));
     let mut header = Header {
         magic: raw::MAGIC,
         version,
         flags,
         hdr_len,
-        type_off: u32_at(field::TYPE_OFF)?,
-        type_len: u32_at(field::TYPE_LEN)?,
-        str_off: u32_at(field::STR_OFF)?,
-        str_len: u32_at(field::STR_LEN)?,
+        type_off: head_u32(field::TYPE_OFF)?,
+        type_len: head_u32(field::TYPE_LEN)?,
+        str_off: head_u32(field::STR_OFF)?,
+        str_len: head_u32(field::STR_LEN)?,
         layout_off: 0,
         layout_len: 0,
     };
@@ -118,6 +130,19 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
     }
 
     let body = data.get(hdr_len as usize..).unwrap_or_default();
+    // What the short header's zeroed fields describe is read only if the
+    // sections cover what follows it exactly, as the kernel's
+    // btf_check_sec_info wants: otherwise the bytes after it are more
+    // likely a whole header's than sections of their own.
+    if short
+        && !sections_tile(
+            body.len() as u64,
+            &[header.type_off, header.str_off],
+            &[header.type_len, header.str_len],
+        )
+    {
+        return Err(FormatError::new(ErrorKind::HeaderTooShort(hdr_len)).at(field::HDR_LEN as u64));
+    }
     // An out-of-bounds section is reported at its offset field, the first
     // of the two header words that describe it.
     let section =
@@ -190,6 +215,26 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
         layout,
         layout_at,
     })
+}
+
+/// Whether sections at `offs` of `lens` cover `len` bytes with no gap and
+/// no overlap, in the order of their offsets (the kernel's
+/// `btf_check_sec_info`).
+fn sections_tile(len: u64, offs: &[u32], lens: &[u32]) -> bool {
+    let mut spans: Vec<(u64, u64)> = offs
+        .iter()
+        .zip(lens)
+        .map(|(&off, &len)| (u64::from(off), u64::from(len)))
+        .collect();
+    spans.sort_unstable();
+    let mut total = 0u64;
+    for (off, span_len) in spans {
+        if off != total || len - total < span_len {
+            return false;
+        }
+        total += span_len;
+    }
+    total == len
 }
 
 /// The rules of a present kind layout section (see [`parse_header`]).
