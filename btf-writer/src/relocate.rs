@@ -5,7 +5,9 @@
 //! Each distilled base type is looked up in the full base by name, kind and
 //! size:
 //! - INT, FLOAT, ENUM/ENUM64 must have the same size (INT also the same
-//!   encoding; a distilled ENUM matches an ENUM or an ENUM64);
+//!   encoding; a distilled ENUM matches an ENUM or an ENUM64); an INT
+//!   whose match has other bits is an error here (libbpf would go on, and
+//!   the split's members could then be ones the kernel refuses);
 //! - a FWD matches a FWD of its flavour, or a STRUCT/UNION (libbpf's exact
 //!   test is reproduced in `is_match`);
 //! - a STRUCT or UNION matches by name alone when the full base has only
@@ -325,7 +327,7 @@ fn match_distilled_types(
 
     for (index, ty) in distilled.types.iter().enumerate() {
         let id = index + 1;
-        if matches.get(id).copied().flatten().is_none() {
+        let Some(base_id) = matches.get(id).copied().flatten() else {
             return Err(FormatError::new(ErrorKind::RelocateNoMatch {
                 kind: ty.kind(),
                 name: ty.name().to_owned(),
@@ -333,6 +335,22 @@ fn match_distilled_types(
                 embedded: embedded.get(id).copied().unwrap_or(false),
             })
             .for_type(TypeId(id as u32)));
+        };
+        // libbpf matches INTs by name, size and encoding only; one whose
+        // bits differ would change what the split's members mean to the
+        // kernel's checks (a bitfield's end, a member's span), which then
+        // refuse the relocated split. Found by the relocate fuzz target:
+        // a distilled `short unsigned int` of 0 bits, the base's of 16.
+        if let (Type::Int(dist), Some(Type::Int(matched))) = (ty, base.get(base_id)) {
+            if (dist.offset, dist.bits) != (matched.offset, matched.bits) {
+                return Err(FormatError::new(ErrorKind::RelocateIntBits {
+                    name: dist.name.to_owned(),
+                    distilled: (dist.offset, dist.bits),
+                    base: (matched.offset, matched.bits),
+                    base_id,
+                })
+                .for_type(TypeId(id as u32)));
+            }
         }
     }
     Ok(matches)
@@ -525,6 +543,50 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("'inner'"), "{err}");
+    }
+
+    /// An INT matched by name, size and encoding whose bits differ from
+    /// the distilled one's is refused, naming both (the relocate fuzz
+    /// target's finding: relocated, a member checked against a 0-bit INT
+    /// ran past its struct with the base's 16 bits).
+    #[test]
+    fn an_int_of_other_bits_is_an_error() {
+        let mut with_int = module();
+        if let Some(Type::Struct(m)) = with_int.types.first_mut() {
+            let mut members = m.members.to_vec();
+            members.push(member("u", 1));
+            m.members = members.into();
+        }
+        let d = distill_base(&with_int, &vmlinux()).unwrap();
+        let mut narrower = vmlinux();
+        if let Some(Type::Int(int)) = narrower.types.first_mut() {
+            int.bits = 24;
+        }
+        let err = relocate(&d.split, &d.base, &narrower).unwrap_err();
+        assert!(
+            matches!(
+                &err.kind,
+                ErrorKind::RelocateIntBits {
+                    distilled: (0, 32),
+                    base: (0, 24),
+                    base_id: TypeId(1),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("'unsigned int' has 32 bits"),
+            "{err}"
+        );
+        // The same bits at another offset are as bad.
+        let mut shifted = vmlinux();
+        if let Some(Type::Int(int)) = shifted.types.first_mut() {
+            int.offset = 8;
+        }
+        assert!(relocate(&d.split, &d.base, &shifted).is_err());
+        // Unchanged, it relocates.
+        assert!(relocate(&d.split, &d.base, &vmlinux()).is_ok());
     }
 
     #[test]
