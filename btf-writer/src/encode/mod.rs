@@ -394,8 +394,13 @@ pub fn encode(
     // Nothing the kernel would reject leaves the library, whatever the
     // input made of it.
     let phase = PhaseTimer::start();
-    check::by_value_declarations(path, &deduped.btf, base.map(|b| &b.parsed.btf))?;
-    check::written(path, &bytes, distilled_base.as_deref(), base)?;
+    // Independent: the second core takes one.
+    let (declarations, written) = rayon::join(
+        || check::by_value_declarations(path, &deduped.btf, base.map(|b| &b.parsed.btf)),
+        || check::written(path, &bytes, distilled_base.as_deref(), base),
+    );
+    declarations?;
+    written?;
     stats.check = phase.stop();
     if last_in_process {
         // As for the pre-dedup table: the system takes all of this back at

@@ -12,7 +12,7 @@ const P: u8 = 0x10; // punct
 const SP: u8 = 0x80; // hard space
 
 /// `_ctype[c]` (lib/ctype.c), the bits the name rules use.
-fn class(c: u8) -> u8 {
+const fn class_of(c: u8) -> u8 {
     match c {
         b'A'..=b'Z' => U,
         b'a'..=b'z' => L,
@@ -25,6 +25,23 @@ fn class(c: u8) -> u8 {
         0xdf..=0xff => L,
         _ => 0, // control characters
     }
+}
+
+/// [`class_of`] every byte, as the kernel's table is: every name of every
+/// type, member and parameter is checked a byte at a time (a third of the
+/// check of a vmlinux's output went to classifying bytes).
+const CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        table[c] = class_of(c as u8);
+        c += 1;
+    }
+    table
+};
+
+fn class(c: u8) -> u8 {
+    CLASS[c as usize]
 }
 
 fn isalpha(c: u8) -> bool {
@@ -46,18 +63,24 @@ fn char_ok(c: u8, first: bool) -> bool {
 /// allowed) of at most `KSYM_NAME_LEN` bytes. `s` runs to the end of the
 /// string section, which ends with a NUL.
 pub fn name_valid_identifier(s: &[u8]) -> bool {
-    let at = |i: usize| s.get(i).copied().unwrap_or(0);
-    if !char_ok(at(0), true) {
+    let Some((&first, rest)) = s.split_first() else {
+        return false;
+    };
+    if !char_ok(first, true) {
         return false;
     }
-    let mut i = 1;
-    while at(i) != 0 && i < KSYM_NAME_LEN {
-        if !char_ok(at(i), false) {
+    // At most KSYM_NAME_LEN - 1 more bytes before the NUL (a string that
+    // runs to the end of `s` ends there).
+    let limit = rest.len().min(KSYM_NAME_LEN - 1);
+    for &c in rest.get(..limit).unwrap_or_default() {
+        if c == 0 {
+            return true;
+        }
+        if !char_ok(c, false) {
             return false;
         }
-        i += 1;
     }
-    at(i) == 0
+    rest.get(limit).is_none_or(|&c| c == 0)
 }
 
 /// `btf_name_valid_section`: non-empty, printable, at most
@@ -97,5 +120,49 @@ mod tests {
         assert!(name_valid_identifier(&long));
         long.insert(0, b'a');
         assert!(!name_valid_identifier(&long));
+        // A name running to the end of the section ends there.
+        assert!(name_valid_identifier(b"abc"));
+        assert!(!name_valid_identifier(b""));
+    }
+
+    /// The table holds what the kernel's ctype says of every byte, and the
+    /// identifier rule agrees with the kernel's loop, written out here as
+    /// `__btf_name_valid` has it, on every two-byte name and on names of
+    /// every length around the limit.
+    #[test]
+    fn identifiers_match_the_kernels_loop() {
+        fn kernel(s: &[u8]) -> bool {
+            let at = |i: usize| s.get(i).copied().unwrap_or(0);
+            if !char_ok(at(0), true) {
+                return false;
+            }
+            let mut i = 1;
+            while at(i) != 0 && i < KSYM_NAME_LEN {
+                if !char_ok(at(i), false) {
+                    return false;
+                }
+                i += 1;
+            }
+            at(i) == 0
+        }
+        for c in 0..=255u8 {
+            assert_eq!(class(c), class_of(c));
+            for d in 0..=255u8 {
+                for name in [vec![c, d], vec![c, d, 0], vec![c, 0, d]] {
+                    assert_eq!(name_valid_identifier(&name), kernel(&name), "{name:?}");
+                }
+            }
+        }
+        for len in KSYM_NAME_LEN - 2..KSYM_NAME_LEN + 3 {
+            for tail in [&[][..], &[0], &[b'x', 0], &[b'-', 0]] {
+                let mut name = vec![b'a'; len];
+                name.extend_from_slice(tail);
+                assert_eq!(
+                    name_valid_identifier(&name),
+                    kernel(&name),
+                    "{len} {tail:?}"
+                );
+            }
+        }
     }
 }
