@@ -134,13 +134,14 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
     // sections cover what follows it exactly, as the kernel's
     // btf_check_sec_info wants: otherwise the bytes after it are more
     // likely a whole header's than sections of their own.
-    if short
-        && !sections_tile(
-            body.len() as u64,
-            &[header.type_off, header.str_off],
-            &[header.type_len, header.str_len],
-        )
-    {
+    let tiled = || {
+        let mut sections = [
+            (header.type_off, header.type_len),
+            (header.str_off, header.str_len),
+        ];
+        u32::try_from(body.len()).is_ok_and(|len| check_section_tiling(len, &mut sections).is_ok())
+    };
+    if short && !tiled() {
         return Err(FormatError::new(ErrorKind::HeaderTooShort(hdr_len)).at(field::HDR_LEN as u64));
     }
     // An out-of-bounds section is reported at its offset field, the first
@@ -217,24 +218,70 @@ pub fn parse_header(data: &[u8]) -> Result<Sections<'_>, FormatError> {
     })
 }
 
-/// Whether sections at `offs` of `lens` cover `len` bytes with no gap and
-/// no overlap, in the order of their offsets (the kernel's
-/// `btf_check_sec_info`).
-fn sections_tile(len: u64, offs: &[u32], lens: &[u32]) -> bool {
-    let mut spans: Vec<(u64, u64)> = offs
-        .iter()
-        .zip(lens)
-        .map(|(&off, &len)| (u64::from(off), u64::from(len)))
-        .collect();
-    spans.sort_unstable();
-    let mut total = 0u64;
-    for (off, span_len) in spans {
-        if off != total || len - total < span_len {
-            return false;
+/// What the kernel's `btf_check_sec_info` finds wrong with a header's
+/// sections: the one rule, asked by the reader (of a short header) and
+/// by the kernel's checks (`crate::validate`, which reports its message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SectionTiling {
+    /// A section starts past the data.
+    InvalidOffset,
+    /// A gap before a section, or data after the last.
+    Unsupported,
+    /// Two sections overlap.
+    Overlap,
+    /// A section runs past the data.
+    TooLong,
+}
+
+impl SectionTiling {
+    /// The kernel's log message.
+    pub(crate) fn message(self) -> &'static str {
+        match self {
+            SectionTiling::InvalidOffset => "Invalid section offset",
+            SectionTiling::Unsupported => "Unsupported section found",
+            SectionTiling::Overlap => "Section overlap found",
+            SectionTiling::TooLong => "Total section length too long",
         }
-        total += span_len;
     }
-    total == len
+}
+
+/// `btf_check_sec_info`: whether `sections` (offset, length) cover the
+/// `expected_total` bytes after the header with no gap and no overlap, in
+/// the order of the kernel's sort.
+pub(crate) fn check_section_tiling(
+    expected_total: u32,
+    sections: &mut [(u32, u32)],
+) -> Result<(), SectionTiling> {
+    // btf_sec_info_cmp compares the u32 differences as int.
+    let cmp = |x: (u32, u32), y: (u32, u32)| {
+        let by_off = x.0.wrapping_sub(y.0) as i32;
+        if by_off != 0 {
+            by_off
+        } else {
+            x.1.wrapping_sub(y.1) as i32
+        }
+    };
+    sections.sort_by(|&x, &y| cmp(x, y).cmp(&0));
+    let mut total: u32 = 0;
+    for &(off, len) in sections.iter() {
+        if expected_total < off {
+            return Err(SectionTiling::InvalidOffset);
+        }
+        if total < off {
+            return Err(SectionTiling::Unsupported);
+        }
+        if total > off {
+            return Err(SectionTiling::Overlap);
+        }
+        if expected_total - total < len {
+            return Err(SectionTiling::TooLong);
+        }
+        total += len;
+    }
+    if expected_total != total {
+        return Err(SectionTiling::Unsupported);
+    }
+    Ok(())
 }
 
 /// The rules of a present kind layout section (see [`parse_header`]).

@@ -25,6 +25,7 @@ mod names;
 
 pub use self::blob::{parse, parse_with, Parsed};
 pub use self::elf::{elf_section, parse_file, parse_file_with};
+pub(crate) use self::header::check_section_tiling;
 pub use self::header::{parse_header, Sections};
 pub use self::names::{NameArena, StringSection};
 

@@ -508,44 +508,15 @@ fn parse_header(
     Ok(hdr)
 }
 
-/// `btf_check_sec_info`.
+/// `btf_check_sec_info` (the rule is the reader's,
+/// [`crate::read::check_section_tiling`]).
 fn check_sec_info(hdr: &Header, size: u32) -> Result<(), Vec<Violation>> {
-    const RULE: &str = "btf_check_sec_info";
     let mut secs = vec![(hdr.type_off, hdr.type_len), (hdr.str_off, hdr.str_len)];
     if hdr.layout_len != 0 {
         secs.push((hdr.layout_off, hdr.layout_len));
     }
-    // btf_sec_info_cmp compares the u32 differences as int.
-    let cmp = |x: (u32, u32), y: (u32, u32)| {
-        let by_off = x.0.wrapping_sub(y.0) as i32;
-        if by_off != 0 {
-            by_off
-        } else {
-            x.1.wrapping_sub(y.1) as i32
-        }
-    };
-    secs.sort_by(|&x, &y| cmp(x, y).cmp(&0));
-    let expected_total = size.wrapping_sub(hdr.hdr_len);
-    let mut total: u32 = 0;
-    for (off, len) in secs {
-        if expected_total < off {
-            return Err(header_violation(RULE, "Invalid section offset"));
-        }
-        if total < off {
-            return Err(header_violation(RULE, "Unsupported section found"));
-        }
-        if total > off {
-            return Err(header_violation(RULE, "Section overlap found"));
-        }
-        if expected_total - total < len {
-            return Err(header_violation(RULE, "Total section length too long"));
-        }
-        total += len;
-    }
-    if expected_total != total {
-        return Err(header_violation(RULE, "Unsupported section found"));
-    }
-    Ok(())
+    crate::read::check_section_tiling(size.wrapping_sub(hdr.hdr_len), &mut secs)
+        .map_err(|problem| header_violation("btf_check_sec_info", problem.message()))
 }
 
 /// Checks a standalone BTF (`base` = `None`) as `BPF_BTF_LOAD` would, or a
