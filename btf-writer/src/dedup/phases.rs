@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use super::state::{is_mapped, Deduper, IN_PROGRESS};
-use super::table::NameMap;
+use super::table::{KeyMap, NameMap};
 use super::view::{
     self, compat_enum, equal_common, equal_enum, equal_int_tag, equal_typedef, info, is_enum_fwd,
     kind, same_str, shallow_equal_struct, size_or_type,
@@ -36,8 +36,9 @@ struct Shortcuts<'a> {
     /// canonical id they point to (no name, no size, no flag:
     /// btf_ref_type_check_meta): the canonical one of each pair.
     modifiers: std::collections::HashMap<u64, u32, foldhash::fast::FixedState>,
-    /// FUNC_PROTOs by key: the first of the key's chain in `protos`.
-    proto_heads: std::collections::HashMap<u64, u32, foldhash::fast::FixedState>,
+    /// FUNC_PROTOs by key (a hash already, filed as it is): the first of
+    /// the key's chain in `protos`.
+    proto_heads: KeyMap<u32>,
     protos: Vec<ProtoEntry>,
     /// The canonical ids (return type, then parameters) of the entries'
     /// prototypes, one run per entry.
@@ -245,8 +246,8 @@ impl<'a> Deduper<'_, 'a> {
     /// The reference pass over the split ids below `end`.
     fn reference_pass(&mut self, end: u32, seeds: &Seeds) -> Result<(), Error> {
         let mut stack = Vec::new();
-        // Without a base, whose candidates sit in the table, the plain
-        // modifiers and pointers have candidates of their own.
+        // Without a base, whose candidates sit in the table, the modifier
+        // kinds and FUNC_PROTOs have candidates of their own.
         let mut shortcuts = (self.start == 1).then(Shortcuts::default);
         for id in self.start..end {
             let ahead = id.saturating_add(PREFETCH_DISTANCE);

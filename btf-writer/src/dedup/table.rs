@@ -78,7 +78,7 @@ impl Hasher for PassThrough {
     }
 }
 
-type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
+pub(super) type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
 /// Name -> the unique canonical STRUCT/UNION of that name, or 0 when
 /// several carry it.
