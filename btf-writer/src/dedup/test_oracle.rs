@@ -35,27 +35,44 @@ int main(int argc, char **argv) {
 
 /// Builds the oracle against the system libbpf (1.1 on this machine, the
 /// one pahole 1.24 uses); `None` when gcc or libbpf is missing.
+///
+/// One build serves every test process: it is kept under the system's
+/// temporary directory, named by a hash of its source, and each process
+/// builds under a name of its own and renames the result into place (a
+/// rename replaces atomically, so concurrent test processes never run a
+/// half-written file). A directory per process was left behind by every
+/// run.
 pub(super) fn oracle() -> Option<std::path::PathBuf> {
+    use std::hash::{BuildHasher, Hasher};
     use std::sync::OnceLock;
     static ORACLE: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
     ORACLE
         .get_or_init(|| {
-            let dir =
-                std::env::temp_dir().join(format!("btfenc-dedup-oracle-{}", std::process::id()));
+            let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+            hasher.write(ORACLE_C.as_bytes());
+            let dir = std::env::temp_dir().join("btfenc-dedup-oracle");
             std::fs::create_dir_all(&dir).ok()?;
-            let src = dir.join("oracle.c");
-            let exe = dir.join("oracle");
+            let exe = dir.join(format!("oracle-{:016x}", hasher.finish()));
+            if exe.is_file() {
+                return Some(exe);
+            }
+            let own = format!("{}.{}", exe.display(), std::process::id());
+            let src = std::path::PathBuf::from(format!("{own}.c"));
             std::fs::write(&src, ORACLE_C).ok()?;
-            let ok = std::process::Command::new("gcc")
+            let built = std::process::Command::new("gcc")
                 .arg("-O1")
                 .arg("-o")
-                .arg(&exe)
+                .arg(&own)
                 .arg(&src)
                 .arg("-lbpf")
-                .status()
-                .ok()?
-                .success();
-            ok.then_some(exe)
+                .status();
+            let _ = std::fs::remove_file(&src);
+            if !built.ok()?.success() {
+                let _ = std::fs::remove_file(&own);
+                return None;
+            }
+            std::fs::rename(&own, &exe).ok()?;
+            Some(exe)
         })
         .clone()
 }
@@ -75,7 +92,12 @@ pub(super) fn libbpf_dedup(
 ) -> Option<Result<OracleOutput, i32>> {
     let exe = oracle()?;
     static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // The directory is shared by every test process (see `oracle`).
+    let n = format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     let dir = exe.parent()?.to_path_buf();
     let input = dir.join(format!("in{n}.btf"));
     let output = dir.join(format!("out{n}.btf"));
