@@ -276,8 +276,9 @@ pub fn encode(
     };
     // Sections copied out of the map (relocated, as in modules, or
     // decompressed) were read whole: their pages would stay resident through
-    // the walk (xfs.ko: +11 MB at the peak). Otherwise listing the units
-    // only mapped pages around each unit's header, which the walk's first
+    // the walk (xfs.ko: +11 MB at the peak). Otherwise what is left mapped
+    // is the symbol table's pages and the last few units' headers (the
+    // listing gives the rest back as it goes), which the walk's first
     // release of mapped pages gives back long before memory peaks:
     // releasing them here would only cost time (5 ms for a vmlinux).
     if elf.has_copied_sections() {
