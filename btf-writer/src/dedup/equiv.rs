@@ -183,17 +183,11 @@ impl Deduper<'_, '_> {
 
         let cand_kind = self.kind(cand_id);
         let canon_kind = self.kind(canon_id);
-        // A PTR, CONST, VOLATILE or RESTRICT is its kind and its target
-        // (no name, size or flag: btf_ref_type_check_meta), so a pair of
-        // one kind is the pair of their targets, which the reference slots
-        // hold: the types themselves, at random places in a table of
-        // millions, need not be read. These are over half of all pairs.
-        if cand_kind == canon_kind
-            && matches!(
-                cand_kind,
-                kind::PTR | kind::CONST | kind::VOLATILE | kind::RESTRICT
-            )
-        {
+        // A pair of modifiers of one kind is the pair of their targets,
+        // which the reference slots hold: the types themselves, at random
+        // places in a table of millions, need not be read. These are over
+        // half of all pairs.
+        if cand_kind == canon_kind && kind::is_bare_reference(cand_kind) {
             if let (&[cand_target], &[canon_target]) =
                 (self.slots_of(cand_id), self.slots_of(canon_id))
             {

@@ -31,10 +31,10 @@ use crate::types::{Param, Type, TypeId};
 /// resolution is exact), and nothing looks a candidate up after it.
 #[derive(Default)]
 struct Shortcuts<'a> {
-    /// PTR, CONST, VOLATILE and RESTRICT are wholly their kind and the one
-    /// canonical id they point to (no name, no size, no flag:
-    /// btf_ref_type_check_meta): the canonical one of each pair. PTRs, most
-    /// of them, by target id (`UNPROCESSED`: none yet), in the graph pass's
+    /// The bare reference kinds (`kind::is_bare_reference`, called the
+    /// modifiers here) are wholly their kind and the one canonical id they
+    /// point to: the canonical one of each pair. PTRs, most of them, by
+    /// target id (`UNPROCESSED`: none yet), in the graph pass's
     /// hypothetical map, which nothing reads after that pass: a lookup is
     /// one read at the target's place where a hash map read its control
     /// bytes and then its bucket, two cache misses (of Debian 7.3.4's
@@ -76,10 +76,8 @@ impl<'a> Shortcuts<'a> {
     /// The kind and canonical target of a type of the modifier kinds.
     #[inline]
     fn modifier(kind: u8, slots: &[u32]) -> Option<(u8, u32)> {
-        match (kind, slots) {
-            (kind::PTR | kind::CONST | kind::VOLATILE | kind::RESTRICT, &[target]) => {
-                Some((kind, target))
-            }
+        match slots {
+            &[target] if kind::is_bare_reference(kind) => Some((kind, target)),
             _ => None,
         }
     }

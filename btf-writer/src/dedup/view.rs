@@ -14,6 +14,14 @@ use crate::types::{Composite, Enum, FuncProto, Member, Type};
 pub(super) mod kind {
     pub use crate::raw::kind_byte::*;
 
+    /// PTR, CONST, VOLATILE and RESTRICT: wholly their kind and the one
+    /// type they refer to (no name, no size, no flag:
+    /// btf_ref_type_check_meta), so two of one kind are equal when their
+    /// targets are.
+    pub fn is_bare_reference(kind: u8) -> bool {
+        matches!(kind, PTR | CONST | VOLATILE | RESTRICT)
+    }
+
     /// The kinds the reference pass (`btf_dedup_ref_type`) settles: those
     /// whose equality is their fields and the canonical ids they refer to.
     pub fn is_reference(kind: u8) -> bool {
