@@ -247,6 +247,12 @@ impl ElfFile {
     /// after the walk. Borrowed data stays valid. Does nothing for
     /// in-memory inputs.
     pub fn release_resident_pages(&self) {
+        self.release_pages_within(0..usize::MAX);
+    }
+
+    /// [`ElfFile::release_resident_pages`] for the map's bytes in `within`
+    /// only (whole pages, none of a kept section's).
+    fn release_pages_within(&self, within: std::ops::Range<usize>) {
         let Storage::Map(map) = &self.storage else {
             return;
         };
@@ -254,16 +260,21 @@ impl ElfFile {
         // to its pages, which may take a kept section's first or last page
         // too; those are read back, as any page given back is.
         let page: usize = 4096;
-        let mut from: usize = 0;
+        // Only the map's bytes count, which also keeps the rounding below
+        // from overflowing.
+        let within = within.start.min(map.len())..within.end.min(map.len());
+        if within.is_empty() {
+            return;
+        }
+        let mut from = within.start;
         for kept in self
             .kept
             .iter()
-            .chain(std::iter::once(&(map.len()..map.len())))
+            .chain(std::iter::once(&(within.end..within.end)))
         {
             // A section header may claim bytes past the file (whoever
-            // reads the section reports that): only the map's bytes count,
-            // which also keeps the rounding below from overflowing.
-            let kept = kept.start.min(map.len())..kept.end.min(map.len());
+            // reads the section reports that).
+            let kept = kept.start.clamp(from, within.end)..kept.end.min(within.end);
             // Only whole pages outside every kept range.
             let start = from.next_multiple_of(page);
             let end = kept.start / page * page;
@@ -283,6 +294,17 @@ impl ElfFile {
             }
             from = from.max(kept.end);
         }
+    }
+
+    /// Where `data`, borrowed from the file, sits in the map; `None` for
+    /// bytes that are not the map's (a copied section, an in-memory file).
+    fn map_range_of(&self, data: &[u8]) -> Option<std::ops::Range<usize>> {
+        let Storage::Map(map) = &self.storage else {
+            return None;
+        };
+        let start = (data.as_ptr() as usize).checked_sub(map.as_ptr() as usize)?;
+        let end = start.checked_add(data.len())?;
+        (end <= map.len()).then_some(start..end)
     }
 
     /// Whether [`ElfFile::dwarf`] copied some DWARF section out of the map
@@ -545,6 +567,15 @@ impl ElfFile {
         // No abbreviations cache: the walker reads units' tables itself
         // and shares what it derives between units (`walk/abbrev_cache.rs`).
         let gimli_dwarf = gimli::Dwarf::load(load)?;
+        // Reading a unit's header maps the file's pages around it, and
+        // where the page cache holds the file in large folios (ext4 on
+        // Linux 6.18 fills it so), the kernel maps each header's whole
+        // folio: listing Debian 6.1's 2,172 units mapped all of its
+        // .debug_info, 170 MB at once, above the peak of everything after.
+        // The pages of the units listed are given back as the listing goes,
+        // and only theirs: the symbol table is read meanwhile.
+        let info_in_map = self.map_range_of(gimli_dwarf.debug_info.reader().slice());
+        let mut listed_from = 0;
         let mut units = Vec::new();
         let mut iter = gimli_dwarf.units();
         loop {
@@ -552,15 +583,15 @@ impl ElfFile {
             match iter.next() {
                 Ok(Some(header)) => {
                     units.push(header);
-                    // Reading a unit's header maps the file's pages around
-                    // it, and where the page cache holds the file in large
-                    // folios (ext4 on Linux 6.18 fills it so), the kernel
-                    // maps each header's whole folio: listing Debian 6.1's
-                    // 2,172 units mapped all of its .debug_info, 170 MB at
-                    // once, above the peak of everything after. Given back
-                    // as the listing goes, they never add up.
-                    if units.len().is_multiple_of(UNITS_PER_RELEASE) {
-                        self.release_resident_pages();
+                    if let (Some(info), true) =
+                        (&info_in_map, units.len().is_multiple_of(UNITS_PER_RELEASE))
+                    {
+                        let listed_to = iter_offset(&units) as usize;
+                        self.release_pages_within(
+                            info.start.saturating_add(listed_from)
+                                ..info.start.saturating_add(listed_to).min(info.end),
+                        );
+                        listed_from = listed_to;
                     }
                 }
                 Ok(None) => break,
