@@ -65,19 +65,61 @@ pub struct ElfFile {
     machine: u16,
     kind: ElfKind,
     owned: OnceLock<Result<OwnedSections>>,
-    /// The file ranges [`ElfFile::release_resident_pages`] leaves mapped:
-    /// the string sections (see [`STRING_SECTIONS`]), sorted.
-    kept: Vec<std::ops::Range<usize>>,
+    /// The string sections' own maps (see [`STRING_SECTIONS`]), which
+    /// everything borrowed from those sections is borrowed from instead of
+    /// the whole file's map; none for an in-memory file.
+    string_maps: Vec<StringMap>,
     /// Whether a linker merged `.debug_str` (see [`Dwarf::merged_debug_str`]).
     debug_str_merged: bool,
 }
 
-/// Sections every unit reads at random places from start to end, and the
-/// BTF borrows its names from until it is written: giving their pages
-/// back with the rest only had them read again at once (on Debian 7.3.4's
-/// vmlinux, about 110 page faults per release, the 6.5 MB `.debug_str`
-/// again and again), and they stay resident to the end anyway.
-const STRING_SECTIONS: [&str; 3] = [".debug_str", ".debug_line_str", ".debug_str_offsets"];
+/// Sections read at random places from start to end while units are
+/// walked (the symbol names too: each function's is looked up), and that
+/// the BTF borrows its names from until it is written. Each is mapped on
+/// its own, and kept mapped, while the whole file's map is given back as
+/// the units are walked ([`ElfFile::release_resident_pages`]):
+/// - giving their pages back with the rest only had them read again at
+///   once (on Debian 7.3.4's vmlinux, about 110 page faults per release,
+///   the 6.5 MB `.debug_str` again and again);
+/// - keeping their part of the whole file's map instead kept more than
+///   them: where the page cache holds the file in large folios (ext4 on
+///   Linux 6.18), a read maps the folio around it whole when the folio
+///   lies in the map, and a string section's first and last folios hold
+///   its neighbours' bytes too (on Debian 6.1's vmlinux, 1.8 MB of
+///   `.debug_frame` before `.debug_str`, and all 2.8 MB of `.symtab`
+///   beside `.strtab`). A map of the section alone does not hold those
+///   folios whole, so only the section's own pages are mapped.
+const STRING_SECTIONS: [&str; 4] = [
+    ".debug_str",
+    ".debug_line_str",
+    ".debug_str_offsets",
+    ".strtab",
+];
+
+/// Where in the file the [`STRING_SECTIONS`] it has are, as stored (a
+/// compressed one is read from a copy, never from the file).
+fn string_section_ranges(file: &object::File<'_>) -> Vec<std::ops::Range<usize>> {
+    STRING_SECTIONS
+        .iter()
+        .filter_map(|name| file.section_by_name(name)?.compressed_file_range().ok())
+        .filter(|stored| stored.format == object::CompressionFormat::None)
+        .filter_map(|stored| {
+            let start = usize::try_from(stored.offset).ok()?;
+            Some(start..start.checked_add(usize::try_from(stored.compressed_size).ok()?)?)
+        })
+        .collect()
+}
+
+/// One of [`STRING_SECTIONS`] mapped on its own.
+struct StringMap {
+    /// Where the section is in the file.
+    range: std::ops::Range<usize>,
+    /// The file from `range.start` rounded down to a page (maps start at
+    /// a page) to `range.end`.
+    map: memmap2::Mmap,
+    /// Where `range.start` is in `map`.
+    skip: usize,
+}
 
 impl std::fmt::Debug for ElfFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -235,13 +277,55 @@ impl ElfFile {
         // file not being truncated or rewritten while it is mapped; the
         // inputs (vmlinux, modules, objects) are build outputs at rest.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error)?;
-        ElfFile::from_storage(path.to_path_buf(), Storage::Map(map))
+        let mut elf = ElfFile::from_storage(path.to_path_buf(), Storage::Map(map))?;
+        let file_len = elf.storage.bytes().len();
+        let page: usize = 4096;
+        for range in string_section_ranges(&elf.object()?) {
+            // A header may claim bytes past the end of the file; reading
+            // the section reports that, where mapping them would fault.
+            if range.is_empty() || range.end > file_len {
+                continue;
+            }
+            let skip = range.start % page;
+            let from = range.start - skip;
+            // SAFETY: as for the whole file's map above.
+            let map = unsafe {
+                memmap2::MmapOptions::new()
+                    .offset(from as u64)
+                    .len(range.end - from)
+                    .map(&file)
+            }
+            .map_err(io_error)?;
+            elf.string_maps.push(StringMap { range, map, skip });
+        }
+        Ok(elf)
+    }
+
+    /// `data`, when it lies in one of the string sections' own maps, read
+    /// from that map (the same bytes); otherwise `data` itself.
+    fn in_string_map<'a>(&'a self, data: &'a [u8]) -> &'a [u8] {
+        let Some(place) = self.map_range_of(data) else {
+            return data;
+        };
+        self.string_maps
+            .iter()
+            .find(|string| string.range.start <= place.start && place.end <= string.range.end)
+            .and_then(|string| {
+                let start = place.start - string.range.start + string.skip;
+                string.map.get(start..start + data.len())
+            })
+            .unwrap_or(data)
+    }
+
+    /// [`ElfFile::in_string_map`] for a name.
+    fn name_in_string_map<'a>(&'a self, name: &'a str) -> &'a str {
+        std::str::from_utf8(self.in_string_map(name.as_bytes())).unwrap_or(name)
     }
 
     /// Lets the kernel take back the mapped file's pages from this process
     /// (they stay in the page cache and are read back if touched again),
-    /// but for the string sections' (`.debug_str`, `.debug_line_str`,
-    /// `.debug_str_offsets`, which every unit reads). Call as the DWARF is
+    /// but for the string sections' own maps (see [`STRING_SECTIONS`]),
+    /// which every unit reads. Call as the DWARF is
     /// read: the debug sections are most of a vmlinux's 590 MB, and pages
     /// walked once would otherwise count in the peak memory of everything
     /// after the walk. Borrowed data stays valid. Does nothing for
@@ -256,43 +340,21 @@ impl ElfFile {
         let Storage::Map(map) = &self.storage else {
             return;
         };
-        // Pages of 4 KiB, x86's: with larger ones the kernel widens a range
-        // to its pages, which may take a kept section's first or last page
-        // too; those are read back, as any page given back is.
+        // Whole pages of 4 KiB, x86's: with larger ones the kernel widens
+        // the range to its pages, which are read back if touched, as any
+        // page given back is. Only the map's bytes count, which also
+        // keeps the rounding from overflowing.
         let page: usize = 4096;
-        // Only the map's bytes count, which also keeps the rounding below
-        // from overflowing.
-        let within = within.start.min(map.len())..within.end.min(map.len());
-        if within.is_empty() {
-            return;
-        }
-        let mut from = within.start;
-        for kept in self
-            .kept
-            .iter()
-            .chain(std::iter::once(&(within.end..within.end)))
-        {
-            // A section header may claim bytes past the file (whoever
-            // reads the section reports that).
-            let kept = kept.start.clamp(from, within.end)..kept.end.min(within.end);
-            // Only whole pages outside every kept range.
-            let start = from.next_multiple_of(page);
-            let end = kept.start / page * page;
-            if end > start {
-                // SAFETY: the map is a read-only shared file mapping: after
-                // MADV_DONTNEED its pages are filled again from the file
-                // on the next access, so every borrow keeps reading the
-                // same bytes. A failure only means the pages stay
-                // resident.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        start,
-                        end - start,
-                    )
-                };
-            }
-            from = from.max(kept.end);
+        let start = within.start.min(map.len()).next_multiple_of(page);
+        let end = within.end.min(map.len()) / page * page;
+        if end > start {
+            // SAFETY: the map is a read-only shared file mapping: after
+            // MADV_DONTNEED its pages are filled again from the file on
+            // the next access, so every borrow keeps reading the same
+            // bytes. A failure only means the pages stay resident.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
         }
     }
 
@@ -351,15 +413,6 @@ impl ElfFile {
             }
         };
         let machine = e_machine(&parsed);
-        let mut kept: Vec<std::ops::Range<usize>> = STRING_SECTIONS
-            .iter()
-            .filter_map(|name| parsed.section_by_name(name)?.file_range())
-            .filter_map(|(start, len)| {
-                let start = usize::try_from(start).ok()?;
-                Some(start..start.checked_add(usize::try_from(len).ok()?)?)
-            })
-            .collect();
-        kept.sort_unstable_by_key(|range| range.start);
         let debug_str_merged = kind != ElfKind::Relocatable
             && parsed.section_by_name(".debug_str").is_some_and(|section| {
                 let merged = object::elf::SHF_MERGE | object::elf::SHF_STRINGS;
@@ -377,7 +430,7 @@ impl ElfFile {
             machine,
             kind,
             owned: OnceLock::new(),
-            kept,
+            string_maps: Vec::new(),
             debug_str_merged,
         })
     }
@@ -559,7 +612,9 @@ impl ElfFile {
             let data: &[u8] = match file.section_by_name(name) {
                 // Not in `owned`, so neither compressed nor relocated:
                 // borrowing from the map is exact.
-                Some(section) => section.data().map_err(|err| self.malformed(name, err))?,
+                Some(section) => {
+                    self.in_string_map(section.data().map_err(|err| self.malformed(name, err))?)
+                }
                 None => &[],
             };
             Ok(gimli::EndianSlice::new(data, self.endian))
@@ -633,6 +688,7 @@ impl ElfFile {
             {
                 if index == section.index {
                     if let Ok(name) = symbol.name() {
+                        let name = self.name_in_string_map(name);
                         btf_ids_symbols.push(BtfIdsSymbol {
                             name,
                             address: symbol.address(),
@@ -650,6 +706,9 @@ impl ElfFile {
             }
             // Names that are not UTF-8 cannot become BTF names anyway.
             let Ok(name) = symbol.name() else { continue };
+            // Looked up as each function is lowered: from `.strtab`'s own
+            // map (see `STRING_SECTIONS`).
+            let name = self.name_in_string_map(name);
             let section_index = match symbol.section() {
                 SymbolSection::Section(SectionIndex(index)) => index,
                 SymbolSection::Absolute => usize::from(object::elf::SHN_ABS.0),
