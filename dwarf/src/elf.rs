@@ -335,7 +335,7 @@ impl ElfFile {
     }
 
     /// [`ElfFile::release_resident_pages`] for the map's bytes in `within`
-    /// only (whole pages, none of a kept section's).
+    /// only (whole pages).
     fn release_pages_within(&self, within: std::ops::Range<usize>) {
         let Storage::Map(map) = &self.storage else {
             return;

@@ -31,8 +31,8 @@ use super::{cpu_clock, Error};
 use crate::dedup::{Flavor, MergedNames};
 use crate::lower;
 
-/// Units walked between two releases of the mapped pages (all but the
-/// string sections', which every unit reads; see
+/// Units walked between two releases of the mapped pages (the string
+/// sections, which every unit reads, are mapped apart and stay; see
 /// `ElfFile::release_resident_pages`): the walked units' part of
 /// `.debug_info`, and the pages of the other sections (location and range
 /// lists, abbreviations, lines) that the units read. Released now and
