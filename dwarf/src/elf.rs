@@ -74,38 +74,45 @@ pub struct ElfFile {
 }
 
 /// Sections read at random places from start to end while units are
-/// walked (the symbol names too: each function's is looked up), and that
-/// the BTF borrows its names from until it is written. Each is mapped on
-/// its own, and kept mapped, while the whole file's map is given back as
-/// the units are walked ([`ElfFile::release_resident_pages`]):
-/// - giving their pages back with the rest only had them read again at
-///   once (on Debian 7.3.4's vmlinux, about 110 page faults per release,
-///   the 6.5 MB `.debug_str` again and again);
-/// - keeping their part of the whole file's map instead kept more than
-///   them: where the page cache holds the file in large folios (ext4 on
-///   Linux 6.18), a read maps the folio around it whole when the folio
-///   lies in the map, and a string section's first and last folios hold
-///   its neighbours' bytes too (on Debian 6.1's vmlinux, 1.8 MB of
-///   `.debug_frame` before `.debug_str`, and all 2.8 MB of `.symtab`
-///   beside `.strtab`). A map of the section alone does not hold those
-///   folios whole, so only the section's own pages are mapped.
-const STRING_SECTIONS: [&str; 4] = [
-    ".debug_str",
-    ".debug_line_str",
-    ".debug_str_offsets",
-    ".strtab",
+/// walked, each mapped on its own; a `true` marks those kept mapped while
+/// the whole file's map is given back as the units are walked
+/// ([`ElfFile::release_resident_pages`]).
+///
+/// The DWARF string sections are kept: every unit reads them, and the BTF
+/// borrows its names from them until it is written, so giving their pages
+/// back with the rest only had them read again at once (on Debian 7.3.4's
+/// vmlinux, about 110 page faults per release, the 6.5 MB `.debug_str`
+/// again and again). The symbol names (`.strtab`, where each function's
+/// name is looked up) are given back with the rest: kept, most of them
+/// would stay (5.4 MB on 7.3.4) where a lookup touches a few.
+///
+/// Why maps of their own: where the page cache holds the file in large
+/// folios (ext4 on Linux 6.18), a read maps the folio around it whole when
+/// the folio lies in the map, and a section's first and last folios hold
+/// its neighbours' bytes too (on Debian 6.1's vmlinux, 1.8 MB of
+/// `.debug_frame` before `.debug_str`, and all 2.8 MB of `.symtab` beside
+/// `.strtab`). A map of the section alone does not hold those folios
+/// whole, so only the section's own pages are mapped.
+const STRING_SECTIONS: [(&str, bool); 4] = [
+    (".debug_str", true),
+    (".debug_line_str", true),
+    (".debug_str_offsets", true),
+    (".strtab", false),
 ];
 
 /// Where in the file the [`STRING_SECTIONS`] it has are, as stored (a
 /// compressed one is read from a copy, never from the file).
-fn string_section_ranges(file: &object::File<'_>) -> Vec<std::ops::Range<usize>> {
+fn string_section_ranges(file: &object::File<'_>) -> Vec<(std::ops::Range<usize>, bool)> {
     STRING_SECTIONS
         .iter()
-        .filter_map(|name| file.section_by_name(name)?.compressed_file_range().ok())
-        .filter(|stored| stored.format == object::CompressionFormat::None)
-        .filter_map(|stored| {
+        .filter_map(|&(name, kept)| {
+            let stored = file.section_by_name(name)?.compressed_file_range().ok()?;
+            if stored.format != object::CompressionFormat::None {
+                return None;
+            }
             let start = usize::try_from(stored.offset).ok()?;
-            Some(start..start.checked_add(usize::try_from(stored.compressed_size).ok()?)?)
+            let end = start.checked_add(usize::try_from(stored.compressed_size).ok()?)?;
+            Some((start..end, kept))
         })
         .collect()
 }
@@ -119,6 +126,8 @@ struct StringMap {
     map: memmap2::Mmap,
     /// Where `range.start` is in `map`.
     skip: usize,
+    /// Whether [`ElfFile::release_resident_pages`] leaves it mapped.
+    kept: bool,
 }
 
 impl std::fmt::Debug for ElfFile {
@@ -280,7 +289,7 @@ impl ElfFile {
         let mut elf = ElfFile::from_storage(path.to_path_buf(), Storage::Map(map))?;
         let file_len = elf.storage.bytes().len();
         let page: usize = 4096;
-        for range in string_section_ranges(&elf.object()?) {
+        for (range, kept) in string_section_ranges(&elf.object()?) {
             // A header may claim bytes past the end of the file; reading
             // the section reports that, where mapping them would fault.
             if range.is_empty() || range.end > file_len {
@@ -296,7 +305,12 @@ impl ElfFile {
                     .map(&file)
             }
             .map_err(io_error)?;
-            elf.string_maps.push(StringMap { range, map, skip });
+            elf.string_maps.push(StringMap {
+                range,
+                map,
+                skip,
+                kept,
+            });
         }
         Ok(elf)
     }
@@ -324,14 +338,23 @@ impl ElfFile {
 
     /// Lets the kernel take back the mapped file's pages from this process
     /// (they stay in the page cache and are read back if touched again),
-    /// but for the string sections' own maps (see [`STRING_SECTIONS`]),
-    /// which every unit reads. Call as the DWARF is
+    /// but for the DWARF string sections' own maps (see
+    /// [`STRING_SECTIONS`]), which every unit reads. Call as the DWARF is
     /// read: the debug sections are most of a vmlinux's 590 MB, and pages
     /// walked once would otherwise count in the peak memory of everything
     /// after the walk. Borrowed data stays valid. Does nothing for
     /// in-memory inputs.
     pub fn release_resident_pages(&self) {
         self.release_pages_within(0..usize::MAX);
+        for string in self.string_maps.iter().filter(|string| !string.kept) {
+            // SAFETY: as in `release_pages_within`: a read-only shared
+            // file mapping, read back from the file when touched again.
+            let _ = unsafe {
+                string
+                    .map
+                    .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+            };
+        }
     }
 
     /// [`ElfFile::release_resident_pages`] for the map's bytes in `within`
