@@ -121,11 +121,8 @@ fn string_section_ranges(file: &object::File<'_>) -> Vec<(std::ops::Range<usize>
 struct StringMap {
     /// Where the section is in the file.
     range: std::ops::Range<usize>,
-    /// The file from `range.start` rounded down to a page (maps start at
-    /// a page) to `range.end`.
+    /// The section's bytes (memmap2 maps from the page they start in).
     map: memmap2::Mmap,
-    /// Where `range.start` is in `map`.
-    skip: usize,
     /// Whether [`ElfFile::release_resident_pages`] leaves it mapped.
     kept: bool,
 }
@@ -288,29 +285,21 @@ impl ElfFile {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error)?;
         let mut elf = ElfFile::from_storage(path.to_path_buf(), Storage::Map(map))?;
         let file_len = elf.storage.bytes().len();
-        let page: usize = 4096;
         for (range, kept) in string_section_ranges(&elf.object()?) {
             // A header may claim bytes past the end of the file; reading
             // the section reports that, where mapping them would fault.
             if range.is_empty() || range.end > file_len {
                 continue;
             }
-            let skip = range.start % page;
-            let from = range.start - skip;
             // SAFETY: as for the whole file's map above.
             let map = unsafe {
                 memmap2::MmapOptions::new()
-                    .offset(from as u64)
-                    .len(range.end - from)
+                    .offset(range.start as u64)
+                    .len(range.len())
                     .map(&file)
             }
             .map_err(io_error)?;
-            elf.string_maps.push(StringMap {
-                range,
-                map,
-                skip,
-                kept,
-            });
+            elf.string_maps.push(StringMap { range, map, kept });
         }
         Ok(elf)
     }
@@ -325,7 +314,7 @@ impl ElfFile {
             .iter()
             .find(|string| string.range.start <= place.start && place.end <= string.range.end)
             .and_then(|string| {
-                let start = place.start - string.range.start + string.skip;
+                let start = place.start - string.range.start;
                 string.map.get(start..start + data.len())
             })
             .unwrap_or(data)
