@@ -320,9 +320,10 @@ impl ElfFile {
             .unwrap_or(data)
     }
 
-    /// [`ElfFile::in_string_map`] for a name.
-    fn name_in_string_map<'a>(&'a self, name: &'a str) -> &'a str {
-        std::str::from_utf8(self.in_string_map(name.as_bytes())).unwrap_or(name)
+    /// A symbol's name as UTF-8 (`None` otherwise: it cannot become a BTF
+    /// name anyway), read from `.strtab`'s own map; checked once, there.
+    fn symbol_name<'a>(&'a self, symbol: &impl ObjectSymbol<'a>) -> Option<&'a str> {
+        std::str::from_utf8(self.in_string_map(symbol.name_bytes().ok()?)).ok()
     }
 
     /// Lets the kernel take back the mapped file's pages from this process
@@ -699,8 +700,7 @@ impl ElfFile {
                 (btf_ids, symbol.section())
             {
                 if index == section.index {
-                    if let Ok(name) = symbol.name() {
-                        let name = self.name_in_string_map(name);
+                    if let Some(name) = self.symbol_name(&symbol) {
                         btf_ids_symbols.push(BtfIdsSymbol {
                             name,
                             address: symbol.address(),
@@ -716,11 +716,11 @@ impl ElfFile {
             if !is_func_or_object(&symbol) {
                 continue;
             }
-            // Names that are not UTF-8 cannot become BTF names anyway.
-            let Ok(name) = symbol.name() else { continue };
             // Looked up as each function is lowered: from `.strtab`'s own
             // map (see `STRING_SECTIONS`).
-            let name = self.name_in_string_map(name);
+            let Some(name) = self.symbol_name(&symbol) else {
+                continue;
+            };
             let section_index = match symbol.section() {
                 SymbolSection::Section(SectionIndex(index)) => index,
                 SymbolSection::Absolute => usize::from(object::elf::SHN_ABS.0),

@@ -303,9 +303,9 @@ pub fn encode(
         mut warnings,
     } = units::walk_and_assemble(&elf, &dwarf, units, &mut inline_names, &ctx, table)?;
     stats.walk = counts;
-    // Only the string sections are read from now on (names borrow them;
-    // they are mapped apart); the other sections the walk read (locations,
-    // abbreviations, lines) can go.
+    // Only the DWARF string sections are read from now on (names borrow
+    // them; they are mapped apart and stay); the other sections the walk
+    // read (locations, abbreviations, lines, symbol names) can go.
     elf.release_resident_pages();
     stats.walk_and_lower = phase.stop();
 

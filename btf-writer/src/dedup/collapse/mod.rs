@@ -822,9 +822,10 @@ mod tests {
 
     #[test]
     fn a_cycle_of_look_alike_members_is_found_from_any_of_them() {
-        // Two structs and two pointers, each pair alike: every member key
-        // is shared by two members, so either struct (or pointer) may be
-        // where a lookup starts, and both must be kept as starts.
+        // Two structs and two pointers, each pair alike: the smallest
+        // member key is shared by two members, and a copy listed from any
+        // member is found (the kept key must be the smallest: with any
+        // other, no copy is).
         let ring = |first: u32| {
             let at = |i: u32| (i + first) % 4 + 1;
             let mut types = vec![Type::Ptr(TypeId::VOID); 4];
