@@ -46,7 +46,10 @@ pub fn report(stats: &Stats, path: &Path) {
     part(
         "collapse",
         stats.walk.adding_cpu,
-        "  (CUs added in order, one worker at a time)",
+        &format!(
+            "  (CUs added in order, one worker at a time; at most {} lowered ahead waited)",
+            stats.walk.most_waiting
+        ),
     );
     part(
         "dedup",

@@ -35,6 +35,7 @@ mod assemble;
 mod check;
 mod cpu_clock;
 mod error;
+mod turns;
 mod units;
 
 use std::path::{Path, PathBuf};

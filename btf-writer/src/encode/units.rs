@@ -6,19 +6,20 @@ The table collapses exact duplicates as CUs are added
 ([`crate::dedup::Collapser`]), so each CU's own types are freed soon after
 it is lowered instead of all CUs waiting for an assembly at the end: that
 is what bounds the peak memory. Workers take units in `.debug_info` order,
-so the CUs waiting for their turn stay few; the table only ever sees them
-in that order, which keeps the output independent of the thread count.
-Adding is sequential; the worker that finishes the CU whose turn it is does
-it, so no thread sits waiting and the CU is added while still in cache.
+and the table only ever sees them in that order, which keeps the output
+independent of the thread count. Adding is sequential; the worker that
+finishes the CU whose turn it is does it, so no thread sits waiting and the
+CU is added while still in cache. The CUs lowered ahead of their turn are
+bounded ([`MAX_WAITING`]): a worker with that many waiting helps add them,
+or waits for the unit holding them up, before it takes another.
 A standalone table is also deduplicated as far as it can be while it
 grows ([`crate::dedup::StreamingDedup`]): that work then overlaps the walk of
 later CUs instead of waiting for the last one.
 */
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Mutex, PoisonError, TryLockError};
 use std::time::Duration;
 
 use bumpalo::Bump;
@@ -27,6 +28,7 @@ use dwarf::{Dwarf, ElfFile, UnitHeader};
 
 use super::assemble::{Assembler, ReadyCu, SpentCu, SplitBase};
 use super::error::ResultExt as _;
+use super::turns::{lock, Turns};
 use super::{cpu_clock, Error};
 use crate::dedup::{Flavor, MergedNames};
 use crate::lower;
@@ -53,6 +55,18 @@ const RELEASE_EVERY: usize = 16;
 /// CU than in steps of 16 to 64, whose own caches stay warmer.
 const DEDUP_EVERY: usize = 16;
 
+/// Most lowered CUs that wait for their turn to be added before a worker
+/// stops taking new units. Without a bound they piled up behind a unit
+/// still being walked, or behind the table while the worker adding to it
+/// was descheduled: up to 40 CUs on Debian 7.3.4's vmlinux on a quiet
+/// machine, and 92 at the end of the walk, where memory peaks, with one
+/// busy process beside it. With that competitor, peak RSS on Debian 6.1's
+/// vmlinux was 168-199 MB without the bound and 168-175 MB with it
+/// (159-161 MB on a quiet machine). Sixteen cover a unit sixteen times
+/// the average size with no core left idle: the walk kept 1.99 cores of
+/// CPU time per wall time on two, where a bound of 8 took it to 1.98.
+const MAX_WAITING: usize = 16;
+
 /// What the walk counted.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Counts {
@@ -71,6 +85,10 @@ pub struct Counts {
     /// CPU time spent on the dedup passes that can run before the table is
     /// complete, right after adding each CU.
     pub early_dedup_cpu: Duration,
+    /// The most lowered CUs that waited for their turn to be added at once
+    /// (at most [`MAX_WAITING`] and a few: a unit being lowered when the
+    /// bound was reached still joins them).
+    pub most_waiting: usize,
 }
 
 /// The table the units are added to.
@@ -146,10 +164,20 @@ impl<'input> Returns<'input> {
 /// A CU walked and lowered, or why it could not be.
 type Lowered<'input> = Result<(UnitCosts, ReadyCu<'input>), Error>;
 
-/// CUs waiting for their turn to be added, and whose turn it is.
-struct Queue<'input> {
-    waiting: BTreeMap<usize, Lowered<'input>>,
-    next: usize,
+/// Stops the walk if its worker unwinds, so that no other worker waits
+/// for a unit it will never queue.
+struct StopOnUnwind<'a, 'input> {
+    stop: &'a AtomicBool,
+    turns: &'a Turns<Lowered<'input>>,
+}
+
+impl Drop for StopOnUnwind<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.stop.store(true, Ordering::Relaxed);
+            self.turns.wake_all();
+        }
+    }
 }
 
 /// The table, what adding to it counted, and the first failure in unit
@@ -275,19 +303,20 @@ fn walk_each_unit<'input>(
 ) -> Result<Walked<'input>, Error> {
     let work = Mutex::new(units.iter().enumerate());
     let stop = AtomicBool::new(false);
-    let queue = Mutex::new(Queue {
-        waiting: BTreeMap::new(),
-        next: 0,
-    });
+    let turns = Turns::new(MAX_WAITING);
     let table = Mutex::new(Table::new(dwarf.path(), kind));
     let returns = Returns::new(rayon::current_num_threads());
     rayon::scope(|workers| {
-        let (work, stop, queue, table, returns) = (&work, &stop, &queue, &table, &returns);
+        let (work, stop, turns, table, returns) = (&work, &stop, &turns, &table, &returns);
         for names in inline_names.iter_mut() {
             workers.spawn(move |_| {
+                let _unwinding = StopOnUnwind { stop, turns };
                 let names = dwarf::walk::InlineNames::new(names);
                 loop {
                     returns.free_mine();
+                    turns.wait_for_room(stop, || {
+                        add_whose_turn_it_is(turns, table, stop, returns, Wait::Yes);
+                    });
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
@@ -302,17 +331,19 @@ fn walk_each_unit<'input>(
                     if lowered.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    lock(queue).waiting.insert(index, lowered);
-                    add_whose_turn_it_is(queue, table, stop, returns, Wait::No);
+                    turns.push(index, lowered);
+                    add_whose_turn_it_is(turns, table, stop, returns, Wait::No);
                 }
             });
         }
     });
-    add_whose_turn_it_is(&queue, &table, &stop, &returns, Wait::Yes);
-    table
+    add_whose_turn_it_is(&turns, &table, &stop, &returns, Wait::Yes);
+    let mut walked = table
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
-        .finish()
+        .finish()?;
+    walked.counts.most_waiting = turns.most_waiting();
+    Ok(walked)
 }
 
 /// Whether to wait for the table when another worker is adding to it.
@@ -327,7 +358,7 @@ enum Wait {
 /// cache; a worker that finds another one adding leaves its CU queued for
 /// it instead of waiting.
 fn add_whose_turn_it_is<'input>(
-    queue: &Mutex<Queue<'input>>,
+    turns: &Turns<Lowered<'input>>,
     table: &Mutex<Table<'input>>,
     stop: &AtomicBool,
     returns: &Returns<'input>,
@@ -343,17 +374,7 @@ fn add_whose_turn_it_is<'input>(
             (Wait::Yes, Err(TryLockError::WouldBlock)) => lock(table),
             (Wait::No, Err(TryLockError::WouldBlock)) => return,
         };
-        loop {
-            let turn = {
-                let mut queue = lock(queue);
-                let next = queue.next;
-                let turn = queue.waiting.remove(&next);
-                if turn.is_some() {
-                    queue.next += 1;
-                }
-                turn
-            };
-            let Some(lowered) = turn else { break };
+        while let Some(lowered) = turns.take_turn() {
             match table.add(lowered) {
                 Some(left) => spent.push(left),
                 None => stop.store(true, Ordering::Relaxed),
@@ -365,17 +386,10 @@ fn add_whose_turn_it_is<'input>(
         }
         // A CU queued while this worker held the table would otherwise
         // wait for the next worker to finish one.
-        let queue = lock(queue);
-        if !queue.waiting.contains_key(&queue.next) {
+        if !turns.turn_is_ready() {
             return;
         }
     }
-}
-
-/// Locks `mutex`; a worker that panicked while holding it is reported by
-/// rayon, so the data is still usable for unwinding.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One unit, up to the point where it needs the others.
