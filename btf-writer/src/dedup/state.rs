@@ -198,12 +198,23 @@ fn checked_id_count(types: &Types<'_, '_>) -> Result<u32, Error> {
     Ok(count)
 }
 
-/// Per-type setup of `ids`, in parallel chunks stitched together in id
-/// order, appended to the vectors of `ids`.
+/// How [`set_up_ids`] builds its chunks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Chunks {
+    /// As rayon tasks.
+    Parallel,
+    /// One after another on the calling thread, which then never waits in
+    /// rayon (see [`Deduper::resume`]).
+    InTurn,
+}
+
+/// Per-type setup of `ids`, in chunks stitched together in id order,
+/// appended to the vectors of `ids`.
 fn set_up_ids(
     types: &Types<'_, '_>,
     ids: std::ops::Range<u32>,
     into: &mut IdVectors,
+    chunks: Chunks,
 ) -> Result<(), Error> {
     let IdVectors {
         map,
@@ -212,15 +223,17 @@ fn set_up_ids(
         slots,
     } = into;
     let first = ids.start;
-    let chunks: Vec<Result<Chunk, Error>> = (0..ids.len().div_ceil(CHUNK as usize) as u32)
-        .into_par_iter()
-        .map(|c| {
-            Chunk::build(
-                types,
-                first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK),
-            )
-        })
-        .collect();
+    let count = ids.len().div_ceil(CHUNK as usize) as u32;
+    let build = |c: u32| {
+        Chunk::build(
+            types,
+            first + c * CHUNK..ids.end.min(first + (c + 1) * CHUNK),
+        )
+    };
+    let chunks: Vec<Result<Chunk, Error>> = match chunks {
+        Chunks::Parallel => (0..count).into_par_iter().map(build).collect(),
+        Chunks::InTurn => (0..count).map(build).collect(),
+    };
     for chunk in chunks {
         let chunk = chunk?;
         let base = slots.len() as u32;
@@ -258,7 +271,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
     pub(super) fn new(types: Types<'t, 'a>, flavor: Flavor) -> Result<Self, Error> {
         let count = checked_id_count(&types)?;
         let mut ids = IdVectors::with_capacity(count);
-        set_up_ids(&types, 0..count, &mut ids)?;
+        set_up_ids(&types, 0..count, &mut ids, Chunks::Parallel)?;
         let mut d = Self::with_state(types, flavor, ids, CandidateTable::default());
         d.prepare_base();
         Ok(d)
@@ -284,7 +297,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
         ids.kinds.extend_from_slice(&base.kinds);
         ids.slot_start.extend_from_slice(&base.slot_start);
         ids.slots = base.slots.clone();
-        set_up_ids(&types, start..count, &mut ids)?;
+        set_up_ids(&types, start..count, &mut ids, Chunks::Parallel)?;
         let mut d = Self::with_state(types, flavor, ids, CandidateTable::on_base(&base.table));
         d.base_names = Some(&base.names);
         Ok(d)
@@ -369,7 +382,12 @@ impl<'t, 'a> Deduper<'t, 'a> {
     }
 
     /// Takes up a suspended dedup on `types`, which must begin with the
-    /// types it had: the ids added since are validated and set up.
+    /// types it had: the ids added since are validated and set up, on the
+    /// calling thread. A streaming step runs while its caller holds the
+    /// table that CUs are added to, which other workers may block on: a
+    /// rayon wait there could run one of them, nested, on this very
+    /// thread, where it would wait for itself. The ids added since the
+    /// last step are mostly fewer than one chunk anyway.
     pub(super) fn resume(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
         let count = checked_id_count(&types)?;
         let Suspended {
@@ -383,7 +401,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
             // `set_up_ids` ends `slot_start` with the end of the last
             // type's slots; the new types' starts take its place.
             ids.slot_start.pop();
-            set_up_ids(&types, known..count, &mut ids)?;
+            set_up_ids(&types, known..count, &mut ids, Chunks::InTurn)?;
         }
         scratch.hypot.resize(count as usize, UNPROCESSED);
         Ok(Self::from_parts(types, flavor, ids, table, scratch))

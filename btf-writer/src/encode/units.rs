@@ -86,7 +86,7 @@ pub struct Counts {
     /// complete, right after adding each CU.
     pub early_dedup_cpu: Duration,
     /// The most lowered CUs that waited for their turn to be added at once
-    /// (at most [`MAX_WAITING`] and a few: a unit being lowered when the
+    /// (at most 16, and a few more: a unit being lowered when the
     /// bound was reached still joins them).
     pub most_waiting: usize,
 }
@@ -182,6 +182,14 @@ impl Drop for StopOnUnwind<'_, '_> {
 
 /// The table, what adding to it counted, and the first failure in unit
 /// order (after which nothing more is added).
+///
+/// Nothing done while holding it waits in rayon (see
+/// `Deduper::resume`), and neither does walking and lowering a unit:
+/// workers block on the table, or sleep until a unit is queued
+/// ([`Turns::wait_for_room`]), and a rayon wait can run another job on
+/// the same thread, nested, which, blocked there, would keep the thread
+/// from ever returning to the table or the unit beneath it. That happens
+/// in a batch, where every thread is busy with other files.
 struct Table<'input> {
     path: &'input Path,
     assembler: Assembler<'input>,
