@@ -13,6 +13,9 @@
 # kernel's own flags (6.1: the modern features with decl_tag_kfuncs; 7.3.4:
 # Linux 7.3's, with layout), as the targets of issue 14 are measured.
 #
+# With BENCH_BUSY=N, N processes spin on the CPU beside every timed run,
+# and the table says so.
+#
 # Which tool runs first alternates from round to round: on these shared
 # machines the second of two back-to-back runs was measured slower, and
 # the order would otherwise favour one tool.
@@ -24,7 +27,7 @@ runs=${BENCH_RUNS:-3}
 load_corpus
 btfenc=$(btfenc_release)
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+trap 'stop_busy; rm -rf "$out"' EXIT
 # The same flags for both tools and both kernels: the ones Debian's 6.1
 # build used, which the installed pahole (1.24) understands. (Linux 7.3's
 # own flags ask for features pahole 1.24 lacks.)
@@ -38,6 +41,24 @@ if [[ -n ${PAHOLE131:-} ]]; then
 fi
 # BENCH_KERNELS: which corpus kernels to time (default both).
 kernels=${BENCH_KERNELS:-6.1 7.3}
+# BENCH_BUSY=N: N processes spinning on the CPU beside every timed run, as
+# when other build jobs run beside the BTF step (default 0). Peak RSS then
+# shows what the load costs in memory (lowered units waiting for their
+# turn, freed memory held back); the vmlinux.h timing is skipped.
+busy=${BENCH_BUSY:-0}
+[[ $busy =~ ^[0-9]+$ ]] || die "BENCH_BUSY=$busy is not a number"
+busy_pids=()
+start_busy() {
+	local i
+	for ((i = 0; i < busy; i++)); do
+		(while :; do :; done) &
+		busy_pids+=($!)
+	done
+}
+stop_busy() {
+	((${#busy_pids[@]} == 0)) || kill "${busy_pids[@]}" 2> /dev/null || true
+	busy_pids=()
+}
 
 # One timed run of TOOL on VMLINUX; appends "wall cpu rss_kib" to
 # $out/TOOL.times.
@@ -101,6 +122,7 @@ bench_kernel() {
 			7.3) kernel_flags=("${flags_73[@]}") ;;
 		esac
 	fi
+	start_busy
 	for ((run = 1; run <= runs; run++)); do
 		if ((run % 2)); then
 			measure pahole "$pahole" "$vmlinux"
@@ -110,7 +132,9 @@ bench_kernel() {
 			measure pahole "$pahole" "$vmlinux"
 		fi
 	done
+	stop_busy
 	echo "Linux $label: $vmlinux ($pahole_label; flags ${kernel_flags[*]})"
+	((busy == 0)) || echo "(each run beside $busy process(es) spinning on the CPU)"
 	printf '%-8s %10s %10s %14s\n' tool "wall s" "cpu s" "peak RSS MiB"
 	declare -A value
 	for tool in pahole btfenc; do
@@ -128,8 +152,13 @@ bench_kernel() {
 	# seconds, which moves both runs of a round together but not the
 	# medians of runs from different rounds.
 	printf '%-8s %10s %10s %14s\n' "ratio/r" "$(round_ratio 1)" "$(round_ratio 2)" "$(round_ratio 3)"
+	for tool in pahole btfenc; do
+		printf '%-8s peak RSS over the runs: %s MiB\n' "$tool" \
+			"$(awk '{ print $3 / 1024 }' "$out/$tool.times" | sort -n |
+				awk 'NR == 1 { low = $1 } { high = $1 } END { printf "%.1f-%.1f", low, high }')"
+	done
 	echo
-	bench_c_header
+	((busy > 0)) || bench_c_header
 }
 
 for kernel in $kernels; do
