@@ -23,24 +23,6 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 runs=${BENCH_RUNS:-3}
-[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
-load_corpus
-btfenc=$(btfenc_release)
-out=$(mktemp -d)
-trap 'stop_busy; rm -rf "$out"' EXIT
-# The same flags for both tools and both kernels: the ones Debian's 6.1
-# build used, which the installed pahole (1.24) understands. (Linux 7.3's
-# own flags ask for features pahole 1.24 lacks.)
-flags=(-J --btf_gen_floats -j --lang_exclude=rust)
-pahole=$PAHOLE
-pahole_label=$("$PAHOLE" --version 2>/dev/null || echo "pahole")
-if [[ -n ${PAHOLE131:-} ]]; then
-	[[ -x $PAHOLE131 ]] || die "PAHOLE131=$PAHOLE131 is not an executable"
-	pahole=$PAHOLE131
-	pahole_label="$("$PAHOLE131" --version 2>/dev/null || echo pahole) (PAHOLE131)"
-fi
-# BENCH_KERNELS: which corpus kernels to time (default both).
-kernels=${BENCH_KERNELS:-6.1 7.3}
 # BENCH_BUSY=N: N processes spinning on the CPU beside every timed run, as
 # when other build jobs run beside the BTF step (default 0). Peak RSS then
 # shows what the load costs in memory (lowered units waiting for their
@@ -59,6 +41,24 @@ stop_busy() {
 	((${#busy_pids[@]} == 0)) || kill "${busy_pids[@]}" 2> /dev/null || true
 	busy_pids=()
 }
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
+load_corpus
+btfenc=$(btfenc_release)
+out=$(mktemp -d)
+trap 'stop_busy; rm -rf "$out"' EXIT
+# The same flags for both tools and both kernels: the ones Debian's 6.1
+# build used, which the installed pahole (1.24) understands. (Linux 7.3's
+# own flags ask for features pahole 1.24 lacks.)
+flags=(-J --btf_gen_floats -j --lang_exclude=rust)
+pahole=$PAHOLE
+pahole_label=$("$PAHOLE" --version 2>/dev/null || echo "pahole")
+if [[ -n ${PAHOLE131:-} ]]; then
+	[[ -x $PAHOLE131 ]] || die "PAHOLE131=$PAHOLE131 is not an executable"
+	pahole=$PAHOLE131
+	pahole_label="$("$PAHOLE131" --version 2>/dev/null || echo pahole) (PAHOLE131)"
+fi
+# BENCH_KERNELS: which corpus kernels to time (default both).
+kernels=${BENCH_KERNELS:-6.1 7.3}
 
 # One timed run of TOOL on VMLINUX; appends "wall cpu rss_kib" to
 # $out/TOOL.times.
