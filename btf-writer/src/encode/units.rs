@@ -10,7 +10,7 @@ and the table only ever sees them in that order, which keeps the output
 independent of the thread count. Adding is sequential; the worker that
 finishes the CU whose turn it is does it, so no thread sits waiting and the
 CU is added while still in cache. The CUs lowered ahead of their turn are
-bounded ([`MAX_WAITING`]): a worker with that many waiting helps add them,
+bounded ([`super::Options::lowered_ahead`]): a worker with that many waiting helps add them,
 or waits for the unit holding them up, before it takes another.
 A standalone table is also deduplicated as far as it can be while it
 grows ([`crate::dedup::StreamingDedup`]): that work then overlaps the walk of
@@ -55,18 +55,6 @@ const RELEASE_EVERY: usize = 16;
 /// CU than in steps of 16 to 64, whose own caches stay warmer.
 const DEDUP_EVERY: usize = 16;
 
-/// Most lowered CUs that wait for their turn to be added before a worker
-/// stops taking new units. Without a bound they piled up behind a unit
-/// still being walked, or behind the table while the worker adding to it
-/// was descheduled: up to 40 CUs on Debian 7.3.4's vmlinux on a quiet
-/// machine, and 92 at the end of the walk, where memory peaks, with one
-/// busy process beside it. With that competitor, peak RSS on Debian 6.1's
-/// vmlinux was 168-199 MB without the bound and 168-175 MB with it
-/// (159-161 MB on a quiet machine). Sixteen cover a unit sixteen times
-/// the average size with no core left idle: the walk kept 1.99 cores of
-/// CPU time per wall time on two, where a bound of 8 took it to 1.98.
-const MAX_WAITING: usize = 16;
-
 /// What the walk counted.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Counts {
@@ -86,8 +74,8 @@ pub struct Counts {
     /// complete, right after adding each CU.
     pub early_dedup_cpu: Duration,
     /// The most lowered CUs that waited for their turn to be added at once
-    /// (at most 16, and a few more: a unit being lowered when the
-    /// bound was reached still joins them).
+    /// (at most [`super::Options::lowered_ahead`], and a few more: a unit
+    /// being lowered when the bound was reached still joins them).
     pub most_waiting: usize,
 }
 
@@ -285,13 +273,14 @@ pub(crate) fn walk_and_assemble<'input>(
     inline_names: &'input mut [Bump],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
+    lowered_ahead: usize,
 ) -> Result<Walked<'input>, Error> {
     // dwz's common file holds what the units import: they are read with
     // it, together.
     if dwarf.sup_path().is_some() {
         return walk_together(dwarf, units, ctx, kind);
     }
-    match walk_each_unit(elf, dwarf, units, inline_names, ctx, kind) {
+    match walk_each_unit(elf, dwarf, units, inline_names, ctx, kind, lowered_ahead) {
         // LTO output refers across units, so no unit can be read alone:
         // read them as one (sequentially; such DWARF is rare). Asking
         // first would cost every ordinary file a scan of its abbreviations.
@@ -308,10 +297,11 @@ fn walk_each_unit<'input>(
     inline_names: &'input mut [Bump],
     ctx: &lower::Context<'_, 'input>,
     kind: TableKind,
+    lowered_ahead: usize,
 ) -> Result<Walked<'input>, Error> {
     let work = Mutex::new(units.iter().enumerate());
     let stop = AtomicBool::new(false);
-    let turns = Turns::new(MAX_WAITING);
+    let turns = Turns::new(lowered_ahead);
     let table = Mutex::new(Table::new(dwarf.path(), kind));
     let returns = Returns::new(rayon::current_num_threads());
     rayon::scope(|workers| {
