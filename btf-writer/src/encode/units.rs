@@ -10,8 +10,9 @@ and the table only ever sees them in that order, which keeps the output
 independent of the thread count. Adding is sequential; the worker that
 finishes the CU whose turn it is does it, so no thread sits waiting and the
 CU is added while still in cache. The CUs lowered ahead of their turn are
-bounded ([`super::Options::lowered_ahead`]): a worker with that many waiting helps add them,
-or waits for the unit holding them up, before it takes another.
+bounded ([`super::Options::lowered_ahead`]): a worker with that many
+waiting helps add them, or waits for the unit holding them up, before it
+takes another.
 A standalone table is also deduplicated as far as it can be while it
 grows ([`crate::dedup::StreamingDedup`]): that work then overlaps the walk of
 later CUs instead of waiting for the last one.
