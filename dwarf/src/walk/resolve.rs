@@ -213,10 +213,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let Some(name) = raw.name.or_else(|| inherited().find_map(|f| f.name)) else {
                 continue;
             };
-            let params: Vec<Param<'input, 'arena>> = if !raw.params.is_empty() {
-                raw.params
-                    .iter()
-                    .map(|param| {
+            // Straight into the arena, where the model's slices live: a
+            // `Vec` copied there cost a malloc and a free per function
+            // (202 K on Debian 6.1's vmlinux).
+            let params: &'arena [Param<'input, 'arena>] = if !raw.params.is_empty() {
+                self.arena
+                    .alloc_slice_fill_iter(raw.params.iter().map(|param| {
                         let (name, ty) = self.resolve_param(param);
                         Param {
                             name,
@@ -225,29 +227,25 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                             entry: self.shared_entry(param),
                             decl_tags: param.decl_tags,
                         }
-                    })
-                    .collect()
+                    }))
             } else {
                 // No parameter DIEs of its own: the origin's say what the
                 // signature is, and nothing says where the values are.
-                inherited()
-                    .find(|f| !f.params.is_empty())
-                    .map(|f| {
-                        f.params
-                            .iter()
-                            .map(|param| {
-                                let (name, ty) = self.resolve_param(param);
-                                Param {
-                                    name,
-                                    ty,
-                                    location: ParamLocation::OptimizedOut,
-                                    entry: ParamEntry::default(),
-                                    decl_tags: param.decl_tags,
-                                }
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
+                match inherited().find(|f| !f.params.is_empty()) {
+                    Some(f) => self
+                        .arena
+                        .alloc_slice_fill_iter(f.params.iter().map(|param| {
+                            let (name, ty) = self.resolve_param(param);
+                            Param {
+                                name,
+                                ty,
+                                location: ParamLocation::OptimizedOut,
+                                entry: ParamEntry::default(),
+                                decl_tags: param.decl_tags,
+                            }
+                        })),
+                    None => &[],
+                }
             };
             let varargs = raw.varargs || (raw.params.is_empty() && inherited().any(|f| f.varargs));
             let decl_tags = if raw.decl_tags.is_empty() {
@@ -268,7 +266,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     .ret
                     .or_else(|| inherited().find_map(|f| f.ret))
                     .unwrap_or(TypeRef::Void),
-                params: self.arena.alloc_slice_copy(&params),
+                params,
                 varargs,
                 external: raw.external || inherited().any(|f| f.external),
                 declaration: raw.declaration,
