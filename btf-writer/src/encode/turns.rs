@@ -26,6 +26,13 @@ struct Queue<T> {
     most_waiting: usize,
 }
 
+impl<T> Queue<T> {
+    /// Whether the unit whose turn it is waits.
+    fn turn_is_ready(&self) -> bool {
+        self.waiting.contains_key(&self.next)
+    }
+}
+
 impl<T> Turns<T> {
     /// No unit waiting; unit 0's turn. Workers hold back once
     /// `max_waiting` units wait (at least one must be let in, so that the
@@ -76,8 +83,7 @@ impl<T> Turns<T> {
 
     /// Whether the unit whose turn it is waits.
     pub(super) fn turn_is_ready(&self) -> bool {
-        let queue = self.lock();
-        queue.waiting.contains_key(&queue.next)
+        self.lock().turn_is_ready()
     }
 
     /// The most units that waited at once so far.
@@ -97,7 +103,7 @@ impl<T> Turns<T> {
     pub(super) fn wait_for_room(&self, stop: &AtomicBool, mut add: impl FnMut()) {
         let mut queue = self.lock();
         while queue.waiting.len() >= self.max_waiting && !stop.load(Ordering::Relaxed) {
-            if queue.waiting.contains_key(&queue.next) {
+            if queue.turn_is_ready() {
                 drop(queue);
                 add();
                 queue = self.lock();
