@@ -13,6 +13,7 @@ options to the library's errors), `output` and `elf_patch` put the bytes
 where pahole would (a detached file, or `.BTF`/`.BTF.base` in place),
 `verify` checks BTF as the kernel would (`btfenc verify`, and what
 `dedup` and `relocate` write; `-J`'s output the library checks itself).
+`small_blocks` is the allocator.
 */
 
 /// `eprintln!` that cannot panic: a stderr that cannot be written (a
@@ -39,8 +40,14 @@ mod config;
 mod elf_patch;
 mod inputs;
 mod output;
+mod small_blocks;
 mod stats;
 mod verify;
+
+/// glibc's malloc with a larger per-thread cache of small blocks in front
+/// (see `small_blocks`).
+#[global_allocator]
+static ALLOCATOR: small_blocks::SmallBlocks = small_blocks::SmallBlocks;
 
 use std::process::ExitCode;
 
