@@ -202,6 +202,8 @@ pub struct Collapser<'a> {
     cycle_list: Vec<Cycle>,
     /// The table ids of the cycles' members a lookup may start from.
     cycle_starts: Vec<u32>,
+    /// Kept from CU to CU (see [`Scratch`]).
+    scratch: Scratch,
 }
 
 /// One CU's types with what matching them needs that does not depend on
@@ -279,6 +281,7 @@ impl<'a> Collapser<'a> {
             cycles: Chains::default(),
             cycle_list: Vec::new(),
             cycle_starts: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -302,15 +305,8 @@ impl<'a> Collapser<'a> {
             own: &own,
             ids: vec![NONE; types.len()],
         };
-        let mut scratch = Scratch {
-            pairs: Vec::new(),
-            tentative: vec![NONE; types.len()],
-            touched: Vec::new(),
-            stack: Vec::new(),
-            keys: Vec::new(),
-            new_keys: vec![0; types.len()],
-            fingerprints: vec![0; types.len()],
-        };
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.fit(types.len());
         for c in 0..comps.len() {
             self.match_component(&mut cu, c, &mut scratch);
         }
@@ -323,6 +319,8 @@ impl<'a> Collapser<'a> {
         for (index, id) in cu.ids.iter_mut().enumerate() {
             if *id == NEW {
                 *id = next;
+                // On this error the scratch is not given back: the next
+                // CU (if any) starts from a fresh one.
                 next = next.checked_add(1).ok_or(Error::TooManyTypes {
                     count: u64::from(next) + 1,
                 })?;
@@ -330,6 +328,8 @@ impl<'a> Collapser<'a> {
             }
         }
         self.file_new_types(&cu, &fresh, &mut scratch);
+        scratch.forget(&fresh);
+        self.scratch = scratch;
         let ids = CuIds(cu.ids);
         // The new types are taken out of the CU's table, which is then
         // left with the rest (most of it) in place: moving every type out
@@ -669,7 +669,13 @@ impl CuMatch<'_, '_> {
     }
 }
 
-/// Reused buffers of cycle matching.
+/// What matching a CU works in, kept from CU to CU. The per-type vectors
+/// are kept at the largest CU's length rather than allocated and cleared
+/// for each CU (they were the collapse's largest allocations, and it runs
+/// one CU at a time): between CUs `tentative` is all `NONE`, and
+/// `new_keys` and `fingerprints` all 0, which [`Scratch::forget`]
+/// restores.
+#[derive(Debug, Default)]
 struct Scratch {
     /// The pairs (CU index, table id) of the last successful match.
     pairs: Vec<(u32, u32)>,
@@ -686,6 +692,37 @@ struct Scratch {
     new_keys: Vec<u64>,
     /// Per new cycle, at its first member: its fingerprint, or 0.
     fingerprints: Vec<u64>,
+}
+
+impl Scratch {
+    /// Makes room for a CU of `len` types.
+    fn fit(&mut self, len: usize) {
+        debug_assert!(
+            self.tentative.iter().all(|&t| t == NONE)
+                && self.new_keys.iter().all(|&k| k == 0)
+                && self.fingerprints.iter().all(|&f| f == 0),
+            "a CU left the collapse's scratch set"
+        );
+        if self.tentative.len() < len {
+            self.tentative.resize(len, NONE);
+            self.new_keys.resize(len, 0);
+            self.fingerprints.resize(len, 0);
+        }
+    }
+
+    /// Clears what a CU left set. Only types found new (`fresh`) have
+    /// `new_keys` or `fingerprints` set; each walk clears the `tentative`
+    /// entries it set.
+    fn forget(&mut self, fresh: &[u32]) {
+        for &node in fresh {
+            if let Some(key) = self.new_keys.get_mut(node as usize) {
+                *key = 0;
+            }
+            if let Some(fingerprint) = self.fingerprints.get_mut(node as usize) {
+                *fingerprint = 0;
+            }
+        }
+    }
 }
 
 /// A cycle's fingerprint: its member keys as a multiset. A sum of the
