@@ -347,7 +347,10 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
     /// [`int_size`]). A float with the `float` feature is a FLOAT of its
     /// own size (12 bytes for i386's `long double`), as [`lower_base`]
     /// writes it.
-    #[inline]
+    // Always inlined, with `size_of`: it is asked of nearly every member
+    // (5.8 M times on Debian 6.1's vmlinux), and as a call it cost 0.7% of
+    // all instructions more (cachegrind, `-j1`).
+    #[inline(always)]
     fn lowered_size(&self, end: &ChainEnd<'_, '_, '_>) -> Result<u64, Error> {
         let float = self.float;
         self.size_of(end, &|byte_size, encoding| {
@@ -361,7 +364,7 @@ impl<'m, 'input, 'arena> TypeMap<'m, 'input, 'arena> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn size_of(
         &self,
         end: &ChainEnd<'_, '_, '_>,
