@@ -177,6 +177,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 None => text,
             }));
         }
+        // Next commonest: no name at all (a prototype's parameters, most
+        // of them; anonymous members).
+        if layout.is_nameless() {
+            return Ok(None);
+        }
         self.fixed_name_slowly(layout.name(die), offset)
     }
 
@@ -193,6 +198,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     }
 
     /// The type at a unit offset read through a layout.
+    #[inline]
     pub(super) fn fixed_type(&mut self, target: Option<u64>) -> TypeRef {
         match target {
             Some(target) => TypeRef::Node(self.node_id(self.unit_offset + target)),

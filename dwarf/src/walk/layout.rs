@@ -452,6 +452,12 @@ impl Layout {
         })
     }
 
+    /// Whether DIEs of this layout have no name.
+    #[inline(always)]
+    pub(super) fn is_nameless(&self) -> bool {
+        matches!(self.name_form, NameForm::Absent)
+    }
+
     /// The name's `.debug_str` offset, if it is given as one
     /// (`DW_FORM_strp`).
     #[inline(always)]
