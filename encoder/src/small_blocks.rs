@@ -249,26 +249,37 @@ mod tests {
         unsafe { std::slice::from_raw_parts_mut(block, len) }
     }
 
+    /// Runs `test` on a thread of its own, whose cache starts (nearly)
+    /// empty whatever the tests before it left in theirs (with
+    /// `--test-threads=1` they share the main thread).
+    fn on_a_new_thread(test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(test).join().unwrap();
+    }
+
     #[test]
     fn the_tests_run_on_this_allocator() {
         // Otherwise the tests below would test nothing btfenc runs.
-        let before = cached_bytes();
-        drop(vec![0u8; 40]);
-        assert_eq!(cached_bytes(), before + 48);
-        let again = vec![1u8; 33];
-        assert_eq!(cached_bytes(), before);
-        drop(again);
+        on_a_new_thread(|| {
+            let before = cached_bytes();
+            drop(vec![0u8; 40]);
+            assert_eq!(cached_bytes(), before + 48);
+            let again = vec![1u8; 33];
+            assert_eq!(cached_bytes(), before);
+            drop(again);
+        });
     }
 
     #[test]
     fn a_freed_block_serves_the_next_request_of_its_class() {
-        let first = alloc(layout(100, 8));
-        bytes(first, 100).fill(0xa5);
-        free(first, layout(100, 8));
-        // 97..=112 bytes share a class.
-        let second = alloc(layout(112, 16));
-        assert_eq!(second, first);
-        free(second, layout(112, 16));
+        on_a_new_thread(|| {
+            let first = alloc(layout(100, 8));
+            bytes(first, 100).fill(0xa5);
+            free(first, layout(100, 8));
+            // 97..=112 bytes share a class.
+            let second = alloc(layout(112, 16));
+            assert_eq!(second, first);
+            free(second, layout(112, 16));
+        });
     }
 
     #[test]
@@ -318,7 +329,7 @@ mod tests {
 
     #[test]
     fn a_thread_keeps_at_most_its_budget() {
-        std::thread::spawn(|| {
+        on_a_new_thread(|| {
             let sixty_four = layout(64, 8);
             let blocks: Vec<_> = (0..2 * CLASS_BYTES / 64)
                 .map(|_| alloc(sixty_four))
@@ -339,9 +350,7 @@ mod tests {
             }
             assert!(cached_bytes() <= THREAD_BYTES);
             assert!(cached_bytes() > THREAD_BYTES - LARGEST);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
