@@ -1119,14 +1119,6 @@ fn lower_composite<'input>(
         let ty = map.id(member.ty)?;
         let chain = map.chain_end(member.ty)?;
         let mut member_name = map.name(member.name)?;
-        let what = || {
-            format!(
-                "{}: member {} ({})",
-                describe(name),
-                index,
-                quoted(member.name.unwrap_or(""))
-            )
-        };
         // What BTF cannot hold or the kernel's btf_struct_check_meta and
         // member checks refuse; with encode_force the member is left out.
         let bit_offset = member.bit_offset;
@@ -1183,7 +1175,14 @@ fn lower_composite<'input>(
             map.float_member_problem(member, &chain, float)
         };
         if let Some(problem) = problem {
-            map.leave_out(force, this, format!("{}: {problem}", what()))?;
+            map.leave_out(
+                force,
+                this,
+                format!(
+                    "{}: {problem}",
+                    describe_member(&describe(name), index, member)
+                ),
+            )?;
             kept.get_or_insert_with(|| (0..index).collect());
             continue;
         }
@@ -1207,7 +1206,10 @@ fn lower_composite<'input>(
             map.leave_out(
                 force,
                 this,
-                format!("{}: its name is not a C identifier", what()),
+                format!(
+                    "{}: its name is not a C identifier",
+                    describe_member(&describe(name), index, member)
+                ),
             )?;
             member_name = Name::EMPTY;
         }
@@ -1252,6 +1254,16 @@ fn lower_composite<'input>(
         ty,
         may_hold_itself,
     })
+}
+
+/// How a left-out member is named: after its aggregate (`composite`),
+/// by position and name. Built only when one is left out.
+#[cold]
+fn describe_member(composite: &str, index: usize, member: &dwarf::model::Member<'_, '_>) -> String {
+    format!(
+        "{composite}: member {index} ({})",
+        quoted(member.name.unwrap_or(""))
+    )
 }
 
 /// The kernel's `MAX_RESOLVE_DEPTH`: how long a chain of types still to
