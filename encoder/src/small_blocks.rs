@@ -6,12 +6,12 @@
 //! collapse frees three in four of them again on the same thread a moment
 //! later (the lowering worker frees what the table left of its CU). glibc
 //! caches only 7 freed blocks of a size per thread; the rest go through
-//! its bins, where a malloc or a free costs about 150 instructions and the
-//! fast bins are consolidated over and over. Here each thread keeps up to
-//! [`CLASS_BYTES`] of freed blocks of each size class (and
-//! [`THREAD_BYTES`] in all), so most lists are carved from the previous
-//! CU's freed ones: 2.4% fewer instructions for either vmlinux (cachegrind,
-//! `-j1`), for 1-3 MB more peak RSS.
+//! its bins, where a malloc costs about 160 instructions and a free about
+//! 130 (callgrind), and the fast bins are consolidated over and over. Here
+//! each thread keeps up to [`CLASS_BYTES`] of freed blocks of each size
+//! class (and [`THREAD_BYTES`] in all), so most lists are carved from the
+//! previous CU's freed ones: 2.5% fewer instructions for either vmlinux
+//! (cachegrind, `-j1`), for 1-3 MB more peak RSS.
 //!
 //! Only the binary uses it: the library leaves the allocator to its user.
 
