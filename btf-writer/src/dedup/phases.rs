@@ -8,6 +8,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
+
 use super::state::{is_mapped, Deduper, IN_PROGRESS, UNPROCESSED};
 use super::table::{KeyMap, NameMap};
 use super::view::{
@@ -171,6 +173,15 @@ const PREFETCH_DISTANCE: u32 = 16;
 /// nothing next to computing it, small enough that the reference pass
 /// finds the block of its id ready soon after the start.
 const SEED_BLOCK: u32 = 1 << 12;
+
+/// Ids looked through by one task of [`Deduper::unique_aggregate_names`].
+const NAME_SCAN_CHUNK: u32 = 1 << 16;
+
+/// Files aggregate `id` (0: several) under `name`: a name met again is
+/// carried by several.
+fn file_name<'a>(unique: &mut NameMap<'a>, name: &'a str, id: u32) {
+    unique.entry(name).and_modify(|v| *v = 0).or_insert(id);
+}
 
 /// The [`keys::reference_seed`] of every split id, computed by one task in
 /// blocks of [`SEED_BLOCK`] ids, in id order, while the reference pass
@@ -508,17 +519,30 @@ impl<'a> Deduper<'_, 'a> {
     }
 
     /// The canonical STRUCT/UNIONs among `ids`, by name (0 when a name is
-    /// carried by several).
-    pub(super) fn unique_aggregate_names(&self, ids: std::ops::Range<u32>) -> NameMap<'a> {
-        let mut unique = NameMap::default();
-        for id in ids {
-            if !matches!(self.kind(id), kind::STRUCT | kind::UNION) || self.map[id as usize] != id {
-                continue;
-            }
-            unique
-                .entry(view::name(self.types.get(id)))
-                .and_modify(|v| *v = 0)
-                .or_insert(id);
+    /// carried by several). Ranges of ids are looked through side by side
+    /// (on Debian 6.1's vmlinux, 850,000 types for 7,500 names, on the
+    /// sequential tail), and their names then merged.
+    pub(super) fn unique_aggregate_names(&self, ids: Range<u32>) -> NameMap<'a> {
+        let ranges = (ids.start..ids.end).step_by(NAME_SCAN_CHUNK as usize);
+        let parts: Vec<NameMap<'a>> = ranges
+            .collect::<Vec<u32>>()
+            .into_par_iter()
+            .map(|from| {
+                let mut unique = NameMap::default();
+                for id in from..ids.end.min(from.saturating_add(NAME_SCAN_CHUNK)) {
+                    if matches!(self.kind(id), kind::STRUCT | kind::UNION)
+                        && self.map[id as usize] == id
+                    {
+                        file_name(&mut unique, view::name(self.types.get(id)), id);
+                    }
+                }
+                unique
+            })
+            .collect();
+        let mut parts = parts.into_iter();
+        let mut unique = parts.next().unwrap_or_default();
+        for (name, id) in parts.flatten() {
+            file_name(&mut unique, name, id);
         }
         unique
     }

@@ -389,6 +389,21 @@ impl<'t, 'a> Deduper<'t, 'a> {
     /// thread, where it would wait for itself. The ids added since the
     /// last step are mostly fewer than one chunk anyway.
     pub(super) fn resume(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
+        Self::resume_with(types, suspended, Chunks::InTurn)
+    }
+
+    /// [`Deduper::resume`] for the last time, when no table is held: the
+    /// ids added since (a kernel's FUNCs and VARs, tens of thousands, on
+    /// the sequential tail) are set up in parallel.
+    pub(super) fn resume_last(types: Types<'t, 'a>, suspended: Suspended) -> Result<Self, Error> {
+        Self::resume_with(types, suspended, Chunks::Parallel)
+    }
+
+    fn resume_with(
+        types: Types<'t, 'a>,
+        suspended: Suspended,
+        chunks: Chunks,
+    ) -> Result<Self, Error> {
         let count = checked_id_count(&types)?;
         let Suspended {
             flavor,
@@ -401,7 +416,7 @@ impl<'t, 'a> Deduper<'t, 'a> {
             // `set_up_ids` ends `slot_start` with the end of the last
             // type's slots; the new types' starts take its place.
             ids.slot_start.pop();
-            set_up_ids(&types, known..count, &mut ids, Chunks::InTurn)?;
+            set_up_ids(&types, known..count, &mut ids, chunks)?;
         }
         scratch.hypot.resize(count as usize, UNPROCESSED);
         Ok(Self::from_parts(types, flavor, ids, table, scratch))

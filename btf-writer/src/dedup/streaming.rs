@@ -99,7 +99,7 @@ impl StreamingDedup {
                 found: 0,
             });
         }
-        let mut d = Deduper::resume(Types::new(&[], &btf.types), self.state?)?;
+        let mut d = Deduper::resume_last(Types::new(&[], &btf.types), self.state?)?;
         let end = d.types.id_count();
         d.primitive_pass(self.primitives_done..end);
         // libbpf filed the graph pass's candidates after all primitives.
