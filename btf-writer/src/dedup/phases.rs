@@ -523,11 +523,11 @@ impl<'a> Deduper<'_, 'a> {
     /// (on Debian 6.1's vmlinux, 850,000 types for 7,500 names, on the
     /// sequential tail), and their names then merged.
     pub(super) fn unique_aggregate_names(&self, ids: Range<u32>) -> NameMap<'a> {
-        let ranges = (ids.start..ids.end).step_by(NAME_SCAN_CHUNK as usize);
-        let parts: Vec<NameMap<'a>> = ranges
-            .collect::<Vec<u32>>()
+        let pieces = ids.len().div_ceil(NAME_SCAN_CHUNK as usize) as u32;
+        let parts: Vec<NameMap<'a>> = (0..pieces)
             .into_par_iter()
-            .map(|from| {
+            .map(|piece| {
+                let from = ids.start + piece * NAME_SCAN_CHUNK;
                 let mut unique = NameMap::default();
                 for id in from..ids.end.min(from.saturating_add(NAME_SCAN_CHUNK)) {
                     if matches!(self.kind(id), kind::STRUCT | kind::UNION)
@@ -694,6 +694,37 @@ mod tests {
                 ty: TypeId(ty),
             })
             .collect()
+    }
+
+    /// A name carried by aggregates in two pieces of the scan is carried
+    /// by several; one carried once, in any piece, is unique; a STRUCT and
+    /// a UNION of one name are several too.
+    #[test]
+    fn aggregate_names_are_unique_across_the_scan_pieces() {
+        use crate::dedup::view::Types;
+        use crate::types::{Composite, Type};
+        let aggregate = |name: &'static str| Composite {
+            name,
+            size: 4,
+            members: crate::test_types::members(&[("m", 1)]),
+            kind_flag: false,
+        };
+        let far = 3 * NAME_SCAN_CHUNK as usize;
+        let mut types = vec![int("int", 4, 0)];
+        types.resize(far + 10, Type::Ptr(TypeId(1)));
+        types[4] = Type::Struct(aggregate("twice"));
+        types[far] = Type::Struct(aggregate("twice"));
+        types[far + 1] = Type::Struct(aggregate("once"));
+        types[9] = Type::Struct(aggregate("both"));
+        types[far + 2] = Type::Union(aggregate("both"));
+        types[far + 3] = Type::Union(aggregate("alone"));
+        let d = Deduper::new(Types::new(&types, &[]), Flavor::Libbpf1_7).expect("valid");
+        let names = d.unique_aggregate_names(1..d.start);
+        assert_eq!(names.get("twice"), Some(&0));
+        assert_eq!(names.get("both"), Some(&0));
+        assert_eq!(names.get("once"), Some(&(far as u32 + 2)));
+        assert_eq!(names.get("alone"), Some(&(far as u32 + 4)));
+        assert_eq!(names.len(), 4);
     }
 
     /// Prototypes whose keys collide are told apart by their slots, their
