@@ -372,7 +372,11 @@ const RECORDS_PER_TASK: usize = 1 << 12;
 /// then finds it and words it ([`check_all_metas_in_order`]). A big BTF's
 /// checks were a third of the kernel's checks of a vmlinux, on the
 /// sequential tail.
-fn all_metas_in_parallel(btf: &Checked<'_>, types_at: usize, type_len: usize) -> Option<Vec<u32>> {
+pub(super) fn all_metas_in_parallel(
+    btf: &Checked<'_>,
+    types_at: usize,
+    type_len: usize,
+) -> Option<Vec<u32>> {
     use rayon::prelude::*;
 
     let end = types_at.checked_add(type_len)?;
@@ -448,7 +452,7 @@ fn check_meta(meta: &Meta<'_, '_>, left: u32) -> Result<u32, Violation> {
 
 /// `btf_check_all_metas`, record after record, as the kernel does: every
 /// violation it reports, in its order.
-fn check_all_metas_in_order(
+pub(super) fn check_all_metas_in_order(
     btf: &mut Checked<'_>,
     types_at: usize,
     type_len: usize,
@@ -568,98 +572,4 @@ fn trailing_len(t: &Ty<'_>) -> Option<usize> {
         | kind::TYPE_TAG => 0,
         _ => return None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::raw::Endian;
-
-    fn info(kind: u8, vlen: u32) -> u32 {
-        (u32::from(kind) << 24) | vlen
-    }
-
-    /// A little-endian blob (24-byte header) from type words and strings.
-    fn blob(types: &[u32], strings: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        crate::raw::Header::new((types.len() * 4) as u32, strings.len() as u32)
-            .write_to(&mut out, Endian::Little);
-        for w in types {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(strings);
-        out
-    }
-
-    fn checked<'a>(data: &'a [u8], types: &[u32], strings: &[u8]) -> Checked<'a> {
-        Checked {
-            data,
-            endian: Endian::Little,
-            strings_at: 24 + types.len() * 4,
-            str_len: strings.len() as u32,
-            type_at: Vec::new(),
-            start_id: 0,
-            start_str_off: 0,
-            resolved_ids: Vec::new(),
-            resolved_sizes: Vec::new(),
-            base: None,
-        }
-    }
-
-    /// Records of every length rule (INT, PTR, STRUCT, FUNC_PROTO, ENUM),
-    /// thousands of them, so that several tasks check their share: the
-    /// records start where the kernel's order finds them. One bad record
-    /// in the middle leaves the parallel checks without an answer, for the
-    /// kernel's order to find and word.
-    #[test]
-    fn parallel_checks_find_the_records_the_kernel_order_finds() {
-        let strings = b"\0int\0s\0a\0e\0";
-        let mut types = vec![1, info(kind::INT, 0), 4, (1 << 24) | 32];
-        for i in 0..3000u32 {
-            let target = 1 + (i % 7);
-            types.extend([0, info(kind::PTR, 0), target]);
-            types.extend([5, info(kind::STRUCT, 1), 4, 7, 1, 0]);
-            types.extend([0, info(kind::FUNC_PROTO, 2), 1, 7, 1, 0, 1]);
-            types.extend([9, info(kind::ENUM, 1), 4, 9, i]);
-        }
-        let data = blob(&types, strings);
-        let in_order = {
-            let mut btf = checked(&data, &types, strings);
-            check_all_metas_in_order(&mut btf, 24, types.len() * 4).expect("valid");
-            btf.type_at
-        };
-        let btf = checked(&data, &types, strings);
-        let parallel = all_metas_in_parallel(&btf, 24, types.len() * 4);
-        assert_eq!(in_order.len(), 1 + 1 + 4 * 3000);
-        assert_eq!(parallel, Some(in_order));
-
-        // A PTR with a name, past the first task's records.
-        let mut bad = types.clone();
-        let at = 4 + 21 * 2500;
-        assert_eq!(bad[at + 1], info(kind::PTR, 0));
-        bad[at] = 1;
-        let data = blob(&bad, strings);
-        let btf = checked(&data, &bad, strings);
-        assert_eq!(all_metas_in_parallel(&btf, 24, bad.len() * 4), None);
-        let err = super::super::validate(&data, None, super::super::Options::default())
-            .expect_err("a named PTR is refused");
-        assert_eq!(
-            (err[0].type_id, err[0].message.as_str()),
-            (10_002, "Invalid name")
-        );
-
-        // An INT whose name is past the strings: INT's own check does not
-        // look at names, btf_check_meta does.
-        let mut bad = types.clone();
-        bad[0] = 1000;
-        let data = blob(&bad, strings);
-        let btf = checked(&data, &bad, strings);
-        assert_eq!(all_metas_in_parallel(&btf, 24, bad.len() * 4), None);
-        let err = super::super::validate(&data, None, super::super::Options::default())
-            .expect_err("a name past the strings is refused");
-        assert_eq!(
-            (err[0].type_id, err[0].message.as_str()),
-            (1, "[1] Invalid name_offset:1000")
-        );
-    }
 }

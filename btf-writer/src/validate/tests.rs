@@ -188,3 +188,70 @@ fn layout_section_is_taken_only_by_7_1_rules() {
     broken[28..32].copy_from_slice(&(layout_len + 4).to_le_bytes());
     assert!(validate(&broken, None, as_7_1).is_err());
 }
+
+/// A little-endian BTF of `types` and `strings` (see [`blob`]) as
+/// `validate` sets it up before the meta checks, with no base.
+fn unchecked<'a>(data: &'a [u8], types: &[u32], strings: &[u8]) -> Checked<'a> {
+    Checked {
+        data,
+        endian: Endian::Little,
+        strings_at: 24 + types.len() * 4,
+        str_len: strings.len() as u32,
+        type_at: Vec::new(),
+        start_id: 0,
+        start_str_off: 0,
+        resolved_ids: Vec::new(),
+        resolved_sizes: Vec::new(),
+        base: None,
+    }
+}
+
+/// Records of every length rule (INT, PTR, STRUCT, FUNC_PROTO, ENUM),
+/// thousands of them, so that several tasks check their share: the
+/// parallel meta checks find the records where the kernel's order finds
+/// them. One bad record leaves the parallel checks without an answer, for
+/// the kernel's order to find and word.
+#[test]
+fn parallel_meta_checks_find_the_records_the_kernel_order_finds() {
+    let strings = b"\0int\0s\0a\0e\0";
+    let mut types = vec![1, info(kind::INT, 0, false), 4, (1 << 24) | 32];
+    for i in 0..3000u32 {
+        let target = 1 + (i % 7);
+        types.extend([0, info(kind::PTR, 0, false), target]);
+        types.extend([5, info(kind::STRUCT, 1, false), 4, 7, 1, 0]);
+        types.extend([0, info(kind::FUNC_PROTO, 2, false), 1, 7, 1, 0, 1]);
+        types.extend([9, info(kind::ENUM, 1, false), 4, 9, i]);
+    }
+    let type_len = types.len() * 4;
+    let data = blob(&types, strings);
+    let in_order = {
+        let mut btf = unchecked(&data, &types, strings);
+        meta::check_all_metas_in_order(&mut btf, 24, type_len).expect("valid");
+        btf.type_at
+    };
+    let parallel = meta::all_metas_in_parallel(&unchecked(&data, &types, strings), 24, type_len);
+    assert_eq!(in_order.len(), 1 + 1 + 4 * 3000);
+    assert_eq!(parallel, Some(in_order));
+
+    // `types` with one word changed: the parallel checks give no answer,
+    // and `validate` the kernel's first violation (id, message).
+    let refused = |at: usize, word: u32| {
+        let mut bad = types.clone();
+        bad[at] = word;
+        let data = blob(&bad, strings);
+        let btf = unchecked(&data, &bad, strings);
+        assert_eq!(meta::all_metas_in_parallel(&btf, 24, type_len), None);
+        let err = validate(&data, None, Options::default()).expect_err("refused");
+        (err[0].type_id, err[0].message.clone())
+    };
+    // A PTR with a name, past the first task's records.
+    let ptr = 4 + 21 * 2500;
+    assert_eq!(types[ptr + 1], info(kind::PTR, 0, false));
+    assert_eq!(refused(ptr, 1), (10_002, "Invalid name".to_string()));
+    // An INT whose name is past the strings: INT's own check does not
+    // look at names, btf_check_meta does.
+    assert_eq!(
+        refused(0, 1000),
+        (1, "[1] Invalid name_offset:1000".to_string())
+    );
+}
