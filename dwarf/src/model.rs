@@ -34,19 +34,26 @@ pub enum TypeRef {
     Node(NodeId),
 }
 
-/// Source language of a CU, as far as the selection rules care.
+/// A CU's `DW_AT_language`, the `DW_LANG_*` value as the compiler wrote
+/// it (0 when the unit DIE has none). Kept whole because pahole's
+/// `--lang_exclude` names single values: its `c` is `DW_LANG_C`, which
+/// excludes no unit gcc writes as `DW_LANG_C11`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Language {
-    /// Any C dialect (`DW_LANG_C*`).
-    C,
+pub struct Language(pub u16);
+
+impl Language {
+    /// `DW_LANG_C89`.
+    pub const C89: Language = Language(0x0001);
+    /// `DW_LANG_C`.
+    pub const C: Language = Language(0x0002);
+    /// `DW_LANG_C99`.
+    pub const C99: Language = Language(0x000c);
     /// `DW_LANG_Rust`.
-    Rust,
-    /// Any C++ dialect.
-    CPlusPlus,
-    /// Assembly (`DW_LANG_Mips_Assembler`), which gcc uses for `.S` files.
-    Assembly,
-    /// Anything else, with the raw `DW_LANG_*` value.
-    Other(u16),
+    pub const RUST: Language = Language(0x001c);
+    /// `DW_LANG_C11`, gcc's and clang's value for C11 and later.
+    pub const C11: Language = Language(0x001d);
+    /// `DW_LANG_Mips_Assembler`, which gcc writes for `.S` files.
+    pub const MIPS_ASSEMBLER: Language = Language(0x8001);
 }
 
 /// `DW_AT_encoding` of a base type, reduced to what BTF can express.

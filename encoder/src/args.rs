@@ -237,7 +237,9 @@ pub struct EncodeArgs {
     #[arg(long = "btf_encode_force")]
     pub btf_encode_force: bool,
 
-    /// Skip CUs in these languages (comma separated, e.g. `rust`).
+    /// Skip CUs in these languages (comma separated, e.g. `rust`), read
+    /// no further than their unit DIE. The names are pahole's, one
+    /// `DW_LANG_*` value each: `c` is DW_LANG_C, not `c89`, `c99` or `c11`.
     #[arg(long = "lang_exclude", value_name = "LANGS")]
     pub lang_exclude: Option<String>,
 

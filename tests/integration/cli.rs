@@ -54,6 +54,59 @@ fn lang_exclude_rust_is_a_no_op_on_c() {
     );
 }
 
+/// Two C dialects in one object (fixtures/Makefile: kinds.c as gcc's
+/// default, DW_LANG_C11, and structs.c as gnu89, DW_LANG_C89), whose C89
+/// unit has a bad abbreviation code in its first child DIE.
+const CORRUPT_C89: &str = "bad/corrupt-c89-unit.o";
+
+/// pahole 1.31 reads no further than the unit DIE of a unit its
+/// `--lang_exclude` names (dwarf_loader.c: the early CU filter, "no need to
+/// walk the rest of the CU info"). Excluding c89 therefore encodes the
+/// file, as if its C89 unit were intact; pahole 1.31 (dwarves 1436daf) was
+/// seen to write its 88 types here.
+#[test]
+fn an_excluded_unit_is_read_no_further_than_its_unit_die() {
+    let dir = scratch();
+    let corrupt = encode_into(
+        Encoder::Btfenc,
+        CORRUPT_C89,
+        &["--lang_exclude=c89"],
+        dir.path(),
+        "corrupt.btf",
+    );
+    let intact = encode_into(
+        Encoder::Btfenc,
+        "obj/langs/gcc-dwarf5.o",
+        &["--lang_exclude=c89"],
+        dir.path(),
+        "intact.btf",
+    );
+    assert!(
+        read(&corrupt) == read(&intact),
+        "excluding the corrupt C89 unit did not give the intact file's BTF"
+    );
+}
+
+/// Without the exclusion the corrupt unit is walked and fails, naming the
+/// DIE. So does `--lang_exclude=c`: pahole's `c` is DW_LANG_C alone,
+/// which no unit here has.
+#[test]
+fn a_unit_not_excluded_is_read_whole() {
+    let input = fixture(CORRUPT_C89);
+    let dir = scratch();
+    let out = dir.path().join("out.btf");
+    for flags in [&[][..], &["--lang_exclude=c"], &["--lang_exclude=c11,rust"]] {
+        let run = encode_detached(Encoder::Btfenc, &input, &out, flags);
+        assert_clean_failure(&run, &input.to_string_lossy());
+        assert!(
+            run.stderr.contains(".debug_info at 0x7f0")
+                && run.stderr.contains("invalid abbreviation code"),
+            "{flags:?}: {}",
+            run.describe()
+        );
+    }
+}
+
 /// pahole ignores unknown names in --btf_features (so newer kernels'
 /// Makefiles keep working with it) ...
 #[test]

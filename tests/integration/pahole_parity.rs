@@ -70,3 +70,27 @@ mod gen_all_force {
         &["--btf_gen_all", "--btf_encode_force"]
     ));
 }
+
+/// `--lang_exclude` names single DW_LANG values, as pahole's list does:
+/// `c89` (any case) leaves out the gnu89 unit of obj/langs/gcc-dwarf5.o,
+/// `c11` the other one, and `c` (DW_LANG_C) neither.
+mod lang_exclude {
+    const BOTH_DIALECTS: &str = "obj/langs/gcc-dwarf5.o";
+
+    #[test]
+    fn c89() {
+        super::assert_matches_pahole(BOTH_DIALECTS, &["--lang_exclude=c89"]);
+        super::assert_matches_pahole(BOTH_DIALECTS, &["--lang_exclude=C89"]);
+    }
+
+    #[test]
+    fn c11() {
+        super::assert_matches_pahole(BOTH_DIALECTS, &["--lang_exclude=c11"]);
+    }
+
+    #[test]
+    fn c_is_not_every_dialect() {
+        super::assert_matches_pahole(BOTH_DIALECTS, &["--lang_exclude=c"]);
+        super::assert_matches_pahole(BOTH_DIALECTS, &[]);
+    }
+}

@@ -400,7 +400,8 @@ fn walk_and_lower<'input>(
 ) -> Lowered<'input> {
     let start = cpu_clock::thread();
     let arena = Bump::new();
-    let cu = dwarf::walk::walk_unit_keeping_inline_names(dwarf, unit, &arena, names)?;
+    let cu =
+        dwarf::walk::walk_unit_keeping_inline_names(dwarf, unit, &arena, names, &ctx.lang_exclude)?;
     lower_walked(&cu, start, ctx, merged_names(dwarf), || {
         format!(
             "{}: CU at .debug_info+{:#x}",

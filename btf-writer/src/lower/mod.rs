@@ -99,8 +99,10 @@ impl<'facts, 'input> Context<'facts, 'input> {
         self.lang_exclude.contains(&language)
     }
 
-    /// Parses pahole's `--lang_exclude` list (`rust`, `c`, `c89`, `c++`,
-    /// `asm`, ...) into languages; names are case-insensitive.
+    /// Parses pahole's `--lang_exclude` list into languages. The names
+    /// are pahole's (dwarves.c `languages[]`, each one `DW_LANG_*` value),
+    /// compared without case, plus `asm` for `DW_LANG_Mips_Assembler`; a
+    /// name pahole does not know is an error, as it is there.
     pub fn parse_languages(list: &str) -> Result<Vec<Language>, Error> {
         let mut languages = Vec::new();
         for name in list
@@ -108,19 +110,13 @@ impl<'facts, 'input> Context<'facts, 'input> {
             .map(str::trim)
             .filter(|name| !name.is_empty())
         {
-            let language = match name.to_ascii_lowercase().as_str() {
-                "rust" => Language::Rust,
-                "c" | "c89" | "c99" | "c11" | "c17" => Language::C,
-                "c++" | "c_plus_plus" | "c++03" | "c++11" | "c++14" | "c++17" | "c++20" => {
-                    Language::CPlusPlus
-                }
-                "asm" | "mips_assembler" | "assembly" => Language::Assembly,
-                _ => {
-                    return Err(Error::UnknownLanguage {
-                        name: name.to_string(),
-                    })
-                }
-            };
+            let language = PAHOLE_LANGUAGE_NAMES
+                .iter()
+                .find(|(known, _)| known.eq_ignore_ascii_case(name))
+                .map(|&(_, code)| Language(code))
+                .ok_or_else(|| Error::UnknownLanguage {
+                    name: name.to_string(),
+                })?;
             if !languages.contains(&language) {
                 languages.push(language);
             }
@@ -128,6 +124,51 @@ impl<'facts, 'input> Context<'facts, 'input> {
         Ok(languages)
     }
 }
+
+/// The names pahole 1.31 gives languages (dwarves.c: `lang__str2int` looks
+/// up `languages[]` from `DW_LANG_C89` to `DW_LANG_BLISS`, and takes `asm`
+/// for `DW_LANG_Mips_Assembler`), with their `DW_LANG_*` values (DWARF 5,
+/// table 7.17). Later languages (C17, C++17, ...) have no name there.
+const PAHOLE_LANGUAGE_NAMES: &[(&str, u16)] = &[
+    ("c89", 0x0001),
+    ("c", 0x0002),
+    ("ada83", 0x0003),
+    ("c++", 0x0004),
+    ("cobol74", 0x0005),
+    ("cobol85", 0x0006),
+    ("fortran77", 0x0007),
+    ("fortran90", 0x0008),
+    ("pascal83", 0x0009),
+    ("modula2", 0x000a),
+    ("java", 0x000b),
+    ("c99", 0x000c),
+    ("ada95", 0x000d),
+    ("fortran95", 0x000e),
+    ("pli", 0x000f),
+    ("objc", 0x0010),
+    ("objc++", 0x0011),
+    ("upc", 0x0012),
+    ("d", 0x0013),
+    ("python", 0x0014),
+    ("opencl", 0x0015),
+    ("go", 0x0016),
+    ("modula3", 0x0017),
+    ("haskell", 0x0018),
+    ("c++03", 0x0019),
+    ("c++11", 0x001a),
+    ("ocaml", 0x001b),
+    ("rust", 0x001c),
+    ("c11", 0x001d),
+    ("swift", 0x001e),
+    ("julia", 0x001f),
+    ("dylan", 0x0020),
+    ("c++14", 0x0021),
+    ("fortran03", 0x0022),
+    ("fortran08", 0x0023),
+    ("renderscript", 0x0024),
+    ("bliss", 0x0025),
+    ("asm", 0x8001),
+];
 
 /// One CU, lowered.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -240,7 +281,7 @@ pub(crate) mod test_support {
         CuModel {
             offset: 0,
             name: Some("test.c"),
-            language: Language::C,
+            language: Language::C11,
             producer_clang: false,
             nodes,
             functions: Vec::new(),
@@ -453,12 +494,12 @@ mod tests {
     #[test]
     fn excluded_language_lowers_to_nothing() {
         let mut cu = cu_with(vec![base_int()]);
-        cu.language = Language::Rust;
+        cu.language = Language::RUST;
         let facts = SymbolFacts::default();
         let mut ctx = Context::new(Features::default(), &facts);
         ctx.lang_exclude = Context::parse_languages("rust").unwrap();
         assert!(lower_cu(&cu, &ctx).unwrap().types.is_empty());
-        cu.language = Language::C;
+        cu.language = Language::C11;
         assert_eq!(lower_cu(&cu, &ctx).unwrap().types.len(), 1);
         assert!(Context::parse_languages("klingon").is_err());
     }

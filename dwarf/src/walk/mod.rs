@@ -86,7 +86,7 @@ pub fn walk_unit<'input, 'arena>(
     header: &UnitHeader<'input>,
     arena: &'arena Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk(dwarf, std::slice::from_ref(header), arena, None, false)
+    walk(dwarf, std::slice::from_ref(header), arena, None, &[], false)
 }
 
 /// Like [`walk_unit`], but the strings that sit inside `.debug_info`
@@ -105,22 +105,30 @@ pub fn walk_unit_copying_inline_names<'input, 'arena>(
     arena: &'arena Bump,
     names: &'input Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk_unit_keeping_inline_names(dwarf, header, arena, &InlineNames::new(names))
+    walk_unit_keeping_inline_names(dwarf, header, arena, &InlineNames::new(names), &[])
 }
 
 /// [`walk_unit_copying_inline_names`] with the copies kept in `names`,
 /// which copies each short name once however many units it walks.
+///
+/// A unit whose `DW_AT_language` is one of `excluded` is read no further
+/// than its unit DIE, as pahole's loader does with the units its
+/// `--lang_exclude` names: its model has the unit's name and language and
+/// nothing else, and what its other DIEs hold, well-formed or not, is
+/// never looked at.
 pub fn walk_unit_keeping_inline_names<'input, 'arena>(
     dwarf: &Dwarf<'input>,
     header: &UnitHeader<'input>,
     arena: &'arena Bump,
     names: &InlineNames<'input>,
+    excluded: &[Language],
 ) -> Result<CuModel<'input, 'arena>> {
     walk(
         dwarf,
         std::slice::from_ref(header),
         arena,
         Some(names),
+        excluded,
         false,
     )
 }
@@ -189,7 +197,7 @@ pub fn walk_units<'input, 'arena>(
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
 ) -> Result<CuModel<'input, 'arena>> {
-    walk(dwarf, headers, arena, None, true)
+    walk(dwarf, headers, arena, None, &[], true)
 }
 
 fn walk<'input, 'arena>(
@@ -197,9 +205,20 @@ fn walk<'input, 'arena>(
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
     inline_names: Option<&InlineNames<'input>>,
+    excluded: &[Language],
     together: bool,
 ) -> Result<CuModel<'input, 'arena>> {
-    Worker::with(|worker| walk_with(worker, dwarf, headers, arena, inline_names, together))
+    Worker::with(|worker| {
+        walk_with(
+            worker,
+            dwarf,
+            headers,
+            arena,
+            inline_names,
+            excluded,
+            together,
+        )
+    })
 }
 
 fn walk_with<'input, 'arena>(
@@ -208,6 +227,7 @@ fn walk_with<'input, 'arena>(
     headers: &[UnitHeader<'input>],
     arena: &'arena Bump,
     inline_names: Option<&InlineNames<'input>>,
+    excluded: &[Language],
     together: bool,
 ) -> Result<CuModel<'input, 'arena>> {
     let mut units = Vec::with_capacity(headers.len());
@@ -283,6 +303,7 @@ fn walk_with<'input, 'arena>(
     }
     let mut walker = Walker::new(dwarf, first, spans, arena);
     walker.inline_names = inline_names;
+    walker.excluded = excluded;
     walker.follow_sup = sup.is_some();
     walker.sup_path = dwarf.sup.as_ref().map(|sup| sup.path);
     let mut walked = Ok(());
@@ -462,6 +483,8 @@ struct Walker<'a, 'input, 'arena> {
     /// Where `DW_FORM_string` values are copied, when the caller wants the
     /// model not to borrow `.debug_info`.
     inline_names: Option<&'a InlineNames<'input>>,
+    /// Languages whose units are read only up to their unit DIE.
+    excluded: &'a [Language],
     path: &'input std::path::Path,
     big_endian: bool,
     register_params: &'static [u16],
@@ -555,6 +578,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             unit,
             arena,
             inline_names: None,
+            excluded: &[],
             path: dwarf.path(),
             big_endian: dwarf.is_big_endian(),
             register_params: location::register_params(dwarf.machine()),
@@ -567,7 +591,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             sup_path: None,
             sup_targets: Vec::new(),
             name: None,
-            language: Language::Other(0),
+            language: Language(0),
             producer_clang: false,
             nodes: Vec::with_capacity(expected_nodes),
             node_offsets: Vec::with_capacity(expected_nodes),
@@ -644,6 +668,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     .read(&mut entries, abbrev)
                     .map_err(|err| self.gimli_error(err, offset))?;
                 self.visit_root(&attrs, offset, tag == dw::DW_TAG_partial_unit)?;
+                // pahole's early CU filter: nothing past the unit DIE.
+                if self.excluded.contains(&self.language) {
+                    break;
+                }
                 if !abbrev.has_children {
                     self.check_unit_end(&entries, root_offset)?;
                     break;
@@ -739,7 +767,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.name = self.string(attrs, dw::DW_AT_name, offset)?;
         self.language = match attrs.udata(dw::DW_AT_language) {
             Some(lang) => language(lang),
-            None => Language::Other(0),
+            None => Language(0),
         };
         // pahole's attr_producer_clang.
         self.producer_clang = self

@@ -147,25 +147,10 @@ pub(super) fn base_encoding(encoding: u64) -> BaseEncoding {
     }
 }
 
-/// `DW_AT_language` to the model's coarse language.
+/// `DW_AT_language` as the model keeps it; a value past `u16` (the
+/// attribute is a 16-bit code) as `u16::MAX`, a user value like any other.
 pub(super) fn language(lang: u64) -> Language {
-    let Ok(lang) = u16::try_from(lang) else {
-        return Language::Other(u16::MAX);
-    };
-    match dw::DwLang(lang) {
-        dw::DW_LANG_C89 | dw::DW_LANG_C | dw::DW_LANG_C99 | dw::DW_LANG_C11 | dw::DW_LANG_C17 => {
-            Language::C
-        }
-        dw::DW_LANG_C_plus_plus
-        | dw::DW_LANG_C_plus_plus_03
-        | dw::DW_LANG_C_plus_plus_11
-        | dw::DW_LANG_C_plus_plus_14
-        | dw::DW_LANG_C_plus_plus_17
-        | dw::DW_LANG_C_plus_plus_20 => Language::CPlusPlus,
-        dw::DW_LANG_Rust => Language::Rust,
-        dw::DW_LANG_Mips_Assembler => Language::Assembly,
-        _ => Language::Other(lang),
-    }
+    Language(u16::try_from(lang).unwrap_or(u16::MAX))
 }
 
 #[cfg(test)]
