@@ -75,13 +75,29 @@ fn truncate_for_message(text: &str, limit: usize) -> &str {
 /// Panics if the program cannot be started: a missing pahole or bpftool is
 /// a broken test machine, and every comparison depends on them.
 pub fn run<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> RunOutput {
-    let command = std::iter::once(program.as_os_str())
-        .chain(args.iter().map(AsRef::as_ref))
-        .map(|part| part.to_string_lossy().into_owned())
+    run_with_env(program, args, &[])
+}
+
+/// [`run`] with the variables `env` set (`(name, value)`) on top of the
+/// test's own environment.
+pub fn run_with_env<S: AsRef<OsStr>>(
+    program: &Path,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+) -> RunOutput {
+    let command = env
+        .iter()
+        .map(|(name, value)| format!("{name}={}", value.to_string_lossy()))
+        .chain(
+            std::iter::once(program.as_os_str())
+                .chain(args.iter().map(AsRef::as_ref))
+                .map(|part| part.to_string_lossy().into_owned()),
+        )
         .collect::<Vec<_>>()
         .join(" ");
     let output = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|err| panic!("cannot run `{command}`: {err}"));
     RunOutput {

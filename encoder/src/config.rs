@@ -26,6 +26,11 @@ pub const COMPAT_ENV: &str = "BTFENC_COMPAT";
 /// (`.build-id/NN/REST.debug`, and below `.dwz/`).
 pub const DEBUG_DIR_ENV: &str = "BTFENC_DEBUG_DIR";
 
+/// The environment variable pahole 1.31 reads its `--lang_exclude` list
+/// from when the flag is not given (dwarves.c `languages__init`); pahole
+/// 1.24 has no such variable.
+pub const LANG_EXCLUDE_ENV: &str = "PAHOLE_LANG_EXCLUDE";
+
 /// Which pahole release btfenc behaves as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compat {
@@ -38,12 +43,19 @@ pub enum Compat {
 /// Builds the pipeline configuration from the encoding flags.
 pub fn resolve(args: &EncodeArgs) -> Result<Options> {
     let env = std::env::var(COMPAT_ENV).ok();
-    let features = resolve_features(args, compat(args.compat.as_deref(), env.as_deref())?)?;
-    let lang_exclude = match &args.lang_exclude {
-        Some(list) => {
+    let compat = compat(args.compat.as_deref(), env.as_deref())?;
+    let features = resolve_features(args, compat)?;
+    let lang_env = match compat {
+        Compat::V1_31 => std::env::var(LANG_EXCLUDE_ENV).ok(),
+        Compat::V1_24 => None,
+    };
+    let lang_exclude = match (&args.lang_exclude, lang_env) {
+        (Some(list), _) => {
             LowerContext::parse_languages(list).with_context(|| format!("--lang_exclude={list}"))?
         }
-        None => Vec::new(),
+        (None, Some(list)) => LowerContext::parse_languages(&list)
+            .with_context(|| format!("{LANG_EXCLUDE_ENV}={list}"))?,
+        (None, None) => Vec::new(),
     };
     let mut options = Options::new(features);
     options.lang_exclude = lang_exclude;

@@ -1,6 +1,10 @@
 //! Command-line behaviour that pahole users rely on, beyond encoding.
 
-use btfenc_tests::{assert_clean_failure, encode_detached, fixture, Encoder};
+use std::ffi::OsStr;
+
+use btfenc_tests::{
+    assert_clean_failure, btfenc_bin, encode_detached, fixture, run_with_env, Encoder,
+};
 
 use crate::fixtures::{encode_into, read, scratch};
 
@@ -105,6 +109,55 @@ fn a_unit_not_excluded_is_read_whole() {
             run.describe()
         );
     }
+}
+
+/// pahole 1.31 takes its exclusion list from `PAHOLE_LANG_EXCLUDE` when
+/// no `--lang_exclude` is given (dwarves.c `languages__init`; seen: 88
+/// types with `c89` there, as with the flag, 70 with `--lang_exclude=c11`
+/// beside it, and "unknown language" for an empty value). pahole 1.24 has
+/// no such variable, so `--compat=1.24` ignores it.
+#[test]
+fn lang_exclude_comes_from_the_environment_without_the_flag() {
+    let input = fixture("obj/langs/gcc-dwarf5.o");
+    let dir = scratch();
+    let encode = |name: &str, flags: &[&str], env: Option<&str>| {
+        let out = dir.path().join(name);
+        let detached = format!("--btf_encode_detached={}", out.display());
+        let args: Vec<&OsStr> = std::iter::once("-J")
+            .chain(flags.iter().copied())
+            .chain([detached.as_str()])
+            .map(OsStr::new)
+            .chain([input.as_os_str()])
+            .collect();
+        let env: Vec<(&str, &OsStr)> = env
+            .map(|value| ("PAHOLE_LANG_EXCLUDE", OsStr::new(value)))
+            .into_iter()
+            .collect();
+        (run_with_env(&btfenc_bin(), &args, &env), out)
+    };
+    let ok = |name: &str, flags: &[&str], env: Option<&str>| {
+        let (run, out) = encode(name, flags, env);
+        run.assert_success();
+        read(&out)
+    };
+    let by_flag = ok("flag.btf", &["--lang_exclude=c89"], None);
+    let whole = ok("whole.btf", &[], None);
+    assert!(by_flag != whole, "excluding c89 changed nothing");
+    assert!(ok("env.btf", &[], Some("c89")) == by_flag);
+    assert!(
+        ok("both.btf", &["--lang_exclude=c11"], Some("c89"))
+            == ok("c11.btf", &["--lang_exclude=c11"], None)
+    );
+    assert!(
+        ok("compat-env.btf", &["--compat=1.24"], Some("c89"))
+            == ok("compat.btf", &["--compat=1.24"], None)
+    );
+    let (empty, _) = encode("empty.btf", &[], Some(""));
+    assert!(
+        !empty.success() && empty.stderr.contains("PAHOLE_LANG_EXCLUDE"),
+        "{}",
+        empty.describe()
+    );
 }
 
 /// pahole ignores unknown names in --btf_features (so newer kernels'

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use btfenc_tests::{assert_clean_failure, btfenc_bin, fixture, RunOutput};
+use btfenc_tests::{assert_clean_failure, btfenc_bin, fixture, run_with_env, RunOutput};
 
 use crate::fixtures::{encode_into, scratch};
 use btfenc_tests::Encoder;
@@ -17,23 +17,11 @@ use btfenc_tests::Encoder;
 /// Runs btfenc with `args`, its debug directory set to `debug_dir` (so
 /// that no test depends on, or looks into, the machine's /usr/lib/debug).
 fn btfenc_in(debug_dir: &Path, args: &[&std::ffi::OsStr]) -> RunOutput {
-    let program = btfenc_bin();
-    let command = std::iter::once(program.as_os_str())
-        .chain(args.iter().copied())
-        .map(|part| part.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let output = Command::new(&program)
-        .args(args)
-        .env("BTFENC_DEBUG_DIR", debug_dir)
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run `{command}`: {err}"));
-    RunOutput {
-        command: format!("BTFENC_DEBUG_DIR={} {command}", debug_dir.display()),
-        status: output.status,
-        stdout: output.stdout,
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    run_with_env(
+        &btfenc_bin(),
+        args,
+        &[("BTFENC_DEBUG_DIR", debug_dir.as_os_str())],
+    )
 }
 
 /// `btfenc -J FLAGS [--dwarf-alt ALT] --btf_encode_detached=OUT INPUT`.

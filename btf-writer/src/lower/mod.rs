@@ -102,14 +102,11 @@ impl<'facts, 'input> Context<'facts, 'input> {
     /// Parses pahole's `--lang_exclude` list into languages. The names
     /// are pahole's (dwarves.c `languages[]`, each one `DW_LANG_*` value),
     /// compared without case, plus `asm` for `DW_LANG_Mips_Assembler`; a
-    /// name pahole does not know is an error, as it is there.
+    /// name pahole does not know is an error, as it is there, and so is an
+    /// empty one (`rust,`, or an empty list): pahole splits at commas only.
     pub fn parse_languages(list: &str) -> Result<Vec<Language>, Error> {
         let mut languages = Vec::new();
-        for name in list
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-        {
+        for name in list.split(',') {
             let language = PAHOLE_LANGUAGE_NAMES
                 .iter()
                 .find(|(known, _)| known.eq_ignore_ascii_case(name))
@@ -502,5 +499,12 @@ mod tests {
         cu.language = Language::C11;
         assert_eq!(lower_cu(&cu, &ctx).unwrap().types.len(), 1);
         assert!(Context::parse_languages("klingon").is_err());
+        // pahole splits at commas only: an empty name is unknown too.
+        assert!(Context::parse_languages("rust,").is_err());
+        assert!(Context::parse_languages("").is_err());
+        assert_eq!(
+            Context::parse_languages("RUST,c89,asm").unwrap(),
+            [Language::RUST, Language::C89, Language::MIPS_ASSEMBLER]
+        );
     }
 }
