@@ -19,8 +19,8 @@ use gimli::{AttributeValue, Section as _};
 
 use crate::reader::Reader;
 
-/// A string section (`.debug_str` or `.debug_line_str`) with its longest
-/// UTF-8 prefix checked once.
+/// A string section (`.debug_str`, `.debug_line_str`, the symbol names'
+/// `.strtab`) with its longest UTF-8 prefix checked once.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct StrSection<'input> {
     /// The section up to its first invalid UTF-8 byte (all of it, normally).
@@ -44,7 +44,7 @@ impl<'input> StrSection<'input> {
     /// checked prefix; `None` leaves the case (and its error) to the slow
     /// path.
     #[inline]
-    fn get(&self, offset: usize) -> Option<&'input str> {
+    pub(crate) fn get(&self, offset: usize) -> Option<&'input str> {
         // `None` for a string starting inside a multi-byte character,
         // which is not UTF-8.
         let rest = self.valid.get(offset..)?;
