@@ -703,6 +703,7 @@ impl ElfFile {
             object::File::Elf64(elf) => {
                 self.read_symbols(elf, btf_ids, &mut facts, &mut btf_ids_symbols);
             }
+            // Opening refused every other format.
             _ => {}
         }
         // A total order (every field is a key), so that equal-looking
@@ -726,9 +727,7 @@ impl ElfFile {
         }
         Ok(facts)
     }
-}
 
-impl ElfFile {
     /// The `STT_FUNC`/`STT_OBJECT` symbols of `elf`'s `.symtab` into
     /// `facts`, and the symbols in `.BTF_ids` (whatever their type) into
     /// `btf_ids_symbols`.
