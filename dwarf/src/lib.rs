@@ -35,6 +35,8 @@ mod reloc;
 mod strings;
 mod sup;
 pub mod symbols;
+#[cfg(test)]
+mod test_fixtures;
 pub mod walk;
 
 pub use self::elf::*;

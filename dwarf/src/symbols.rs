@@ -259,4 +259,116 @@ mod tests {
         // The set header is there but the pair is cut off.
         assert!(kfuncs_in_btf_ids(&words(&[1, 1, 0], false), 0x10, false, &symbols).is_empty());
     }
+
+    /// What `SymbolFacts` should hold, read with object's generic symbol API
+    /// instead (each name checked as UTF-8 on its own): the functions in
+    /// table order, the data symbols as `symbols()` sorts them.
+    fn facts_as_object_reads_them(bytes: &[u8]) -> (Vec<Fact<'_>>, Vec<Fact<'_>>) {
+        use object::{Object, ObjectSymbol, SymbolFlags, SymbolSection};
+        let file = object::File::parse(bytes).expect("fixture parses");
+        let mut functions = Vec::new();
+        let mut data = Vec::new();
+        for symbol in file.symbols() {
+            let SymbolFlags::Elf { st_info, .. } = symbol.flags() else {
+                continue;
+            };
+            let st_type = st_info.st_type();
+            if st_type != object::elf::STT_FUNC && st_type != object::elf::STT_OBJECT {
+                continue;
+            }
+            let Some(name) = symbol
+                .name_bytes()
+                .ok()
+                .and_then(|name| std::str::from_utf8(name).ok())
+            else {
+                continue;
+            };
+            let section = match symbol.section() {
+                SymbolSection::Section(index) => index.0,
+                SymbolSection::Absolute => usize::from(object::elf::SHN_ABS.0),
+                SymbolSection::Common => usize::from(object::elf::SHN_COMMON.0),
+                _ => 0,
+            };
+            let fact = (
+                section,
+                symbol.address(),
+                name,
+                symbol.size(),
+                !symbol.is_local(),
+            );
+            if st_type == object::elf::STT_FUNC {
+                functions.push(fact);
+            } else {
+                data.push(fact);
+            }
+        }
+        data.sort_unstable();
+        (functions, data)
+    }
+
+    /// (section, address, name, size, global).
+    type Fact<'a> = (usize, u64, &'a str, u64, bool);
+
+    fn facts_of(file: &crate::ElfFile) -> (Vec<Fact<'_>>, Vec<Fact<'_>>) {
+        let facts = file.symbols().expect("symbols");
+        let functions = facts
+            .functions
+            .iter()
+            .map(|f| (f.section_index, f.address, f.name, f.size, f.global))
+            .collect();
+        let data = facts
+            .data
+            .iter()
+            .map(|d| (d.section_index, d.address, d.name, d.size, d.global))
+            .collect();
+        (functions, data)
+    }
+
+    /// The symbol facts are object's reading of `.symtab`: for every
+    /// committed ELF fixture, and for copies whose `.strtab` has a byte that
+    /// is not UTF-8 in the middle, so that the names before it come from the
+    /// string table checked at once and those after it are checked one by
+    /// one (the name holding the byte is no name at all).
+    #[test]
+    fn symbol_facts_are_what_object_reads() {
+        let mut broken_names = 0;
+        for path in crate::test_fixtures::fixture_objects() {
+            let bytes = std::fs::read(&path).expect("fixture reads");
+            let file = crate::ElfFile::open(&path).expect("fixture opens");
+            assert_eq!(
+                facts_of(&file),
+                facts_as_object_reads_them(&bytes),
+                "{}",
+                path.display()
+            );
+            // The copy: a byte of `.strtab` halfway through, inside a name,
+            // made 0xff.
+            let Some(at) = strtab_middle_of_a_name(&bytes) else {
+                continue;
+            };
+            let mut broken = bytes;
+            broken[at] = 0xff;
+            let file =
+                crate::ElfFile::from_bytes(path.clone(), broken.clone()).expect("copy parses");
+            let (functions, data) = facts_of(&file);
+            let expected = facts_as_object_reads_them(&broken);
+            assert_eq!((functions, data), expected, "{} broken", path.display());
+            broken_names += 1;
+        }
+        assert!(broken_names > 20, "only {broken_names} copies were broken");
+    }
+
+    /// An offset into `.strtab`, about halfway, of a byte that is neither a NUL
+    /// nor next to one.
+    fn strtab_middle_of_a_name(bytes: &[u8]) -> Option<usize> {
+        use object::{Object, ObjectSection};
+        let file = object::File::parse(bytes).ok()?;
+        let strtab = file.section_by_name(".strtab")?;
+        let (start, size) = strtab.file_range()?;
+        let (start, size) = (usize::try_from(start).ok()?, usize::try_from(size).ok()?);
+        let table = bytes.get(start..start + size)?;
+        (size / 2..size.saturating_sub(1))
+            .find(|&i| table[i - 1] != 0 && table[i] != 0 && table[i + 1] != 0)
+            .map(|i| start + i)
+    }
 }

@@ -245,7 +245,7 @@ fn run_steps<'input>(
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -253,31 +253,11 @@ pub(super) mod tests {
         assert!(std::mem::size_of::<Step>() <= 12);
     }
 
-    /// Every committed fixture object, compiled by gcc and clang, DWARF 4
-    /// and 5, both byte orders.
-    pub(in crate::walk) fn fixture_objects() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/obj");
-        let mut pending = vec![root];
-        let mut files = Vec::new();
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).expect("fixtures directory") {
-                let path = entry.expect("directory entry").path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        files
-    }
-
     /// The plans decode every DIE of every fixture exactly as gimli's
     /// generic reading does, and stop at the same byte.
     #[test]
     fn plans_read_what_gimli_reads() {
-        let files = fixture_objects();
+        let files = crate::test_fixtures::fixture_objects();
         assert!(files.len() > 20, "fixtures missing: {files:?}");
         let mut dies = 0;
         for path in files {
@@ -324,7 +304,7 @@ pub(super) mod tests {
     /// Bytes that end inside a DIE give gimli's error, not a shorter read.
     #[test]
     fn truncated_attributes_are_gimli_errors() {
-        let path = fixture_objects()
+        let path = crate::test_fixtures::fixture_objects()
             .into_iter()
             .find(|path| path.ends_with("gcc-dwarf5/structs.o"))
             .expect("fixture");

@@ -581,7 +581,7 @@ fn number(bytes: &[u8], at: usize, size: u8, endian: RunTimeEndian) -> Option<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::walk::attrs::{self, Attrs};
+    use crate::walk::attrs::Attrs;
     use crate::walk::entries::Entries;
     use crate::walk::rules::unsigned;
 
@@ -597,7 +597,7 @@ mod tests {
         let mut composites = 0;
         let mut bitfields = 0;
         let mut subranges = 0;
-        for path in attrs::tests::fixture_objects() {
+        for path in crate::test_fixtures::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
             let mut worker = super::super::abbrev_cache::Worker::default();
