@@ -25,7 +25,13 @@ pub fn encode_file(
     // The base's types are parsed once and borrowed by the encoding.
     let base_bytes = std::fs::read(base_path)?;
     let parsed = btf::read::parse(&base_bytes, None)?;
-    let split_on = SplitOn::new(base_path, &parsed, &base_bytes, &options.features)?;
+    let split_on = SplitOn::new(
+        base_path,
+        &parsed,
+        &base_bytes,
+        &options.features,
+        btf::encode::BaseCheck::Reached,
+    )?;
     Ok(encode(input, &options, Some(&split_on))?.btf)
 }
 

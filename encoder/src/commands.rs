@@ -467,12 +467,20 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     let base = parse_optional(args.btf_base.as_deref(), &base_bytes)?;
 
     // The base is checked as the kernel would (a base it rejects makes
-    // every split on it useless) while it is indexed.
+    // every split on it useless) while it is indexed: a batch resolves all
+    // of it once, one module (a kernel build runs a process per module)
+    // what it reaches.
+    let base_check = if files.len() == 1 {
+        pipeline::BaseCheck::Reached
+    } else {
+        pipeline::BaseCheck::Whole
+    };
     let base = match (&base, args.btf_base.as_deref(), base_bytes.as_deref()) {
         (Some(parsed), Some(path), Some(bytes)) => {
             let raw = crate::verify::raw_btf(path, bytes)?;
-            let split_on =
-                pool.install(|| pipeline::SplitOn::new(path, parsed, raw, &config.features))?;
+            let split_on = pool.install(|| {
+                pipeline::SplitOn::new(path, parsed, raw, &config.features, base_check)
+            })?;
             Some(split_on)
         }
         _ => None,

@@ -108,7 +108,13 @@ fn split_on(features: &Features) -> &'static SplitOn<'static, 'static> {
         btf::lower::Rules::V1_31 => &ON_1_31,
     };
     cell.get_or_init(|| {
-        SplitOn::new(Path::new("base.btf"), base().parsed, base().bytes, features)
+        SplitOn::new(
+            Path::new("base.btf"),
+            base().parsed,
+            base().bytes,
+            features,
+            btf::encode::BaseCheck::Reached,
+        )
             .unwrap_or_else(|e| panic!("base: {e}"))
     })
 }

@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
-use super::{Error, SplitOn};
+use super::{CheckedBase, Error, SplitOn};
 use crate::types::{Btf, Type, TypeId};
-use crate::validate::{first_of, validate, Options, Violation};
+use crate::validate::{first_of, validate, validate_split_on, Options, SplitRejected, Violation};
 
 /// Fails on a FUNC_PROTO that takes or returns by value a struct or union
 /// that is only declared after dedup (a FWD, through typedefs, qualifiers
@@ -91,7 +91,17 @@ pub(super) fn written(
     };
     let on = match (&small, base) {
         (Some(small), _) => Some(small),
-        (None, Some(base)) => Some(base.checked()),
+        (None, Some(base)) => match &base.checked {
+            CheckedBase::Whole(whole) => Some(whole),
+            CheckedBase::Reached(unresolved) => {
+                return validate_split_on(btf, unresolved, Options::AS_WRITTEN).map_err(
+                    |rejection| match rejection {
+                        SplitRejected::Split(v) => rejected("BTF", v),
+                        SplitRejected::Base(v) => self::rejected(&base.path, "base BTF", false, &v),
+                    },
+                );
+            }
+        },
         (None, None) => None,
     };
     validate(btf, on, Options::AS_WRITTEN).map_err(|v| rejected("BTF", v))?;

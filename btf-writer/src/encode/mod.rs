@@ -58,7 +58,9 @@ use crate::lower::{self, Features};
 use crate::raw::{Endian, HeaderFormat};
 use crate::read::Parsed;
 use crate::strings::StringIndex;
-use crate::validate::{validate, Checked, Options as ValidateOptions};
+use crate::validate::{
+    validate, validate_base_records, Checked, Options as ValidateOptions, UnresolvedBase,
+};
 
 /// What one encoding needs to know besides the input file.
 #[derive(Debug, Clone)]
@@ -209,25 +211,53 @@ pub struct SplitOn<'p, 'a> {
     pub parsed: &'p Parsed<'a>,
     strings: StringIndex<'a>,
     dedup: PreparedBase<'p, 'a>,
-    /// The base as the kernel's checks resolved it: what a split on it is
+    /// The base as the kernel's checks took it: what a split on it is
     /// checked on before it is handed out.
-    checked: Checked<'a>,
+    checked: CheckedBase<'a>,
+    /// Where the base was read from, for what its checks find.
+    path: PathBuf,
+}
+
+/// How much of a base [`SplitOn::new`] resolves as the kernel would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseCheck {
+    /// Every type, once: for a batch of splits on the one base.
+    Whole,
+    /// Only what each split reaches, when it is checked: for one split,
+    /// such as a module encoded by a kernel build, a process per module
+    /// (see [`crate::validate::UnresolvedBase`]). Every record of the base
+    /// is still checked up front.
+    Reached,
+}
+
+/// The base as [`BaseCheck`] had it checked.
+#[derive(Debug)]
+pub(crate) enum CheckedBase<'a> {
+    Whole(Checked<'a>),
+    Reached(UnresolvedBase<'a>),
 }
 
 impl<'p, 'a> SplitOn<'p, 'a> {
     /// Indexes `parsed` (read from `path`, whose raw BTF is `raw`) for
     /// splits deduplicated as `features` ask (see [`dedup_flavor`]), and
-    /// checks it as the kernel would: a base it rejects makes every split
-    /// on it useless.
+    /// checks it as the kernel would, as far as `check` says: a base it
+    /// rejects makes every split on it useless.
     pub fn new(
         path: &Path,
         parsed: &'p Parsed<'a>,
         raw: &'a [u8],
         features: &Features,
+        check: BaseCheck,
     ) -> Result<Self, Error> {
         let (dedup, checked) = rayon::join(
             || PreparedBase::new(&parsed.btf, dedup_flavor(features)),
-            || validate(raw, None, ValidateOptions::AS_WRITTEN),
+            || match check {
+                BaseCheck::Whole => {
+                    validate(raw, None, ValidateOptions::AS_WRITTEN).map(CheckedBase::Whole)
+                }
+                BaseCheck::Reached => validate_base_records(raw, ValidateOptions::AS_WRITTEN)
+                    .map(CheckedBase::Reached),
+            },
         );
         let checked =
             checked.map_err(|violations| check::rejected(path, "base BTF", false, &violations))?;
@@ -237,12 +267,8 @@ impl<'p, 'a> SplitOn<'p, 'a> {
             strings: parsed.string_index(),
             dedup,
             checked,
+            path: path.to_path_buf(),
         })
-    }
-
-    /// The base as the kernel's checks resolved it.
-    pub fn checked(&self) -> &Checked<'a> {
-        &self.checked
     }
 }
 

@@ -141,7 +141,7 @@ impl Default for Options {
 
 /// A BTF that passed: its types, and what resolution found for them, so a
 /// split BTF can be checked on top of it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Checked<'a> {
     data: &'a [u8],
     endian: Endian,
@@ -163,6 +163,25 @@ impl<'a> Checked<'a> {
     /// (`btf_nr_types`): the first id of a split on top of it.
     pub fn total_types(&self) -> u32 {
         self.start_id + self.type_at.len() as u32
+    }
+
+    /// The base type ids this split's types refer to, ascending, once
+    /// each (none for a standalone BTF).
+    fn base_references(&self) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for &at in &self.type_at {
+            if at == u32::MAX {
+                continue;
+            }
+            Ty::read(self.data, self.endian, at as usize).for_each_reference(|id| {
+                if id != 0 && id < self.start_id {
+                    ids.push(id);
+                }
+            });
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// `btf_type_by_id`.
@@ -369,6 +388,41 @@ impl<'a> Ty<'a> {
     fn is_decl_tag_target(&self) -> bool {
         self.is(kind::FUNC) || self.is_struct() || self.is(kind::VAR) || self.is(kind::TYPEDEF)
     }
+    /// Every type id the record holds (its records passed the meta checks,
+    /// so its vlen entries are there).
+    fn for_each_reference(&self, mut f: impl FnMut(u32)) {
+        if self.void {
+            return;
+        }
+        let vlen = self.vlen() as usize;
+        match self.kind() {
+            kind::PTR
+            | kind::TYPEDEF
+            | kind::VOLATILE
+            | kind::CONST
+            | kind::RESTRICT
+            | kind::TYPE_TAG
+            | kind::FUNC
+            | kind::VAR
+            | kind::DECL_TAG => f(self.size),
+            // struct btf_array: type, index_type, nelems
+            kind::ARRAY => {
+                f(self.word(0));
+                f(self.word(1));
+            }
+            // struct btf_member: name_off, type, offset
+            kind::STRUCT | kind::UNION => (0..vlen).for_each(|i| f(self.word(3 * i + 1))),
+            // the return type, then struct btf_param: name_off, type
+            kind::FUNC_PROTO => {
+                f(self.size);
+                (0..vlen).for_each(|i| f(self.word(2 * i + 1)));
+            }
+            // struct btf_var_secinfo: type, offset, size
+            kind::DATASEC => (0..vlen).for_each(|i| f(self.word(3 * i))),
+            _ => {}
+        }
+    }
+
     /// `btf_type_int_is_regular`.
     fn int_is_regular(&self) -> bool {
         let int_data = self.word(0);
@@ -527,6 +581,19 @@ pub fn validate<'a>(
     base: Option<&'a Checked<'a>>,
     options: Options,
 ) -> Result<Checked<'a>, Vec<Violation>> {
+    let mut btf = validate_records(data, base, options)?;
+    resolve::check_all_types(&mut btf)?;
+    resolve::check_type_tags(&btf, btf.start_id.max(1))?;
+    Ok(btf)
+}
+
+/// [`validate`] up to and including each type's own fields: the header,
+/// the sections, the strings and the records, not the references.
+fn validate_records<'a>(
+    data: &'a [u8],
+    base: Option<&'a Checked<'a>>,
+    options: Options,
+) -> Result<Checked<'a>, Vec<Violation>> {
     if base.is_none() && options.size_limit && data.len() > BTF_MAX_SIZE {
         return Err(header_violation(
             "btf_parse",
@@ -587,9 +654,56 @@ pub fn validate<'a>(
     };
     let types_at = nohdr + hdr.type_off as usize;
     meta::check_all_metas(&mut btf, types_at, hdr.type_len as usize)?;
-    resolve::check_all_types(&mut btf)?;
-    resolve::check_type_tags(&btf, start_id.max(1))?;
     Ok(btf)
+}
+
+/// A base whose records passed the kernel's checks (header, strings, each
+/// type's own fields) and whose references are resolved only when a split
+/// on it is checked, and only as far as that split reaches
+/// ([`validate_split_on`]).
+///
+/// Why: a kernel build encodes each module in a process of its own, on
+/// the same vmlinux, and resolving every one of the base's types (about
+/// 100,000) was two fifths of the work for a small module. The kernel
+/// itself resolved them when it booted; what loading a module's BTF reads
+/// of them is the resolved id and size of the base types the module's
+/// types refer to, which resolving from those types computes (a base the
+/// kernel loads resolves to the same ids and sizes in any order).
+#[derive(Debug)]
+pub struct UnresolvedBase<'a>(Checked<'a>);
+
+/// Checks a base's header, strings and records as `BPF_BTF_LOAD` would,
+/// leaving the resolution of its references to [`validate_split_on`].
+pub fn validate_base_records(
+    data: &[u8],
+    options: Options,
+) -> Result<UnresolvedBase<'_>, Vec<Violation>> {
+    validate_records(data, None, options).map(UnresolvedBase)
+}
+
+/// Why a split on an [`UnresolvedBase`] would be rejected.
+#[derive(Debug)]
+pub enum SplitRejected {
+    /// A base type the split reaches does not resolve.
+    Base(Vec<Violation>),
+    /// The split itself.
+    Split(Vec<Violation>),
+}
+
+/// Checks split BTF `data` on `base` as `btf_parse_module` would, after
+/// resolving the base types it refers to (see [`UnresolvedBase`]).
+pub fn validate_split_on(
+    data: &[u8],
+    base: &UnresolvedBase<'_>,
+    options: Options,
+) -> Result<(), SplitRejected> {
+    let reached = validate_records(data, Some(&base.0), options)
+        .map_err(SplitRejected::Split)?
+        .base_references();
+    let mut resolved = base.0.clone();
+    resolve::check_reached_types(&mut resolved, &reached).map_err(SplitRejected::Base)?;
+    validate(data, Some(&resolved), options).map_err(SplitRejected::Split)?;
+    Ok(())
 }
 
 /// One BTF joined onto its base, as the kernel would see a module's split

@@ -726,18 +726,37 @@ fn unwrap_fail(f: Fail) -> Violation {
 
 /// `btf_check_all_types`.
 pub(super) fn check_all_types(btf: &mut Checked<'_>) -> Result<(), Vec<Violation>> {
+    let first = u32::from(btf.base.is_none());
+    let ids = btf.start_id + first..btf.total_types();
+    check_types(btf, ids)
+}
+
+/// [`check_all_types`] for the types `ids` (ascending) and what resolving
+/// them reaches: of a base, the types a split refers to (see
+/// [`super::UnresolvedBase`]).
+pub(super) fn check_reached_types(
+    btf: &mut Checked<'_>,
+    ids: &[u32],
+) -> Result<(), Vec<Violation>> {
+    check_types(btf, ids.iter().copied())
+}
+
+/// `btf_check_all_types`' loop over `ids`: each type that needs it is
+/// resolved (with whatever it reaches), and each FUNC_PROTO checked.
+fn check_types(
+    btf: &mut Checked<'_>,
+    ids: impl Iterator<Item = u32>,
+) -> Result<(), Vec<Violation>> {
     let n = btf.type_at.len();
     btf.resolved_ids = vec![0; n];
     btf.resolved_sizes = vec![0; n];
-    let first = usize::from(btf.base.is_none());
     let mut env = Env {
         btf,
         visit: vec![Visit::NotVisited; n],
         stack: Vec::with_capacity(MAX_RESOLVE_DEPTH),
         mode: Mode::Tbd,
     };
-    for i in first..n {
-        let id = env.btf.start_id + i as u32;
+    for id in ids {
         let Some(t) = env.btf.type_by_id(id) else {
             continue;
         };

@@ -133,6 +133,58 @@ fn split_is_checked_on_its_base_as_btf_parse_module_does() {
     assert_eq!(v[0].message, "[2] Invalid name_offset:12");
 }
 
+/// A split on a base whose references were not resolved up front
+/// ([`validate_split_on`]): the base types it reaches are resolved, with
+/// the kernel's rules and wording, and what they resolve to counts in the
+/// split's own checks; a base type it does not reach is not looked at.
+#[test]
+fn split_on_an_unresolved_base_resolves_what_it_reaches() {
+    let mut base_types = INT.to_vec();
+    // [2] typedef a -> [3], [3] typedef b -> [2]: a loop.
+    base_types.extend([7, info(kind::TYPEDEF, 0, false), 3]);
+    base_types.extend([9, info(kind::TYPEDEF, 0, false), 2]);
+    // [4] PTR -> int, [5] typedef s -> [4] (8 bytes once resolved).
+    base_types.extend([0, info(kind::PTR, 0, false), 1]);
+    base_types.extend([5, info(kind::TYPEDEF, 0, false), 4]);
+    let base_data = blob(&base_types, STRS);
+    let whole = validate(&base_data, None, Options::default()).unwrap_err();
+    assert_eq!(whole[0].message, "Loop detected");
+    let base = validate_base_records(&base_data, Options::default()).unwrap();
+
+    let base_len = STRS.len() as u32;
+    // [6] struct s2 { s a; } of `size` bytes.
+    let split_with = |size: u32| {
+        split_blob(
+            &[base_len + 1, info(kind::STRUCT, 1, false), size, 7, 5, 0],
+            b"\0s2\0",
+        )
+    };
+    assert!(validate_split_on(&split_with(8), &base, Options::default()).is_ok());
+    match validate_split_on(&split_with(4), &base, Options::default()) {
+        Err(SplitRejected::Split(v)) => {
+            assert_eq!(
+                (v[0].type_id, v[0].message.as_str()),
+                (6, "member a: Member exceeds struct_size")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // [6] PTR -> [2]: the loop is reached, and is the base's fault.
+    let into_loop = split_blob(&[0, info(kind::PTR, 0, false), 2], b"");
+    match validate_split_on(&into_loop, &base, Options::default()) {
+        Err(SplitRejected::Base(v)) => {
+            assert_eq!((v[0].type_id, v[0].message.as_str()), (2, "Loop detected"))
+        }
+        other => panic!("{other:?}"),
+    }
+    // The split's own records are checked before anything is resolved.
+    let bad_split = split_blob(&[0, info(kind::PTR, 1, false), 2], b"");
+    match validate_split_on(&bad_split, &base, Options::default()) {
+        Err(SplitRejected::Split(v)) => assert_eq!(v[0].message, "vlen != 0"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn big_endian_blob_is_read_in_its_order_only_when_asked() {
     let mut data = Vec::new();
