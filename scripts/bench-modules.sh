@@ -5,9 +5,12 @@
 #           `make -j2` (scripts/Makefile.modfinal: pahole -J
 #           --btf_gen_floats -j1 --lang_exclude=rust --btf_base vmlinux
 #           --btf_encode_detached ...; Debian's 1.24 flags);
-#   btfenc: one run over the module directory, base loaded once, same flags.
-# Prints wall and CPU time of each, the ratio, checks that both wrote one
-# output per module and that sampled outputs hold the same types.
+#   btfenc: one run over the module directory, base loaded once, same flags;
+#   btfenc-each: once per module, two at a time, as pahole above: what a
+#           kernel build that sets PAHOLE=btfenc runs.
+# Prints wall and CPU time of each, the ratios to pahole, checks that each
+# wrote one output per module, that btfenc's two ways wrote the same bytes,
+# and that sampled outputs hold the same types as pahole's.
 # $BENCH_RUNS passes (default 1), medians reported.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -37,6 +40,12 @@ exec "$PAHOLE" -J --btf_gen_floats -j1 --lang_exclude=rust --btf_base "$base" \\
 	--btf_encode_detached "$out/pahole/\$name.btf" "\$1"
 EOF
 chmod +x "$out/pahole-one.sh"
+cat > "$out/btfenc-one.sh" <<EOF
+#!/bin/sh
+name=\$(basename "\$1" .ko)
+exec "$btfenc" ${flags[*]} -j1 --btf_encode_detached "$out/btfenc-each/\$name.btf" "\$1"
+EOF
+chmod +x "$out/btfenc-one.sh"
 
 # Appends "wall cpu" of one pass to TOOL.times.
 measure() {
@@ -47,6 +56,8 @@ measure() {
 				xargs -P2 -n1 "$out/pahole-one.sh" < "$out/list" > /dev/null ;;
 		btfenc) /usr/bin/time -f '%e %U %S' -o "$out/time" \
 				"$btfenc" "${flags[@]}" -j --btf_encode_detached="$out/btfenc" "@$out/list" > /dev/null ;;
+		btfenc-each) /usr/bin/time -f '%e %U %S' -o "$out/time" \
+				xargs -P2 -n1 "$out/btfenc-one.sh" < "$out/list" > /dev/null ;;
 	esac
 	awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$out/time" >> "$out/$tool.times"
 	local written
@@ -60,20 +71,27 @@ for ((run = 1; run <= runs; run++)); do
 	if ((run % 2)); then
 		measure pahole
 		measure btfenc
+		measure btfenc-each
 	else
+		measure btfenc-each
 		measure btfenc
 		measure pahole
 	fi
 done
 
-declare -A wall
-for tool in pahole btfenc; do
+declare -A wall cpu
+for tool in pahole btfenc btfenc-each; do
 	wall[$tool]=$(awk '{ print $1 }' "$out/$tool.times" | median)
-	cpu=$(awk '{ print $2 }' "$out/$tool.times" | median)
-	printf '%-8s wall %7.2fs  cpu %7.2fs\n' "$tool" "${wall[$tool]}" "$cpu"
+	cpu[$tool]=$(awk '{ print $2 }' "$out/$tool.times" | median)
+	printf '%-12s wall %7.2fs  cpu %7.2fs\n' "$tool" "${wall[$tool]}" "${cpu[$tool]}"
 done
 awk -v p="${wall[pahole]}" -v b="${wall[btfenc]}" \
-	'BEGIN { printf "ratio    btfenc is %.1fx faster than pahole (wall)\n", p / b }'
+	'BEGIN { printf "ratio        btfenc (one run) is %.1fx faster than pahole (wall)\n", p / b }'
+awk -v pw="${wall[pahole]}" -v pc="${cpu[pahole]}" -v w="${wall[btfenc-each]}" -v c="${cpu[btfenc-each]}" \
+	'BEGIN { printf "ratio        btfenc-each / pahole: wall %.2f, cpu %.2f (a process per module, as kbuild runs it)\n", w / pw, c / pc }'
+# A batch and a process per module must write the same bytes.
+diff -rq "$out/btfenc" "$out/btfenc-each" > "$out/each.diff" ||
+	die "btfenc wrote different bytes with a process per module: $(head -n3 "$out/each.diff" | paste -sd' ')"
 
 # Same outputs: with pahole 1.24's flags btfenc follows pahole 1.24 (and
 # its libbpf 1.1 dedup), so the outputs must hold the same types. Every
