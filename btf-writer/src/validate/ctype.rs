@@ -55,6 +55,18 @@ fn isprint(c: u8) -> bool {
 }
 
 /// `__btf_name_char_ok`.
+/// `char_ok(c, false)` by byte.
+const IDENTIFIER_REST: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let class = CLASS[c];
+        table[c] = class & (U | L | D) != 0 || c == b'_' as usize || c == b'.' as usize;
+        c += 1;
+    }
+    table
+};
+
 fn char_ok(c: u8, first: bool) -> bool {
     (if first { isalpha(c) } else { isalnum(c) }) || c == b'_' || c == b'.'
 }
@@ -85,6 +97,64 @@ pub fn name_valid_identifier(s: &[u8]) -> bool {
 
 /// `btf_name_valid_section`: non-empty, printable, at most
 /// `KSYM_NAME_LEN` bytes.
+/// The offsets in one string section at which a string starts that
+/// [`name_valid_identifier`] accepts, a bit each, found in one pass over
+/// the section. The meta checks ask for each name a type holds: 180,000
+/// asks into 96,000 strings for Debian 6.1's vmlinux BTF, each a read at
+/// a random place in 1.7 MB; a bit of this map answers most of them. An
+/// offset whose bit is clear (an invalid name, an offset into a string, an
+/// empty map) is checked as before, so the answers are the same.
+#[derive(Clone, Debug, Default)]
+pub struct IdentifierStarts(Vec<u64>);
+
+impl IdentifierStarts {
+    /// The map of `section` (a string section ending in a NUL).
+    pub fn of(section: &[u8]) -> Self {
+        let mut bits = vec![0u64; section.len().div_ceil(64)];
+        let mut start = 0;
+        while let Some(&first) = section.get(start) {
+            if first == 0 {
+                // An empty string.
+                start += 1;
+                continue;
+            }
+            let tail = section.get(start + 1..).unwrap_or_default();
+            // The run of identifier characters after the first, and what
+            // ends it: the NUL of a valid name, or the first byte that
+            // makes it invalid (then the NUL is looked for).
+            let run = tail
+                .iter()
+                .position(|&c| !IDENTIFIER_REST[c as usize])
+                .unwrap_or(tail.len());
+            let len = match tail.get(run) {
+                Some(0) => {
+                    if char_ok(first, true) && run < KSYM_NAME_LEN {
+                        if let Some(word) = bits.get_mut(start / 64) {
+                            *word |= 1 << (start % 64);
+                        }
+                    }
+                    run + 1
+                }
+                _ => {
+                    let rest = tail.get(run..).unwrap_or_default();
+                    run + rest.iter().position(|&c| c == 0).unwrap_or(rest.len()) + 1
+                }
+            };
+            start += len + 1;
+        }
+        IdentifierStarts(bits)
+    }
+
+    /// Whether the string at `offset` is known to be a valid identifier
+    /// (false says nothing).
+    #[inline]
+    pub fn contains(&self, offset: usize) -> bool {
+        self.0
+            .get(offset / 64)
+            .is_some_and(|word| word >> (offset % 64) & 1 == 1)
+    }
+}
+
 pub fn name_valid_section(s: &[u8]) -> bool {
     let at = |i: usize| s.get(i).copied().unwrap_or(0);
     if at(0) == 0 {
@@ -129,6 +199,38 @@ mod tests {
     /// identifier rule agrees with the kernel's loop, written out here as
     /// `__btf_name_valid` has it, on every two-byte name and on names of
     /// every length around the limit.
+    /// The map answers as the check does at every offset of sections with
+    /// valid and invalid names, names longer than the limit, Latin-1
+    /// letters, empty strings, and offsets into strings.
+    #[test]
+    fn identifier_starts_agree_with_the_check_everywhere() {
+        let mut long = vec![b'a'; KSYM_NAME_LEN];
+        long.push(0);
+        long.extend_from_slice(&[b'b'; KSYM_NAME_LEN + 1]);
+        long.push(0);
+        let sections: [&[u8]; 4] = [
+            b"\0int\0long unsigned int\0u32\0\0.data..percpu\0caf\xe9\0_x1\01x\0",
+            b"a\0\0\0b-c\0d\0",
+            &long,
+            b"\0",
+        ];
+        for section in sections {
+            let starts = IdentifierStarts::of(section);
+            let mut known = 0;
+            for offset in 0..section.len() {
+                let checked = name_valid_identifier(&section[offset..]);
+                if starts.contains(offset) {
+                    known += 1;
+                    assert!(checked, "offset {offset} of {section:?}");
+                } else {
+                    let at_start = offset == 0 || section[offset - 1] == 0;
+                    assert!(!(checked && at_start), "offset {offset} of {section:?}");
+                }
+            }
+            assert!(known > 0 || section == b"\0");
+        }
+    }
+
     #[test]
     fn identifiers_match_the_kernels_loop() {
         fn kernel(s: &[u8]) -> bool {

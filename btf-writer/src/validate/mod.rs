@@ -148,6 +148,8 @@ pub struct Checked<'a> {
     /// Start of the string section in `data`.
     strings_at: usize,
     str_len: u32,
+    /// Where the section's valid identifiers start.
+    identifiers: ctype::IdentifierStarts,
     /// Byte offset in `data` of each type record, by local id (for a base,
     /// slot 0 is void and holds `u32::MAX`).
     type_at: Vec<u32>,
@@ -266,8 +268,23 @@ impl<'a> Checked<'a> {
 
     /// `btf_name_valid_identifier` (`__btf_name_valid`).
     fn name_valid_identifier(&self, offset: u32) -> bool {
-        self.str_by_offset(offset)
-            .is_some_and(ctype::name_valid_identifier)
+        let known = self.owner_of_string(offset).is_some_and(|btf| {
+            btf.identifiers
+                .contains((offset - btf.start_str_off) as usize)
+        });
+        known
+            || self
+                .str_by_offset(offset)
+                .is_some_and(ctype::name_valid_identifier)
+    }
+
+    /// The BTF (this one or a base) whose string section holds `offset`.
+    fn owner_of_string(&self, offset: u32) -> Option<&Checked<'a>> {
+        let mut btf = self;
+        while offset < btf.start_str_off {
+            btf = btf.base?;
+        }
+        Some(btf)
     }
 
     /// `btf_name_valid_section`.
@@ -645,6 +662,7 @@ fn validate_records<'a>(
         endian,
         strings_at,
         str_len: hdr.str_len,
+        identifiers: ctype::IdentifierStarts::of(strings),
         type_at: Vec::new(),
         start_id,
         start_str_off,

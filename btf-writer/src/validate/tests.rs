@@ -249,6 +249,7 @@ fn unchecked<'a>(data: &'a [u8], types: &[u32], strings: &[u8]) -> Checked<'a> {
         endian: Endian::Little,
         strings_at: 24 + types.len() * 4,
         str_len: strings.len() as u32,
+        identifiers: Default::default(),
         type_at: Vec::new(),
         start_id: 0,
         start_str_off: 0,
