@@ -209,7 +209,7 @@ mod tests {
         long.extend_from_slice(&[b'b'; KSYM_NAME_LEN + 1]);
         long.push(0);
         let sections: [&[u8]; 4] = [
-            b"\0int\0long unsigned int\0u32\0\0.data..percpu\0caf\xe9\0_x1\01x\0",
+            b"\0int\0long unsigned int\0u32\0\0.data..percpu\0caf\xe9\0_x1\0\x31x\0",
             b"a\0\0\0b-c\0d\0",
             &long,
             b"\0",
