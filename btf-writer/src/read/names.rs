@@ -58,7 +58,7 @@ impl<'a> StringSection<'a> {
         };
         // The section ends with a NUL (checked at parse), so a NUL is found
         // for every in-range offset.
-        let Some(len) = tail.iter().position(|&b| b == 0) else {
+        let Some(len) = memchr::memchr(0, tail) else {
             return Err(ErrorKind::NameOutOfRange(offset).into());
         };
         let text = match self.text {
