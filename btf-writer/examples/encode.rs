@@ -30,7 +30,7 @@ pub fn encode_file(
         &parsed,
         &base_bytes,
         &options.features,
-        btf::encode::BaseCheck::Reached,
+        btf::encode::SplitsOn::One,
     )?;
     Ok(encode(input, &options, Some(&split_on))?.btf)
 }

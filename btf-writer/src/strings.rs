@@ -12,7 +12,7 @@ use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
 use hashbrown::hash_table::{Entry, HashTable};
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
 use crate::error::{ErrorKind, FormatError};
 
@@ -292,6 +292,17 @@ fn slice(data: &[u8], off: u32, len: u32) -> &[u8] {
     data.get(off..off + len as usize).unwrap_or_default()
 }
 
+/// Bits in [`StringIndex::narrowed_to`]'s filter.
+const SKETCH_BITS: usize = 1 << 16;
+
+/// A string's bit in that filter: its length and first and last bytes.
+fn sketch(s: &[u8]) -> usize {
+    let (first, last) = (s.first().copied(), s.last().copied());
+    let mixed =
+        (s.len() as u64) << 16 | u64::from(first.unwrap_or(0)) << 8 | u64::from(last.unwrap_or(0));
+    (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48) as usize % SKETCH_BITS
+}
+
 /// Name → offset lookup over existing string sections (a base BTF's), with
 /// libbpf's rule: every string that starts right after a NUL (or at the
 /// section start) is indexed, and the first occurrence of a duplicate wins.
@@ -320,14 +331,51 @@ impl<'a> StringIndex<'a> {
     /// in a split on top of it.
     pub fn add_section(&mut self, start: u32, bytes: &'a [u8]) {
         self.offsets.reserve(bytes.len() / 16);
+        self.add_section_keeping(start, bytes, |_| true);
+    }
+
+    /// An index over `sections` (absolute start, bytes; base first) that
+    /// answers [`StringIndex::find`] as the whole index would for the
+    /// strings in `wanted`, and knows no other. A split's writer asks for
+    /// its own names only: a module has a few thousand, where its vmlinux
+    /// base has about 100,000 strings to file (a tenth of a small module's
+    /// encoding, in a kernel build's process per module).
+    pub fn narrowed_to<'w>(
+        sections: impl IntoIterator<Item = (u32, &'a [u8])>,
+        wanted: impl IntoIterator<Item = &'w str>,
+    ) -> Self {
+        let wanted: HashSet<Cow<'w, [u8]>, FixedState> =
+            wanted.into_iter().map(section_bytes).collect();
+        // Most of the base's strings are not wanted, and most of those
+        // differ from every wanted one in length or in their first or last
+        // byte: a bit per such triple (8 KB) turns them away before they
+        // are hashed.
+        let mut sketches = vec![0u64; SKETCH_BITS / 64];
+        for name in &wanted {
+            let bit = sketch(name);
+            sketches[bit / 64] |= 1 << (bit % 64);
+        }
+        let maybe_wanted = |piece: &[u8]| {
+            let bit = sketch(piece);
+            sketches[bit / 64] >> (bit % 64) & 1 == 1 && wanted.contains(piece)
+        };
+        let mut index = Self::new();
+        for (start, bytes) in sections {
+            index.add_section_keeping(start, bytes, maybe_wanted);
+        }
+        index
+    }
+
+    /// [`StringIndex::add_section`] of the strings `keep` accepts.
+    fn add_section_keeping(&mut self, start: u32, bytes: &'a [u8], keep: impl Fn(&[u8]) -> bool) {
         let mut rel = 0usize;
-        for piece in bytes.split(|&b| b == 0) {
-            let next = rel + piece.len() + 1;
-            // A trailing piece without its NUL is not a string.
-            if next > bytes.len() {
+        // A trailing piece without its NUL is not a string.
+        while let Some(len) = bytes.get(rel..).and_then(|rest| memchr::memchr(0, rest)) {
+            let Some(piece) = bytes.get(rel..rel + len) else {
                 break;
-            }
-            if let Ok(off) = u32::try_from(rel) {
+            };
+            let next = rel + len + 1;
+            if let (Ok(off), true) = (u32::try_from(rel), keep(piece)) {
                 self.offsets
                     .entry(piece)
                     .or_insert(start.saturating_add(off));
@@ -446,5 +494,35 @@ mod tests {
         assert_eq!(index.find("a"), Some(1));
         assert_eq!(index.find("b"), Some(3));
         assert_eq!(index.end(), 7);
+    }
+
+    /// A narrowed index finds each wanted string where the whole one does
+    /// (first occurrences across sections, names that are not UTF-8, an
+    /// unterminated tail), ends where it does, and knows nothing else.
+    #[test]
+    fn narrowed_index_answers_as_the_whole_one_for_what_is_wanted() {
+        let raw = raw_name(b"caf\xe9");
+        let sections: [(u32, &[u8]); 2] = [
+            (0, b"\0int\0char\0int\0caf\xe9\0x\0"),
+            (20, b"char\0y\0int\0tail"),
+        ];
+        let mut whole = StringIndex::new();
+        for (start, bytes) in sections {
+            whole.add_section(start, bytes);
+        }
+        // Enough wanted strings that some share a filter bit with others.
+        let mut wanted: Vec<String> = ["int", "char", "y", "tail", "absent", "", raw.as_str()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        wanted.extend((0..3000).map(|n| format!("w{n}")));
+        let narrowed = StringIndex::narrowed_to(sections, wanted.iter().map(String::as_str));
+        for name in &wanted {
+            assert_eq!(narrowed.find(name), whole.find(name), "{name:?}");
+        }
+        assert_eq!(narrowed.find(&raw), Some(14));
+        assert_eq!(narrowed.find("y"), Some(25));
+        assert_eq!(narrowed.find("x"), None);
+        assert_eq!(narrowed.end(), whole.end());
     }
 }

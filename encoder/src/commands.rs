@@ -470,10 +470,10 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
     // every split on it useless) while it is indexed: a batch resolves all
     // of it once, one module (a kernel build runs a process per module)
     // what it reaches.
-    let base_check = if files.len() == 1 {
-        pipeline::BaseCheck::Reached
+    let splits_on = if files.len() == 1 {
+        pipeline::SplitsOn::One
     } else {
-        pipeline::BaseCheck::Whole
+        pipeline::SplitsOn::Many
     };
     let base = match (
         &parsed_base,
@@ -483,7 +483,7 @@ fn encode(args: &EncodeArgs) -> Result<ExitCode> {
         (Some(parsed), Some(path), Some(bytes)) => {
             let raw = crate::verify::raw_btf(path, bytes)?;
             let split_on = pool.install(|| {
-                pipeline::SplitOn::new(path, parsed, raw, &config.features, base_check)
+                pipeline::SplitOn::new(path, parsed, raw, &config.features, splits_on)
             })?;
             Some(split_on)
         }

@@ -113,7 +113,7 @@ fn split_on(features: &Features) -> &'static SplitOn<'static, 'static> {
             base().parsed,
             base().bytes,
             features,
-            btf::encode::BaseCheck::Reached,
+            btf::encode::SplitsOn::One,
         )
             .unwrap_or_else(|e| panic!("base: {e}"))
     })

@@ -209,7 +209,10 @@ pub struct Encoded {
 pub struct SplitOn<'p, 'a> {
     /// The parsed base.
     pub parsed: &'p Parsed<'a>,
-    strings: StringIndex<'a>,
+    /// The base's strings by name, for every split (`None` with
+    /// [`SplitsOn::One`]: the one split's writer gets an index of its own
+    /// names, [`Parsed::string_index_for`]).
+    strings: Option<StringIndex<'a>>,
     dedup: PreparedBase<'p, 'a>,
     /// The base as the kernel's checks took it: what a split on it is
     /// checked on before it is handed out.
@@ -218,19 +221,23 @@ pub struct SplitOn<'p, 'a> {
     path: PathBuf,
 }
 
-/// How much of a base [`SplitOn::new`] resolves as the kernel would.
+/// How many splits [`SplitOn::new`] prepares a base for, which says what
+/// is worth doing for all of the base up front.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BaseCheck {
-    /// Every type, once: for a batch of splits on the one base.
-    Whole,
-    /// Only what each split reaches, when it is checked: for one split,
-    /// such as a module encoded by a kernel build, a process per module
-    /// (see [`crate::validate::UnresolvedBase`]). Every record of the base
-    /// is still checked up front.
-    Reached,
+pub enum SplitsOn {
+    /// Several (a batch): the base's references are all resolved as the
+    /// kernel would, and all its strings indexed, once.
+    Many,
+    /// One, such as a module encoded by a kernel build, which runs a
+    /// process per module: only the base types the split refers to are
+    /// resolved, when it is checked (see
+    /// [`crate::validate::UnresolvedBase`]; every record of the base is
+    /// still checked up front), and only the split's own names looked up
+    /// in the base's strings.
+    One,
 }
 
-/// The base as [`BaseCheck`] had it checked.
+/// The base as [`SplitsOn`] had it checked.
 #[derive(Debug)]
 pub(crate) enum CheckedBase<'a> {
     Whole(Checked<'a>),
@@ -240,22 +247,22 @@ pub(crate) enum CheckedBase<'a> {
 impl<'p, 'a> SplitOn<'p, 'a> {
     /// Indexes `parsed` (read from `path`, whose raw BTF is `raw`) for
     /// splits deduplicated as `features` ask (see [`dedup_flavor`]), and
-    /// checks it as the kernel would, as far as `check` says: a base it
+    /// checks it as the kernel would, as far as `splits` says: a base it
     /// rejects makes every split on it useless.
     pub fn new(
         path: &Path,
         parsed: &'p Parsed<'a>,
         raw: &'a [u8],
         features: &Features,
-        check: BaseCheck,
+        splits: SplitsOn,
     ) -> Result<Self, Error> {
         let (dedup, checked) = rayon::join(
             || PreparedBase::new(&parsed.btf, dedup_flavor(features)),
-            || match check {
-                BaseCheck::Whole => {
+            || match splits {
+                SplitsOn::Many => {
                     validate(raw, None, ValidateOptions::AS_WRITTEN).map(CheckedBase::Whole)
                 }
-                BaseCheck::Reached => validate_base_records(raw, ValidateOptions::AS_WRITTEN)
+                SplitsOn::One => validate_base_records(raw, ValidateOptions::AS_WRITTEN)
                     .map(CheckedBase::Reached),
             },
         );
@@ -264,7 +271,7 @@ impl<'p, 'a> SplitOn<'p, 'a> {
         let dedup = dedup.with_context(|| format!("{}: base BTF", path.display()))?;
         Ok(SplitOn {
             parsed,
-            strings: parsed.string_index(),
+            strings: (splits == SplitsOn::Many).then(|| parsed.string_index()),
             dedup,
             checked,
             path: path.to_path_buf(),
@@ -433,11 +440,22 @@ pub fn encode(
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))
                 }
-                Some(base) => (
-                    crate::write::write_with(&deduped.btf, options(Some(&base.strings)))
-                        .with_context(|| format!("{}: writing BTF", path.display()))?,
-                    None,
-                ),
+                Some(base) => {
+                    let narrowed;
+                    let strings = match &base.strings {
+                        Some(all) => all,
+                        None => {
+                            let names = crate::write::names_looked_up(&deduped.btf);
+                            narrowed = base.parsed.string_index_for(names);
+                            &narrowed
+                        }
+                    };
+                    (
+                        crate::write::write_with(&deduped.btf, options(Some(strings)))
+                            .with_context(|| format!("{}: writing BTF", path.display()))?,
+                        None,
+                    )
+                }
                 None => (
                     crate::write::write_with(&deduped.btf, options(None))
                         .with_context(|| format!("{}: writing BTF", path.display()))?,

@@ -63,6 +63,21 @@ impl<'a> Parsed<'a> {
         index
     }
 
+    /// [`Parsed::string_index`] for the strings in `wanted` only (see
+    /// [`StringIndex::narrowed_to`]).
+    pub fn string_index_for<'w>(
+        &self,
+        wanted: impl IntoIterator<Item = &'w str>,
+    ) -> StringIndex<'a> {
+        StringIndex::narrowed_to(
+            self.names
+                .sections
+                .iter()
+                .map(|section| (section.start, section.bytes)),
+            wanted,
+        )
+    }
+
     /// A string table seeded with this blob's own string section: writing
     /// with it (`write::WriteOptions::strings`) keeps every existing
     /// offset, so an unchanged BTF is rewritten byte for byte.

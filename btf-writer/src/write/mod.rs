@@ -84,6 +84,13 @@ pub fn write_split(
     )
 }
 
+/// Every name [`write_with`] looks up in `base_strings` to write `btf`:
+/// what a [`StringIndex`] for it needs to know (see
+/// [`StringIndex::narrowed_to`]).
+pub fn names_looked_up<'a>(btf: &Btf<'a>) -> Vec<&'a str> {
+    reserve::names_of(btf)
+}
+
 /// Serializes `btf` as `options` say.
 pub fn write_with(btf: &Btf<'_>, options: WriteOptions<'_, '_>) -> Result<Vec<u8>, FormatError> {
     if let Some(base) = options.base_strings {

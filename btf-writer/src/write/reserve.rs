@@ -88,6 +88,19 @@ impl<'a> Names<'a> for Collector<'a> {
     }
 }
 
+/// The names writing `btf` looks up, in its order (a type the write would
+/// refuse may give only some of its own: the write then fails).
+pub(super) fn names_of<'a>(btf: &Btf<'a>) -> Vec<&'a str> {
+    let mut names = Collector {
+        names: Vec::with_capacity(btf.types.len() * 2),
+        per_parity: [0; 2],
+    };
+    for ty in &btf.types {
+        let _ = check_type(ty, u32::MAX, &mut names);
+    }
+    names.names
+}
+
 pub(super) fn reserve(
     btf: &Btf<'_>,
     base: Option<&StringIndex<'_>>,
