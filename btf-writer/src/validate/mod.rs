@@ -224,26 +224,16 @@ impl<'a> Checked<'a> {
 
     /// `btf_name_offset_valid`.
     fn name_offset_valid(&self, offset: u32) -> bool {
-        if offset > BTF_MAX_NAME_OFFSET {
-            return false;
-        }
-        let mut btf = self;
-        while offset < btf.start_str_off {
-            match btf.base {
-                Some(base) => btf = base,
-                None => return false,
-            }
-        }
-        offset - btf.start_str_off < btf.str_len
+        offset <= BTF_MAX_NAME_OFFSET
+            && self
+                .owner_of_string(offset)
+                .is_some_and(|btf| offset - btf.start_str_off < btf.str_len)
     }
 
     /// `btf_str_by_offset`: the bytes from `offset` to the end of its
     /// string section (NUL-terminated), `None` when out of range.
     fn str_by_offset(&self, offset: u32) -> Option<&'a [u8]> {
-        let mut btf = self;
-        while offset < btf.start_str_off {
-            btf = btf.base?;
-        }
+        let btf = self.owner_of_string(offset)?;
         let rel = offset - btf.start_str_off;
         if rel >= btf.str_len {
             return None;
