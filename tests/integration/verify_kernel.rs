@@ -659,6 +659,89 @@ fn a_base_the_kernel_rejects_is_refused() {
     assert!(run.stdout_text().contains("FUNC"), "{}", run.describe());
 }
 
+/// With one input file, only the base types the split refers to are
+/// resolved as the kernel would (a kernel build runs a process per module,
+/// on a vmlinux BTF the kernel resolved when it booted); a batch resolves
+/// all of the base once. A base with two typedefs naming each other that
+/// nothing refers to ("Loop detected" to the kernel and `verify`) takes
+/// one module, which the kernel loads joined with the base without them,
+/// and refuses a batch, naming the base.
+#[test]
+fn a_base_is_resolved_as_far_as_one_split_reaches() {
+    let dir = scratch();
+    let good = dir.path().join("base.btf");
+    let features = concat!("--btf_features=", kernel_features!());
+    let object = fixture("obj/multi-cu/gcc-dwarf5.o");
+    encode_detached(Encoder::Btfenc, &object, &good, &[features]).assert_success();
+    let good_blob = read(&good);
+    let l = layout(&good_blob);
+    assert_eq!(l.hdr_len, 24);
+    let count = records(&good_blob).len() as u32;
+    // The first name that is an identifier.
+    let strings = &good_blob[l.strings.clone()];
+    let name_off = strings
+        .split(|&b| b == 0)
+        .scan(0usize, |at, piece| {
+            let here = *at;
+            *at += piece.len() + 1;
+            Some((here, piece))
+        })
+        .find(|(_, piece)| {
+            piece.first().is_some_and(u8::is_ascii_alphabetic)
+                && piece
+                    .iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+        .map(|(at, _)| at as u32)
+        .expect("an identifier among the base's names");
+    // [count + 1] typedef -> [count + 2], [count + 2] typedef -> [count + 1].
+    let typedef = |target: u32| [name_off, 8 << 24, target];
+    let mut blob = good_blob[..l.types.end].to_vec();
+    for word in typedef(count + 2).into_iter().chain(typedef(count + 1)) {
+        blob.extend_from_slice(&word.to_le_bytes());
+    }
+    blob.extend_from_slice(strings);
+    let type_len = u32_at(&blob, 12);
+    put(&mut blob, 12, type_len + 24);
+    let str_off = u32_at(&blob, 16);
+    put(&mut blob, 16, str_off + 24);
+    let bad = dir.path().join("looping-base.btf");
+    std::fs::write(&bad, &blob).expect("writing the base");
+    let bad_name = bad.display().to_string();
+    let run = btfenc(&["verify", &bad_name]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert!(
+        run.stdout_text().contains("Loop detected"),
+        "{}",
+        run.describe()
+    );
+
+    let base_arg = format!("--btf_base={bad_name}");
+    let module = fixture("obj/gcc-dwarf5/structs.o");
+    let split = dir.path().join("split.btf");
+    encode_detached(Encoder::Btfenc, &module, &split, &[features, &base_arg]).assert_success();
+    // What the split refers to is in the good base too, with the same ids.
+    let joined = join(&good_blob, &read(&split));
+    match kernel_accepts_btf(&joined) {
+        Ok(accepted) => assert!(accepted, "{:?}", kernel_load_btf(&joined)),
+        Err(reason) => report_skip("a_base_is_resolved_as_far_as_one_split_reaches", &reason),
+    }
+
+    let outputs = dir.path().join("batch");
+    std::fs::create_dir(&outputs).expect("an output directory");
+    let outputs_arg = format!("--btf_encode_detached={}", outputs.display());
+    let run = btfenc(&[
+        "-J",
+        features,
+        &base_arg,
+        &outputs_arg,
+        &module.display().to_string(),
+        &fixture("obj/gcc-dwarf5/kinds.o").display().to_string(),
+    ]);
+    btfenc_tests::assert_clean_failure(&run, &bad_name);
+    assert!(run.stderr.contains("Loop detected"), "{}", run.describe());
+}
+
 /// A base whose names are not UTF-8 but that the kernel loads (issue 15:
 /// the reader used to refuse it): every name of four bytes or more ending
 /// in a lowercase ASCII letter gets an ISO 8859-1 'é' (0xe9, a letter to
