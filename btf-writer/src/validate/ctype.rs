@@ -47,28 +47,34 @@ fn class(c: u8) -> u8 {
 fn isalpha(c: u8) -> bool {
     class(c) & (U | L) != 0
 }
-fn isalnum(c: u8) -> bool {
-    class(c) & (U | L | D) != 0
-}
 fn isprint(c: u8) -> bool {
     class(c) & (P | U | L | D | SP) != 0
 }
 
-/// `__btf_name_char_ok`.
-/// `char_ok(c, false)` by byte.
+/// `__btf_name_char_ok` past the first byte: a letter or a digit (to the
+/// kernel's ctype, whose letters include Latin-1's), `_` or `.`.
+const fn identifier_rest(c: u8) -> bool {
+    CLASS[c as usize] & (U | L | D) != 0 || c == b'_' || c == b'.'
+}
+
+/// [`identifier_rest`] of every byte, for scans of whole sections.
 const IDENTIFIER_REST: [bool; 256] = {
     let mut table = [false; 256];
     let mut c = 0;
     while c < 256 {
-        let class = CLASS[c];
-        table[c] = class & (U | L | D) != 0 || c == b'_' as usize || c == b'.' as usize;
+        table[c] = identifier_rest(c as u8);
         c += 1;
     }
     table
 };
 
+/// `__btf_name_char_ok`.
 fn char_ok(c: u8, first: bool) -> bool {
-    (if first { isalpha(c) } else { isalnum(c) }) || c == b'_' || c == b'.'
+    if first {
+        isalpha(c) || c == b'_' || c == b'.'
+    } else {
+        IDENTIFIER_REST[c as usize]
+    }
 }
 
 /// `__btf_name_valid` (`btf_name_valid_identifier`): a C identifier (dots
@@ -95,8 +101,6 @@ pub fn name_valid_identifier(s: &[u8]) -> bool {
     rest.get(limit).is_none_or(|&c| c == 0)
 }
 
-/// `btf_name_valid_section`: non-empty, printable, at most
-/// `KSYM_NAME_LEN` bytes.
 /// The offsets in one string section at which a string starts that
 /// [`name_valid_identifier`] accepts, a bit each, found in one pass over
 /// the section. The meta checks ask for each name a type holds: 180,000
@@ -137,7 +141,7 @@ impl IdentifierStarts {
                 }
                 _ => {
                     let rest = tail.get(run..).unwrap_or_default();
-                    run + rest.iter().position(|&c| c == 0).unwrap_or(rest.len()) + 1
+                    run + memchr::memchr(0, rest).unwrap_or(rest.len()) + 1
                 }
             };
             start += len + 1;
@@ -155,6 +159,8 @@ impl IdentifierStarts {
     }
 }
 
+/// `btf_name_valid_section`: non-empty, printable, at most
+/// `KSYM_NAME_LEN` bytes.
 pub fn name_valid_section(s: &[u8]) -> bool {
     let at = |i: usize| s.get(i).copied().unwrap_or(0);
     if at(0) == 0 {
@@ -195,10 +201,6 @@ mod tests {
         assert!(!name_valid_identifier(b""));
     }
 
-    /// The table holds what the kernel's ctype says of every byte, and the
-    /// identifier rule agrees with the kernel's loop, written out here as
-    /// `__btf_name_valid` has it, on every two-byte name and on names of
-    /// every length around the limit.
     /// The map answers as the check does at every offset of sections with
     /// valid and invalid names, names longer than the limit, Latin-1
     /// letters, empty strings, and offsets into strings.
@@ -231,6 +233,10 @@ mod tests {
         }
     }
 
+    /// The table holds what the kernel's ctype says of every byte, and the
+    /// identifier rule agrees with the kernel's loop, written out here as
+    /// `__btf_name_valid` has it, on every two-byte name and on names of
+    /// every length around the limit.
     #[test]
     fn identifiers_match_the_kernels_loop() {
         fn kernel(s: &[u8]) -> bool {
