@@ -589,9 +589,15 @@ pub fn validate<'a>(
     options: Options,
 ) -> Result<Checked<'a>, Vec<Violation>> {
     let mut btf = validate_records(data, base, options)?;
-    resolve::check_all_types(&mut btf)?;
-    resolve::check_type_tags(&btf, btf.start_id.max(1))?;
+    check_references(&mut btf)?;
     Ok(btf)
+}
+
+/// [`validate`] after the records: every reference resolves, and the type
+/// tag chains are in order.
+fn check_references(btf: &mut Checked<'_>) -> Result<(), Vec<Violation>> {
+    resolve::check_all_types(btf)?;
+    resolve::check_type_tags(btf, btf.start_id.max(1))
 }
 
 /// [`validate`] up to and including each type's own fields: the header,
@@ -705,13 +711,14 @@ pub fn validate_split_on(
     base: &UnresolvedBase<'_>,
     options: Options,
 ) -> Result<(), SplitRejected> {
-    let reached = validate_records(data, Some(&base.0), options)
-        .map_err(SplitRejected::Split)?
-        .base_references();
+    let mut split = validate_records(data, Some(&base.0), options).map_err(SplitRejected::Split)?;
     let mut resolved = base.0.clone();
-    resolve::check_reached_types(&mut resolved, &reached).map_err(SplitRejected::Base)?;
-    validate(data, Some(&resolved), options).map_err(SplitRejected::Split)?;
-    Ok(())
+    resolve::check_types(&mut resolved, split.base_references().into_iter())
+        .map_err(SplitRejected::Base)?;
+    // The split's records stand as checked: only their base now knows
+    // what the split's references resolve to.
+    split.base = Some(&resolved);
+    check_references(&mut split).map_err(SplitRejected::Split)
 }
 
 /// One BTF joined onto its base, as the kernel would see a module's split

@@ -731,19 +731,11 @@ pub(super) fn check_all_types(btf: &mut Checked<'_>) -> Result<(), Vec<Violation
     check_types(btf, ids)
 }
 
-/// [`check_all_types`] for the types `ids` (ascending) and what resolving
-/// them reaches: of a base, the types a split refers to (see
+/// `btf_check_all_types`' loop over `ids` (ascending): each type that
+/// needs it is resolved (with whatever it reaches), and each FUNC_PROTO
+/// checked. Of a base, `ids` may be only the types a split refers to (see
 /// [`super::UnresolvedBase`]).
-pub(super) fn check_reached_types(
-    btf: &mut Checked<'_>,
-    ids: &[u32],
-) -> Result<(), Vec<Violation>> {
-    check_types(btf, ids.iter().copied())
-}
-
-/// `btf_check_all_types`' loop over `ids`: each type that needs it is
-/// resolved (with whatever it reaches), and each FUNC_PROTO checked.
-fn check_types(
+pub(super) fn check_types(
     btf: &mut Checked<'_>,
     ids: impl Iterator<Item = u32>,
 ) -> Result<(), Vec<Violation>> {
