@@ -40,6 +40,7 @@ mod tests;
 mod turns;
 mod units;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,7 @@ use crate::lower::{self, Features};
 use crate::raw::{Endian, HeaderFormat};
 use crate::read::Parsed;
 use crate::strings::StringIndex;
+use crate::types::Btf;
 use crate::validate::{
     validate, validate_base_records, Checked, Options as ValidateOptions, UnresolvedBase,
 };
@@ -277,6 +279,19 @@ impl<'p, 'a> SplitOn<'p, 'a> {
             path: path.to_path_buf(),
         })
     }
+
+    /// The base's strings by name, as the writer of `split` (a split on
+    /// this base) looks them up: the index of all of them, or with
+    /// [`SplitsOn::One`] one of the split's own names.
+    fn strings_for(&self, split: &Btf<'a>) -> Cow<'_, StringIndex<'a>> {
+        match &self.strings {
+            Some(all) => Cow::Borrowed(all),
+            None => Cow::Owned(
+                self.parsed
+                    .string_index_for(crate::write::names_looked_up(split)),
+            ),
+        }
+    }
 }
 
 /// The libbpf whose `btf__dedup` the emulated pahole links: 1.24 (legacy
@@ -440,22 +455,14 @@ pub fn encode(
                         .with_context(|| format!("{}: writing BTF", path.display()))?;
                     (written.split, Some(written.base))
                 }
-                Some(base) => {
-                    let narrowed;
-                    let strings = match &base.strings {
-                        Some(all) => all,
-                        None => {
-                            let names = crate::write::names_looked_up(&deduped.btf);
-                            narrowed = base.parsed.string_index_for(names);
-                            &narrowed
-                        }
-                    };
-                    (
-                        crate::write::write_with(&deduped.btf, options(Some(strings)))
-                            .with_context(|| format!("{}: writing BTF", path.display()))?,
-                        None,
+                Some(base) => (
+                    crate::write::write_with(
+                        &deduped.btf,
+                        options(Some(&base.strings_for(&deduped.btf))),
                     )
-                }
+                    .with_context(|| format!("{}: writing BTF", path.display()))?,
+                    None,
+                ),
                 None => (
                     crate::write::write_with(&deduped.btf, options(None))
                         .with_context(|| format!("{}: writing BTF", path.display()))?,
