@@ -26,7 +26,7 @@ use super::candidate::{FunctionCandidate, TrueSignature};
 use super::error::Error;
 use super::features::{Features, Rules};
 use super::true_signature::{self, SuffixedSymbols};
-use super::types::{TypeMap, UNSIZED_RETURN};
+use super::type_map::{TypeMap, UNSIZED_RETURN};
 use crate::types::{Btf, DeclTag, FuncProto, Linkage, Name, Object, Param, Type, TypeId};
 
 /// Suffixes (after the first '.') of symbols that are pieces of a function
@@ -305,7 +305,7 @@ pub(crate) fn function_candidates<'input>(
 }
 
 /// What in `function`'s signature has no size (see
-/// [`super::types::ChainEnd::is_sizeless`] and [`TypeMap::undefined_declaration`]), if
+/// [`super::type_map::ChainEnd::is_sizeless`] and [`TypeMap::undefined_declaration`]), if
 /// anything.
 fn unsized_in_signature(
     function: &Function<'_, '_>,

@@ -21,28 +21,31 @@
 //! not lowering: [`crate::encode`] does it, and this module knows nothing
 //! of it.
 
+mod base;
 mod candidate;
 mod error;
 mod features;
 mod functions;
+mod loops;
 mod true_signature;
+mod type_map;
 mod types;
 mod vars;
 
 use dwarf::model::{CuModel, Language};
 use dwarf::SymbolFacts;
 
+pub use self::base::SANITIZED_INT_NAME;
 pub use self::candidate::FunctionCandidate;
 pub use self::error::Error;
 pub use self::features::{
     FeatureNotes, FeatureOption, Features, LegacyFlags, Rules, UnknownFeature,
 };
 pub use self::functions::register_params_for_machine;
-pub use self::types::SANITIZED_INT_NAME;
 pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 
 use self::functions::FunctionTable;
-use self::types::TypeMap;
+use self::type_map::TypeMap;
 use self::vars::{DataSymbols, VariableRules};
 use crate::types::{Btf, Type, TypeId};
 

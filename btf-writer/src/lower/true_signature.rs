@@ -39,7 +39,7 @@ use dwarf::SymbolFacts;
 
 use super::candidate::{FunctionCandidate, TrueSignature};
 use super::error::Error;
-use super::types::TypeMap;
+use super::type_map::TypeMap;
 use crate::types::{FuncProto, Name, Param, TypeId};
 
 type HashMap<K, V> = std::collections::HashMap<K, V, FixedState>;

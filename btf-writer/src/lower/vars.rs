@@ -20,7 +20,7 @@ use dwarf::SymbolFacts;
 
 use super::error::Error;
 use super::features::{Features, Rules};
-use super::types::TypeMap;
+use super::type_map::TypeMap;
 use crate::types::{Btf, Datasec, DeclTag, Linkage, Object, Type, TypeId, VarSecInfo};
 
 /// The section pahole 1.24 encodes variables of.
