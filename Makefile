@@ -49,10 +49,12 @@ test: deps build
 		echo "!!!!!!!! $$(wc -l < $(SKIP_LOG)) check(s) SKIPPED:"; sort $(SKIP_LOG); \
 	fi; exit $$status
 
-# Formatting and clippy, warnings as errors (CI runs this before the tests).
+# Formatting, clippy and the doc comments' links, warnings as errors (CI
+# runs this before the tests).
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --document-private-items
 
 fixtures:
 	$(MAKE) -C fixtures

@@ -329,8 +329,8 @@ impl ElfFile {
 
     /// Lets the kernel take back the mapped file's pages from this process
     /// (they stay in the page cache and are read back if touched again),
-    /// but for the DWARF string sections' own maps (see
-    /// [`STRING_SECTIONS`]), which every unit reads. Call as the DWARF is
+    /// but for the DWARF string sections' own maps (`.debug_str` and the
+    /// like), which every unit reads. Call as the DWARF is
     /// read: the debug sections are most of a vmlinux's 590 MB, and pages
     /// walked once would otherwise count in the peak memory of everything
     /// after the walk. Borrowed data stays valid. Does nothing for

@@ -20,7 +20,7 @@ pub(super) struct Describer<'t, 's> {
     base: Option<&'t Btf<'s>>,
     /// Number of base ids with a slot (those the base really holds).
     base_slots: u32,
-    /// [`DiffOptions::datasec_layout`].
+    /// [`super::DiffOptions::datasec_layout`].
     datasec_layout: bool,
     /// Indexed by [`Describer::slot`].
     states: Vec<State>,
