@@ -3,7 +3,8 @@
 # (issues 5 and 13).
 #
 # A matrix of kernel builds: {linux-source-6.1, linux-source-6.12,
-# linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19}, each tinyconfig
+# linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19} (and, when
+# named, 6.x with bookworm's default LLVM 14), each tinyconfig
 # + 64BIT + BPF_SYSCALL + DEBUG_INFO (the toolchain's DWARF) +
 # DEBUG_INFO_BTF + MODULES +
 # DEBUG_INFO_BTF_MODULES + CONFIGFS_FS=m, plus what it takes to boot it
@@ -74,7 +75,8 @@
 # default the release build of this tree), PAHOLE (the reference, default
 # pahole), BTFENC_KBUILD_JOBS (make -j, default the cores plus one),
 # BTFENC_KBUILD_CELLS (default 6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc
-# 7.3-llvm; 6.12-llvm too when named), BTFENC_QEMU (the
+# 7.3-llvm; 6.12-llvm, and 6.1-llvm14 and 6.12-llvm14 with bookworm's
+# default clang 14, too when named), BTFENC_QEMU (the
 # qemu-system-x86_64 binary), BTFENC_KBUILD_ACCEL (tcg, or kvm),
 # BTFENC_KBUILD_BOOT_TIMEOUT (seconds, default
 # 300), BTFENC_NO_SKIP=1 (a skipped host kernel load is a failure).
@@ -94,8 +96,14 @@ cells=${BTFENC_KBUILD_CELLS:-6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc 7.3-llvm}
 boot_timeout=${BTFENC_KBUILD_BOOT_TIMEOUT:-300}
 work=$cache/kbuild
 # LLVM=1 takes clang, ld.lld, llvm-objcopy, ... from the PATH: Debian's
-# LLVM 19 (bookworm's clang is 14; Linux 7.3 wants >= 15).
-llvm_bin=/usr/lib/llvm-19/bin
+# LLVM 19 for the llvm cells (Linux 7.3 wants >= 15); bookworm's default
+# LLVM 14 for the llvm14 cells (6.x only, named explicitly).
+llvm_bin_of() {
+	case $1 in
+	llvm) echo /usr/lib/llvm-19/bin ;;
+	llvm14) echo /usr/lib/llvm-14/bin ;;
+	esac
+}
 total_failures=0
 
 # The two trees must differ only in their encoder. By default every link
@@ -209,7 +217,7 @@ write_wrapper() {
 kmake() {
 	local dir=$1
 	shift
-	if [[ $toolchain == llvm ]]; then
+	if [[ $toolchain == llvm* ]]; then
 		PATH=$llvm_bin:$PATH nice -n 5 make -C "$source_tree" O="$dir" LLVM=1 "$@"
 	else
 		nice -n 5 make -C "$source_tree" O="$dir" "$@"
@@ -632,6 +640,7 @@ declare -A result
 run_cell() {
 	version=$1 toolchain=$2
 	cell=$version-$toolchain failures=0
+	llvm_bin=$(llvm_bin_of "$toolchain")
 	source_tree=$cache/linux-source-$version
 	cw=$work/$cell
 	out=$cw/out
@@ -651,8 +660,8 @@ run_cell() {
 	result[$cell.build]=FAIL result[$cell.boot]=- result[$cell.module]=- result[$cell.btf]=-
 	result[$cell.vmlinux]=- result[$cell.configfs]=- result[$cell.times]=-
 
-	if [[ $toolchain == llvm && ! -x $llvm_bin/clang ]]; then
-		fail "no $llvm_bin/clang (scripts/deps.sh all installs clang-19, lld-19, llvm-19)"
+	if [[ $toolchain == llvm* && ! -x $llvm_bin/clang ]]; then
+		fail "no $llvm_bin/clang (scripts/deps.sh all installs clang-19, lld-19, llvm-19 and bookworm's clang, lld-14, llvm 14)"
 		result[$cell.failed]=$failures
 		return
 	fi
@@ -945,8 +954,8 @@ log "qemu: $qemu ($qemu_accel); cells: $cells"
 run_start=$(date +%s)
 for c in $cells; do
 	case $c in
-	6.1-gcc | 6.1-llvm | 6.12-gcc | 6.12-llvm | 7.3-gcc | 7.3-llvm) ;;
-	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.12-gcc 6.12-llvm 7.3-gcc 7.3-llvm)" ;;
+	6.1-gcc | 6.1-llvm | 6.1-llvm14 | 6.12-gcc | 6.12-llvm | 6.12-llvm14 | 7.3-gcc | 7.3-llvm) ;;
+	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.1-llvm14 6.12-gcc 6.12-llvm 6.12-llvm14 7.3-gcc 7.3-llvm)" ;;
 	esac
 	cell_start=$(date +%s)
 	run_cell "${c%-*}" "${c#*-}"
