@@ -4,7 +4,8 @@
 #
 # A matrix of kernel builds: {linux-source-6.1, linux-source-6.12,
 # linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19} (and, when
-# named, 6.x with bookworm's default LLVM 14), each tinyconfig
+# named, 6.x with bookworm's default LLVM 14, and 6.x with gcc writing
+# DWARF 4 into zlib-compressed sections: the gcc-dwarf4z cells), each tinyconfig
 # + 64BIT + BPF_SYSCALL + DEBUG_INFO (the toolchain's DWARF) +
 # DEBUG_INFO_BTF + MODULES +
 # DEBUG_INFO_BTF_MODULES + CONFIGFS_FS=m, plus what it takes to boot it
@@ -75,8 +76,9 @@
 # default the release build of this tree), PAHOLE (the reference, default
 # pahole), BTFENC_KBUILD_JOBS (make -j, default the cores plus one),
 # BTFENC_KBUILD_CELLS (default 6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc
-# 7.3-llvm; 6.12-llvm, and 6.1-llvm14 and 6.12-llvm14 with bookworm's
-# default clang 14, too when named), BTFENC_QEMU (the
+# 7.3-llvm; 6.12-llvm, 6.1-llvm14 and 6.12-llvm14 with bookworm's
+# default clang 14, and 6.1-gcc-dwarf4z and 6.12-gcc-dwarf4z, too when
+# named), BTFENC_QEMU (the
 # qemu-system-x86_64 binary), BTFENC_KBUILD_ACCEL (tcg, or kvm),
 # BTFENC_KBUILD_BOOT_TIMEOUT (seconds, default
 # 300), BTFENC_NO_SKIP=1 (a skipped host kernel load is a failure).
@@ -244,21 +246,36 @@ config_options=(
 	-d RD_BZIP2 -d RD_LZMA -d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD
 	-d KERNEL_XZ -e KERNEL_GZIP
 )
+# The gcc-dwarf4z cells' debug info: DWARF 4 rather than gcc's default
+# 5, in zlib-compressed sections (SHF_COMPRESSED, in vmlinux and in every
+# relocatable .ko, whose relocations apply to the decompressed bytes).
+# 6.1 calls the compression DEBUG_INFO_COMPRESSED, 6.12 has a choice of
+# it; olddefconfig drops the name a tree does not have.
+dwarf4z_options=(
+	-d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -e DEBUG_INFO_DWARF4
+	-e DEBUG_INFO_COMPRESSED -d DEBUG_INFO_COMPRESSED_NONE -e DEBUG_INFO_COMPRESSED_ZLIB
+)
 configure() {
-	local dir=$1 wrapper=$2 stamp
+	local dir=$1 wrapper=$2 stamp options=("${config_options[@]}")
+	[[ $toolchain != gcc-dwarf4z ]] || options+=("${dwarf4z_options[@]}")
 	# The stamp holds the options a tree was configured with: a tree
 	# configured otherwise (an older version of this list) is configured
 	# again, and make then rebuilds what the change touches.
-	stamp=$(printf '%s ' "${config_options[@]}")
+	stamp=$(printf '%s ' "${options[@]}")
 	[[ -f $dir/.config && -f $dir/.btfenc-configured && $(< "$dir/.btfenc-configured") == "$stamp" ]] && return
 	mkdir -p "$dir"
 	kmake "$dir" -s PAHOLE="$wrapper" tinyconfig > /dev/null
-	"$source_tree/scripts/config" --file "$dir/.config" "${config_options[@]}"
+	"$source_tree/scripts/config" --file "$dir/.config" "${options[@]}"
 	kmake "$dir" -s PAHOLE="$wrapper" olddefconfig > /dev/null
 	local option
 	for option in VT INPUT HID KERNEL_XZ RD_ZSTD; do
 		! grep -q "^CONFIG_$option=y" "$dir/.config" || die "$cell: Kconfig kept CONFIG_$option"
 	done
+	if [[ $toolchain == gcc-dwarf4z ]]; then
+		grep -q '^CONFIG_DEBUG_INFO_DWARF4=y' "$dir/.config" || die "$cell: Kconfig dropped DEBUG_INFO_DWARF4"
+		grep -qE '^CONFIG_DEBUG_INFO_COMPRESSED(_ZLIB)?=y' "$dir/.config" ||
+			die "$cell: Kconfig dropped the zlib compression of the debug info"
+	fi
 	echo "$stamp" > "$dir/.btfenc-configured"
 }
 
@@ -756,6 +773,19 @@ run_cell() {
 		awk '$3 != 0 { exit 1 }' "$cw/$name.timing" ||
 			fail "some $name invocations failed: $(awk '$3 != 0' "$cw/$name.timing" | head -c 300)"
 	done
+	# The encoder read what the cell meant it to: DWARF 4 in compressed
+	# sections (the first unit's version, .debug_info's SHF_COMPRESSED).
+	if [[ $toolchain == gcc-dwarf4z ]]; then
+		local input dwarf_version
+		for input in "$B/fs/configfs/configfs.ko" "$B/$vmlinux_input"; do
+			dwarf_version=$(readelf --debug-dump=info "$input" 2> /dev/null | sed -n 's/^ *Version: *//p' | head -n 1)
+			if [[ $dwarf_version == 4 ]] && readelf -SW "$input" | grep -E ' \.debug_info +' | grep -qE ' [A-Z]*C[A-Z]* +[0-9]+ +[0-9]+ +[0-9]+$'; then
+				pass "${input##*/}: DWARF 4 in a compressed .debug_info"
+			else
+				fail "${input##*/}: DWARF version '$dwarf_version', or .debug_info not compressed"
+			fi
+		done
+	fi
 
 	# --- sections ---
 	for tree in B P; do
@@ -954,11 +984,11 @@ log "qemu: $qemu ($qemu_accel); cells: $cells"
 run_start=$(date +%s)
 for c in $cells; do
 	case $c in
-	6.1-gcc | 6.1-llvm | 6.1-llvm14 | 6.12-gcc | 6.12-llvm | 6.12-llvm14 | 7.3-gcc | 7.3-llvm) ;;
-	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.1-llvm14 6.12-gcc 6.12-llvm 6.12-llvm14 7.3-gcc 7.3-llvm)" ;;
+	6.1-gcc | 6.1-llvm | 6.1-llvm14 | 6.1-gcc-dwarf4z | 6.12-gcc | 6.12-llvm | 6.12-llvm14 | 6.12-gcc-dwarf4z | 7.3-gcc | 7.3-llvm) ;;
+	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.1-llvm14 6.1-gcc-dwarf4z 6.12-gcc 6.12-llvm 6.12-llvm14 6.12-gcc-dwarf4z 7.3-gcc 7.3-llvm)" ;;
 	esac
 	cell_start=$(date +%s)
-	run_cell "${c%-*}" "${c#*-}"
+	run_cell "${c%%-*}" "${c#*-}"
 	result[$c.seconds]=$(($(date +%s) - cell_start))
 	total_failures=$((total_failures + ${result[$c.failed]}))
 done
