@@ -4,8 +4,9 @@
 #
 # A matrix of kernel builds: {linux-source-6.1, linux-source-6.12,
 # linux-source-7.3} x {gcc, LLVM=1 with clang-19/lld-19} (and, when
-# named, 6.x with bookworm's default LLVM 14, and 6.x with gcc writing
-# DWARF 4 into zlib-compressed sections: the gcc-dwarf4z cells), each tinyconfig
+# named, 6.x with bookworm's default LLVM 14, 6.x with gcc writing
+# DWARF 4 into zlib-compressed sections: the gcc-dwarf4z cells, and 6.12
+# with clang's ThinLTO), each tinyconfig
 # + 64BIT + BPF_SYSCALL + DEBUG_INFO (the toolchain's DWARF) +
 # DEBUG_INFO_BTF + MODULES +
 # DEBUG_INFO_BTF_MODULES + CONFIGFS_FS=m, plus what it takes to boot it
@@ -77,8 +78,8 @@
 # pahole), BTFENC_KBUILD_JOBS (make -j, default the cores plus one),
 # BTFENC_KBUILD_CELLS (default 6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc
 # 7.3-llvm; 6.12-llvm, 6.1-llvm14 and 6.12-llvm14 with bookworm's
-# default clang 14, and 6.1-gcc-dwarf4z and 6.12-gcc-dwarf4z, too when
-# named), BTFENC_QEMU (the
+# default clang 14, 6.1-gcc-dwarf4z, 6.12-gcc-dwarf4z and 6.12-llvm-lto,
+# too when named), BTFENC_QEMU (the
 # qemu-system-x86_64 binary), BTFENC_KBUILD_ACCEL (tcg, or kvm),
 # BTFENC_KBUILD_BOOT_TIMEOUT (seconds, default
 # 300), BTFENC_NO_SKIP=1 (a skipped host kernel load is a failure).
@@ -102,7 +103,7 @@ work=$cache/kbuild
 # LLVM 14 for the llvm14 cells (6.x only, named explicitly).
 llvm_bin_of() {
 	case $1 in
-	llvm) echo /usr/lib/llvm-19/bin ;;
+	llvm | llvm-lto) echo /usr/lib/llvm-19/bin ;;
 	llvm14) echo /usr/lib/llvm-14/bin ;;
 	esac
 }
@@ -255,9 +256,13 @@ dwarf4z_options=(
 	-d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -e DEBUG_INFO_DWARF4
 	-e DEBUG_INFO_COMPRESSED -d DEBUG_INFO_COMPRESSED_NONE -e DEBUG_INFO_COMPRESSED_ZLIB
 )
+# The llvm-lto cells: clang's ThinLTO, as Android's kernels are built
+# (modules are LTO links too).
+lto_options=(-d LTO_NONE -e LTO_CLANG_THIN)
 configure() {
 	local dir=$1 wrapper=$2 stamp options=("${config_options[@]}")
 	[[ $toolchain != gcc-dwarf4z ]] || options+=("${dwarf4z_options[@]}")
+	[[ $toolchain != llvm-lto ]] || options+=("${lto_options[@]}")
 	# The stamp holds the options a tree was configured with: a tree
 	# configured otherwise (an older version of this list) is configured
 	# again, and make then rebuilds what the change touches.
@@ -271,6 +276,9 @@ configure() {
 	for option in VT INPUT HID KERNEL_XZ RD_ZSTD; do
 		! grep -q "^CONFIG_$option=y" "$dir/.config" || die "$cell: Kconfig kept CONFIG_$option"
 	done
+	if [[ $toolchain == llvm-lto ]]; then
+		grep -q '^CONFIG_LTO_CLANG_THIN=y' "$dir/.config" || die "$cell: Kconfig dropped LTO_CLANG_THIN"
+	fi
 	if [[ $toolchain == gcc-dwarf4z ]]; then
 		grep -q '^CONFIG_DEBUG_INFO_DWARF4=y' "$dir/.config" || die "$cell: Kconfig dropped DEBUG_INFO_DWARF4"
 		grep -qE '^CONFIG_DEBUG_INFO_COMPRESSED(_ZLIB)?=y' "$dir/.config" ||
@@ -984,8 +992,8 @@ log "qemu: $qemu ($qemu_accel); cells: $cells"
 run_start=$(date +%s)
 for c in $cells; do
 	case $c in
-	6.1-gcc | 6.1-llvm | 6.1-llvm14 | 6.1-gcc-dwarf4z | 6.12-gcc | 6.12-llvm | 6.12-llvm14 | 6.12-gcc-dwarf4z | 7.3-gcc | 7.3-llvm) ;;
-	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.1-llvm14 6.1-gcc-dwarf4z 6.12-gcc 6.12-llvm 6.12-llvm14 6.12-gcc-dwarf4z 7.3-gcc 7.3-llvm)" ;;
+	6.1-gcc | 6.1-llvm | 6.1-llvm14 | 6.1-gcc-dwarf4z | 6.12-gcc | 6.12-llvm | 6.12-llvm14 | 6.12-gcc-dwarf4z | 6.12-llvm-lto | 7.3-gcc | 7.3-llvm) ;;
+	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.1-llvm14 6.1-gcc-dwarf4z 6.12-gcc 6.12-llvm 6.12-llvm14 6.12-gcc-dwarf4z 6.12-llvm-lto 7.3-gcc 7.3-llvm)" ;;
 	esac
 	cell_start=$(date +%s)
 	run_cell "${c%%-*}" "${c#*-}"
