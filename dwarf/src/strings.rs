@@ -256,6 +256,11 @@ impl<'input> Strings<'input> {
             AttributeValue::DebugStrRef(offset) => self.debug_str.get(offset.0),
             AttributeValue::DebugLineStrRef(offset) => self.debug_line_str.get(offset.0),
             AttributeValue::DebugStrRefSup(offset) => self.sup_str.get(offset.0),
+            // clang's DWARF 5 names strings by index (`DW_FORM_strx*`).
+            AttributeValue::DebugStrOffsetsIndex(index) => dwarf
+                .string_offset(unit, index)
+                .ok()
+                .and_then(|offset| self.debug_str.get(offset.0)),
             _ => None,
         };
         match fast {
@@ -265,7 +270,7 @@ impl<'input> Strings<'input> {
     }
 
     /// What [`Strings::get`] does for the values its fast path does not
-    /// take (string offsets tables, inline strings, errors): out of line
+    /// take (inline strings, errors): out of line
     /// and cold, so that the common path is short.
     #[cold]
     #[inline(never)]
@@ -332,6 +337,49 @@ mod tests {
             ..Strings::default()
         };
         assert_eq!(strings.debug_str_name(0), None);
+    }
+
+    /// Every string attribute of every fixture reads the same through the
+    /// fast path as through gimli's `attr_string`, string offsets tables
+    /// (clang's `DW_FORM_strx*`) included; so does an index past the
+    /// table, which both refuse.
+    #[test]
+    fn fast_lookups_agree_with_gimli_on_every_fixture() {
+        let mut by_index = 0;
+        for path in crate::test_fixtures::fixture_objects() {
+            let file = crate::ElfFile::open(&path).expect("fixture opens");
+            let dwarf = file.dwarf().expect("fixture has DWARF");
+            let mut units = dwarf.gimli.units();
+            while let Some(header) = units.next().expect("unit header") {
+                let unit = dwarf.gimli.unit(header).expect("unit");
+                let mut entries = unit.entries();
+                while let Some(entry) = entries.next_dfs().expect("entry") {
+                    for attr in entry.attrs() {
+                        let value = attr.value();
+                        let string_form = matches!(
+                            value,
+                            AttributeValue::String(_)
+                                | AttributeValue::DebugStrRef(_)
+                                | AttributeValue::DebugLineStrRef(_)
+                                | AttributeValue::DebugStrOffsetsIndex(_)
+                        );
+                        if !string_form {
+                            continue;
+                        }
+                        by_index +=
+                            usize::from(matches!(value, AttributeValue::DebugStrOffsetsIndex(_)));
+                        let fast = dwarf.strings.get(&dwarf.gimli, &unit, value).ok();
+                        let slow = Strings::get_slowly(&dwarf.gimli, &unit, value).ok();
+                        assert_eq!(fast, slow, "{path:?}: {value:?}");
+                    }
+                }
+                let past = AttributeValue::DebugStrOffsetsIndex(gimli::DebugStrOffsetsIndex(
+                    usize::MAX / 16,
+                ));
+                assert!(dwarf.strings.get(&dwarf.gimli, &unit, past).is_err());
+            }
+        }
+        assert!(by_index > 100, "{by_index} strings by index");
     }
 
     #[test]

@@ -151,7 +151,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         Ok(true)
     }
 
-    /// The name of a DIE read through a layout. A `.debug_str` offset or
+    /// The name of a DIE read through a layout. A `.debug_str` offset
+    /// (gcc), an index into the unit's string offsets (clang's DWARF 5) or
     /// an inline name, nearly every name, is taken straight away: going
     /// through the attribute value the general path would have decoded
     /// costs more than the lookup itself. The name is noted
@@ -164,6 +165,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         offset: u64,
     ) -> Result<Option<&'input str>> {
         if let Some(text) = layout.strp(die).and_then(|strp| self.debug_str_noted(strp)) {
+            return Ok(Some(text));
+        }
+        if let Some(text) = layout
+            .strx(die)
+            .and_then(|index| self.strx_offset(index))
+            .and_then(|strp| self.debug_str_noted(strp))
+        {
             return Ok(Some(text));
         }
         if let Some(text) = layout

@@ -468,6 +468,16 @@ impl Layout {
         }
     }
 
+    /// The name's index in the unit's string offsets table, if it is given
+    /// as one (`DW_FORM_strx1/2/4`).
+    #[inline(always)]
+    pub(super) fn strx(&self, die: &Die<'_>) -> Option<usize> {
+        match self.name_form {
+            NameForm::Strx => usize::try_from(self.value(die, self.name)?).ok(),
+            _ => None,
+        }
+    }
+
     /// The bytes of the name, without its NUL, if it is given inline
     /// (`DW_FORM_string`).
     #[inline(always)]
@@ -597,6 +607,7 @@ mod tests {
         let mut composites = 0;
         let mut bitfields = 0;
         let mut subranges = 0;
+        let mut strx_names = 0;
         for path in crate::test_fixtures::fixture_objects() {
             let file = crate::ElfFile::open(&path).expect("fixture opens");
             let dwarf = file.dwarf().expect("fixture has DWARF");
@@ -626,6 +637,12 @@ mod tests {
                             _ => None,
                         };
                         assert_eq!(layout.strp(&die), strp, "{path:?}");
+                        let strx = match attrs.get(dw::DW_AT_name) {
+                            Some(AttributeValue::DebugStrOffsetsIndex(index)) => Some(index.0),
+                            _ => None,
+                        };
+                        assert_eq!(layout.strx(&die), strx, "{path:?}");
+                        strx_names += usize::from(strx.is_some());
                         let inline = match attrs.get(dw::DW_AT_name) {
                             Some(AttributeValue::String(text)) => Some(text.slice()),
                             _ => None,
@@ -692,6 +709,8 @@ mod tests {
         assert!(composites > 10, "{composites} composites");
         assert!(bitfields > 0, "{bitfields} bitfields");
         assert!(subranges > 0, "{subranges} subranges");
+        // clang's DWARF 5 names strings by index.
+        assert!(strx_names > 100, "{strx_names} names by DW_FORM_strx*");
         // DWARF 2-4 bitfields and static members have no layout.
         assert!(
             plain_members > 100 && plain_members < members && plain > plain_members,

@@ -494,6 +494,9 @@ struct Walker<'a, 'input, 'arena> {
     unit_offset: u64,
     /// Section offset ranges of the units being walked together.
     spans: Vec<(u64, u64)>,
+    /// `spans` by start offset, for finding the unit of a reference out
+    /// of the current one (LTO output has one for every few DIEs).
+    spans_by_start: Vec<(u64, u64)>,
     /// Whether a unit DIE gave the model its name and language yet.
     root_seen: bool,
     /// Whether that unit DIE was a partial unit's (dwz's), which a
@@ -572,6 +575,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         // function per 740 bytes, a parameter per 400 and a variable per
         // 2.4 KB on average; twice that is reserved).
         let expected = |bytes_each: u64| usize::try_from(length / bytes_each).unwrap_or(0);
+        let mut spans_by_start = spans.clone();
+        spans_by_start.sort_unstable();
         Walker {
             dwarf: &dwarf.gimli,
             strings: &dwarf.strings,
@@ -584,6 +589,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             register_params: location::register_params(dwarf.machine()),
             unit_offset: unit.header.offset().0 as u64,
             spans,
+            spans_by_start,
             root_seen: false,
             root_partial: false,
             follow_sup: false,
@@ -816,10 +822,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// [`Walker::string_at`] for a name, noted ([`Walker::noted_name`]).
     #[inline(always)]
     fn noted_name_at(&mut self, value: Value<'input>, offset: u64) -> Result<&'input str> {
-        if let gimli::AttributeValue::DebugStrRef(strp) = value {
-            if let Some(text) = self.debug_str_noted(strp.0) {
-                return Ok(text);
-            }
+        let strp = match value {
+            gimli::AttributeValue::DebugStrRef(strp) => Some(strp.0),
+            gimli::AttributeValue::DebugStrOffsetsIndex(index) => self.strx_offset(index.0),
+            _ => None,
+        };
+        if let Some(text) = strp.and_then(|strp| self.debug_str_noted(strp)) {
+            return Ok(text);
         }
         let text = self.string_at_slowly(value, offset)?;
         self.note_required_name(text);
@@ -834,6 +843,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let (text, identifier) = self.strings.debug_str_name(strp)?;
         self.odd_names |= !identifier;
         Some(text)
+    }
+
+    /// The `.debug_str` offset that string `index` of the unit's string
+    /// offsets table names (`DW_FORM_strx*`, clang's DWARF 5), read as
+    /// gimli's `attr_string` reads it; `None` where gimli fails, for the
+    /// slow path to report.
+    #[inline]
+    pub(super) fn strx_offset(&self, index: usize) -> Option<usize> {
+        self.dwarf
+            .string_offset(self.unit, gimli::DebugStrOffsetsIndex(index))
+            .ok()
+            .map(|offset| offset.0)
     }
 
     /// A name that must be there: an absent one is empty, and odd.
@@ -1000,11 +1021,16 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         form: &str,
         offset: u64,
     ) -> Result<u64> {
-        if self
-            .spans
-            .iter()
-            .any(|&(start, end)| (start..end).contains(&target))
-        {
+        // Units do not overlap: only the last one starting at or before
+        // `target` can hold it.
+        let before = self
+            .spans_by_start
+            .partition_point(|&(start, _)| start <= target);
+        let inside = before
+            .checked_sub(1)
+            .and_then(|last| self.spans_by_start.get(last))
+            .is_some_and(|&(_, end)| target < end);
+        if inside {
             if target >= SUP_BASE {
                 self.sup_targets.push(target);
             }
