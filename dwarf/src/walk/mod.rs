@@ -492,11 +492,12 @@ struct Walker<'a, 'input, 'arena> {
     /// walker keeps is a section offset, so that several units can share
     /// one model.
     unit_offset: u64,
-    /// Section offset ranges of the units being walked together.
+    /// Section offset ranges of the units being walked together, by start
+    /// offset: a reference out of the current unit (LTO output has one for
+    /// every few DIEs) finds its unit by a binary search.
     spans: Vec<(u64, u64)>,
-    /// `spans` by start offset, for finding the unit of a reference out
-    /// of the current one (LTO output has one for every few DIEs).
-    spans_by_start: Vec<(u64, u64)>,
+    /// Offset of the first unit walked, which the model is named after.
+    first_unit_offset: u64,
     /// Whether a unit DIE gave the model its name and language yet.
     root_seen: bool,
     /// Whether that unit DIE was a partial unit's (dwz's), which a
@@ -575,8 +576,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         // function per 740 bytes, a parameter per 400 and a variable per
         // 2.4 KB on average; twice that is reserved).
         let expected = |bytes_each: u64| usize::try_from(length / bytes_each).unwrap_or(0);
-        let mut spans_by_start = spans.clone();
-        spans_by_start.sort_unstable();
+        let mut spans = spans;
+        spans.sort_unstable();
         Walker {
             dwarf: &dwarf.gimli,
             strings: &dwarf.strings,
@@ -589,7 +590,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             register_params: location::register_params(dwarf.machine()),
             unit_offset: unit.header.offset().0 as u64,
             spans,
-            spans_by_start,
+            first_unit_offset: unit.header.offset().0 as u64,
             root_seen: false,
             root_partial: false,
             follow_sup: false,
@@ -1023,12 +1024,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     ) -> Result<u64> {
         // Units do not overlap: only the last one starting at or before
         // `target` can hold it.
-        let before = self
-            .spans_by_start
-            .partition_point(|&(start, _)| start <= target);
+        let before = self.spans.partition_point(|&(start, _)| start <= target);
         let inside = before
             .checked_sub(1)
-            .and_then(|last| self.spans_by_start.get(last))
+            .and_then(|last| self.spans.get(last))
             .is_some_and(|&(_, end)| target < end);
         if inside {
             if target >= SUP_BASE {

@@ -338,7 +338,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         let functions = self.finish_functions();
         let variables = self.finish_variables();
         Ok(CuModel {
-            offset: self.spans.first().map_or(self.unit_offset, |span| span.0),
+            offset: self.first_unit_offset,
             name: self.name,
             language: self.language,
             producer_clang: self.producer_clang,
