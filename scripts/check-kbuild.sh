@@ -96,6 +96,7 @@ jobs=${BTFENC_KBUILD_JOBS:-$(($(nproc) + 1))}
 # (README, "State of the matrix", gives the figures of the last timed
 # run), which leaves no room for 6.12-llvm's.
 cells=${BTFENC_KBUILD_CELLS:-6.1-gcc 6.1-llvm 6.12-gcc 7.3-gcc 7.3-llvm}
+known_cells="6.1-gcc 6.1-llvm 6.1-llvm14 6.1-gcc-dwarf4z 6.12-gcc 6.12-llvm 6.12-llvm14 6.12-gcc-dwarf4z 6.12-llvm-lto 7.3-gcc 7.3-llvm"
 boot_timeout=${BTFENC_KBUILD_BOOT_TIMEOUT:-300}
 work=$cache/kbuild
 # LLVM=1 takes clang, ld.lld, llvm-objcopy, ... from the PATH: Debian's
@@ -991,10 +992,7 @@ log "qemu: $qemu ($qemu_accel); cells: $cells"
 
 run_start=$(date +%s)
 for c in $cells; do
-	case $c in
-	6.1-gcc | 6.1-llvm | 6.1-llvm14 | 6.1-gcc-dwarf4z | 6.12-gcc | 6.12-llvm | 6.12-llvm14 | 6.12-gcc-dwarf4z | 6.12-llvm-lto | 7.3-gcc | 7.3-llvm) ;;
-	*) die "unknown cell $c (BTFENC_KBUILD_CELLS: 6.1-gcc 6.1-llvm 6.1-llvm14 6.1-gcc-dwarf4z 6.12-gcc 6.12-llvm 6.12-llvm14 6.12-gcc-dwarf4z 6.12-llvm-lto 7.3-gcc 7.3-llvm)" ;;
-	esac
+	[[ " $known_cells " == *" $c "* ]] || die "unknown cell $c (BTFENC_KBUILD_CELLS: $known_cells)"
 	cell_start=$(date +%s)
 	run_cell "${c%%-*}" "${c#*-}"
 	result[$c.seconds]=$(($(date +%s) - cell_start))
