@@ -21,8 +21,8 @@ pub fn report(stats: &Stats, path: &Path) {
         "walk+lower",
         stats.walk_and_lower,
         format!(
-            "  ({} CUs, {} DIEs, {} types lowered)",
-            stats.cus, stats.walk.dies, stats.walk.types
+            "  ({} CUs, {} DIEs, {} types, {} of them known from an earlier CU)",
+            stats.cus, stats.walk.dies, stats.walk.types, stats.walk.known
         ),
     );
     // The parts of the phase above, as CPU time: they overlap in time.

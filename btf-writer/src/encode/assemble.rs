@@ -3,7 +3,9 @@
 //! and DATASECs that pahole's cross-CU rules pick.
 
 use crate::dedup::{Collapser, Flavor, Leftovers, MergedNames, PreparedCu, StreamingDedup};
-use crate::lower::{self, Context, FunctionCandidate, LoweredCu, VariableCandidate};
+use crate::lower::{
+    self, Context, FunctionCandidate, KnownTypes, LoweredCu, Shape, VariableCandidate,
+};
 use crate::types::{Btf, TypeId};
 
 use super::Error;
@@ -25,6 +27,8 @@ pub struct ReadyCu<'input> {
     functions: Vec<FunctionCandidate<'input>>,
     variables: Vec<VariableCandidate<'input>>,
     warnings: Vec<String>,
+    /// To file in the known types once added (see [`lower::KnownTypes`]).
+    shaped: Vec<(Shape, TypeId)>,
 }
 
 impl<'input> ReadyCu<'input> {
@@ -32,19 +36,25 @@ impl<'input> ReadyCu<'input> {
     /// it can run in parallel with lowering. `names` is where most of the
     /// CU's names are (see [`MergedNames`]).
     pub fn new(cu: LoweredCu<'input>, names: MergedNames) -> Result<ReadyCu<'input>, Error> {
-        let types = PreparedCu::new(cu.types, names)?;
+        let types = PreparedCu::with_known(cu.types, names, cu.known)?;
         Ok(ReadyCu {
             offset: cu.offset,
             types,
             functions: cu.functions,
             variables: cu.variables,
             warnings: cu.warnings,
+            shaped: cu.shaped,
         })
     }
 
-    /// Number of types the CU lowered to.
+    /// Number of types the CU lowered to, counting those found known.
     pub fn type_count(&self) -> usize {
         self.types.len()
+    }
+
+    /// Number of the CU's types found known instead of lowered.
+    pub fn known_count(&self) -> usize {
+        self.types.known_count()
     }
 
     /// What `encode_force` left out of the CU, one line each.
@@ -118,11 +128,22 @@ impl<'input> Assembler<'input> {
     /// Adds the next CU; returns what is left of it, to be dropped where
     /// the caller sees fit (see [`Leftovers`]).
     pub fn add(&mut self, cu: ReadyCu<'input>) -> Result<SpentCu<'input>, Error> {
+        self.add_filing(cu, None)
+    }
+
+    /// [`Assembler::add`], then files the table ids of the CU's shaped
+    /// types in `known`, for the CUs lowered next.
+    pub fn add_filing(
+        &mut self,
+        cu: ReadyCu<'input>,
+        known: Option<&KnownTypes>,
+    ) -> Result<SpentCu<'input>, Error> {
         let ReadyCu {
             offset,
             types,
             functions: mut cu_functions,
             variables: mut cu_variables,
+            shaped,
             ..
         } = cu;
         let in_cu = || format!("CU at .debug_info+{offset:#x}");
@@ -130,6 +151,20 @@ impl<'input> Assembler<'input> {
             .table
             .add(types)
             .map_err(|err| Error::from(err).context(in_cu()))?;
+        if let Some(known) = known {
+            // Only a type the table already had: its first copies may
+            // refer to a duplicate made in their own CU (compilers repeat
+            // an array or a pointer within one unit) where a later copy
+            // is matched to the oldest one, and a type once matched is
+            // matched to the same table type by every later copy. Filed
+            // so, the table is the one lowering every copy gives.
+            for (shape, local) in shaped {
+                match ids.get(local) {
+                    Some(id) if !ids.is_new(id) => known.file(shape, id.0),
+                    _ => {}
+                }
+            }
+        }
         let remap = |id: TypeId| {
             ids.get(id).ok_or(lower::Error::DanglingReference {
                 cu_offset: offset,
@@ -184,4 +219,107 @@ pub fn assemble<'input>(
         assembler.add(ReadyCu::new(cu, MergedNames::NONE)?)?;
     }
     Ok(assembler.finish(ctx)?.btf)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use bumpalo::Bump;
+    use dwarf::ElfFile;
+
+    use super::*;
+    use crate::lower::{lower_cu_with, Features};
+
+    /// The table `path`'s units make, added in order: with the known
+    /// types found and filed as the pipeline does, or without any; and
+    /// how many types were found known.
+    fn table(path: &Path, with_known: bool) -> (Btf<'static>, usize) {
+        // Leaked so that names can borrow the file for the test's duration.
+        let elf: &'static ElfFile = Box::leak(Box::new(ElfFile::open(path).expect("open")));
+        let symbols = Box::leak(Box::new(elf.symbols().expect("symbols")));
+        let dwarf = Box::leak(Box::new(elf.dwarf().expect("dwarf")));
+        let features = Features::parse(
+            "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func",
+            true,
+        )
+        .expect("a known feature list");
+        let mut ctx = Context::new(features, symbols);
+        ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+        let names = dwarf
+            .merged_debug_str()
+            .map_or(MergedNames::NONE, MergedNames::of);
+        let known = KnownTypes::new(1 << 12);
+        let registry = with_known.then_some(&known);
+        let mut assembler = Assembler::new(None);
+        let mut found = 0;
+        for unit in dwarf.units() {
+            let arena = Bump::new();
+            let cu = dwarf::walk::walk_unit(dwarf, unit, &arena).expect("walk");
+            let lowered = lower_cu_with(&cu, &ctx, registry).expect("lower");
+            found += lowered.known.len();
+            let ready = ReadyCu::new(lowered, names).expect("prepare");
+            drop(assembler.add_filing(ready, registry).expect("add"));
+        }
+        (assembler.finish(&ctx).expect("finish").btf, found)
+    }
+
+    /// Types found known leave the table exactly as lowering every copy
+    /// leaves it: the same types, in the same order, with the same ids.
+    fn check(path: &Path) -> usize {
+        let (plain, none) = table(path, false);
+        let (with_known, found) = table(path, true);
+        assert_eq!(none, 0);
+        assert!(
+            plain.types == with_known.types,
+            "{}: {} types lowering every copy, {} with {found} found known",
+            path.display(),
+            plain.types.len(),
+            with_known.types.len()
+        );
+        found
+    }
+
+    #[test]
+    fn known_types_leave_the_table_as_it_was() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/obj");
+        let mut found = 0;
+        for file in [
+            "multi-cu/gcc-dwarf5.o",
+            "multi-cu/clang.o",
+            "exec/prog-gcc",
+            "exec/prog-clang",
+        ] {
+            found += check(&root.join(file));
+        }
+        // Their units share headers: some types must have been found.
+        assert!(found > 0, "no type was found known");
+    }
+
+    #[test]
+    fn known_types_leave_debian_modules_tables_as_they_were() {
+        let modules = crate::test_reference::debian_debug(crate::test_reference::DEBIAN_MODULES);
+        let mut checked = 0;
+        // af_key.ko is one unit: nothing to find. The others are dozens.
+        for (module, at_least) in [
+            ("net/key/af_key.ko", 0),
+            ("net/netfilter/nf_conntrack.ko", 1),
+            ("fs/xfs/xfs.ko", 1),
+        ] {
+            let path = modules.join(module);
+            if !path.exists() {
+                eprintln!("SKIPPED: {} (run `make corpus`)", path.display());
+                continue;
+            }
+            let found = check(&path);
+            eprintln!("{module}: {found} types found known");
+            assert!(
+                found >= at_least,
+                "{}: only {found} types found known",
+                path.display()
+            );
+            checked += 1;
+        }
+        eprintln!("{checked} modules checked");
+    }
 }

@@ -26,6 +26,7 @@ mod candidate;
 mod error;
 mod features;
 mod functions;
+mod known;
 mod loops;
 mod true_signature;
 mod type_map;
@@ -42,6 +43,7 @@ pub use self::features::{
     FeatureNotes, FeatureOption, Features, LegacyFlags, Rules, UnknownFeature,
 };
 pub use self::functions::register_params_for_machine;
+pub use self::known::{KnownTypes, Shape};
 pub use self::vars::{VariableCandidate, PERCPU_SECTION};
 
 use self::functions::FunctionTable;
@@ -185,6 +187,14 @@ pub struct LoweredCu<'input> {
     /// What `encode_force` left out of the CU's types, one line each
     /// (empty without `encode_force`: it is an error then).
     pub warnings: Vec<String>,
+    /// The types found in the [`KnownTypes`] instead of lowered: index in
+    /// `types` (which holds a stand-in) and table id.
+    pub known: Vec<(u32, u32)>,
+    /// The shapes to file in the [`KnownTypes`] once the CU's table ids
+    /// are known, with the local id of their type (none when anything
+    /// was left out of the CU: a shape stands for a lowering that says
+    /// nothing).
+    pub shaped: Vec<(Shape, TypeId)>,
 }
 
 impl LoweredCu<'_> {
@@ -236,6 +246,16 @@ pub fn lower_cu<'input>(
     cu: &CuModel<'input, '_>,
     ctx: &Context<'_, 'input>,
 ) -> Result<LoweredCu<'input>, Error> {
+    lower_cu_with(cu, ctx, None)
+}
+
+/// [`lower_cu`], not lowering again the nodes `known` holds an earlier
+/// CU's type for (see [`KnownTypes`]).
+pub fn lower_cu_with<'input>(
+    cu: &CuModel<'input, '_>,
+    ctx: &Context<'_, 'input>,
+    known: Option<&KnownTypes>,
+) -> Result<LoweredCu<'input>, Error> {
     if ctx.is_excluded(cu.language) {
         return Ok(LoweredCu {
             offset: cu.offset,
@@ -245,7 +265,11 @@ pub fn lower_cu<'input>(
     let mut map = TypeMap::new(cu, ctx.pointer_size)?;
     map.force = ctx.features.encode_force;
     map.float = ctx.features.float;
-    let types = types::lower_types(&map, &ctx.features)?;
+    let types::LoweredTypes {
+        types,
+        known,
+        mut shaped,
+    } = types::lower_types(&map, &ctx.features, known)?;
     let functions = functions::function_candidates(
         cu,
         &map,
@@ -263,12 +287,18 @@ pub fn lower_cu<'input>(
         machine: ctx.machine,
     };
     let variables = vars::variable_candidates(cu, &map, &rules)?;
+    let warnings = map.take_warnings();
+    if !warnings.is_empty() {
+        shaped.clear();
+    }
     Ok(LoweredCu {
         offset: cu.offset,
         types,
         functions,
         variables,
-        warnings: map.take_warnings(),
+        warnings,
+        known,
+        shaped,
     })
 }
 

@@ -13,6 +13,7 @@ use dwarf::model::{CompositeKind, Node, NodeId, Qualifier, TypeRef};
 use super::base::{lower_base, lowers_to_float};
 use super::error::Error;
 use super::features::Features;
+use super::known::{self, KnownTypes, Shape, ADDED_INT};
 use super::loops::check_resolvable;
 use super::type_map::{is_expressible, kind_name, quoted, TypeMap, UNSIZED_RETURN};
 use crate::types::{
@@ -20,14 +21,32 @@ use crate::types::{
     Named, Param, Type, TypeId, TypeTag,
 };
 
+/// A CU's types as [`lower_types`] lowered them.
+#[derive(Debug, Default)]
+pub(crate) struct LoweredTypes<'input> {
+    /// The types; local id `i + 1` is `types[i]`. A node found in the
+    /// known types has a stand-in here (see `known`).
+    pub types: Vec<Type<'input>>,
+    /// The index in `types` and the table id of each node found in the
+    /// known types: references to it are references to that table type.
+    pub known: Vec<(u32, u32)>,
+    /// The shape and local id of each node with a shape that was lowered,
+    /// to be filed once the CU's table ids are known.
+    pub shaped: Vec<(Shape, TypeId)>,
+}
+
+/// What stands in `types` for a node found in the known types: it is
+/// never read as a type (its table id replaces it) and refers to nothing.
+const STAND_IN: Type<'static> = Type::Ptr(TypeId::VOID);
+
 /// Lowers every node of the CU, then the types without a node of their own
-/// (TYPE_TAG chains, the array index type, type-level DECL_TAGs).
-///
-/// Returns the types, whose local id is index + 1.
+/// (TYPE_TAG chains, the array index type, type-level DECL_TAGs). A node
+/// `known` holds (see [`super::known`]) is not lowered again.
 pub(crate) fn lower_types<'input>(
     map: &TypeMap<'_, 'input, '_>,
     features: &Features,
-) -> Result<Vec<Type<'input>>, Error> {
+    known_types: Option<&KnownTypes>,
+) -> Result<LoweredTypes<'input>, Error> {
     let cu = map.cu;
     let mut types: Vec<Type<'input>> = Vec::with_capacity(cu.nodes.len() + cu.nodes.len() / 8);
     // Types appended after the nodes get ids from here on.
@@ -84,6 +103,17 @@ pub(crate) fn lower_types<'input>(
         }
         None => TypeId::VOID,
     };
+    // What the CU's arrays are indexed by, as a shape: the `int` node's,
+    // or the `int` added above.
+    let shapes = known_types.map(|_| {
+        let index_shape = match int_node.and_then(|position| cu.nodes.get(position)) {
+            Some(int) => known::shape_of_leaf(int),
+            None => Some(ADDED_INT),
+        };
+        known::shapes(cu, index_shape)
+    });
+    let mut found: Vec<(u32, u32)> = Vec::new();
+    let mut shaped: Vec<(Shape, TypeId)> = Vec::new();
 
     // The composites that may be on a by-value loop (see
     // `check_resolvable`), by index in `types`.
@@ -93,6 +123,21 @@ pub(crate) fn lower_types<'input>(
             continue;
         }
         let this = Some(NodeId(index as u32));
+        if let (Some(known_types), Some(shape)) = (
+            known_types,
+            shapes.as_ref().and_then(|shapes| shapes.get(index)),
+        ) {
+            let local = map.id(TypeRef::Node(NodeId(index as u32)))?;
+            debug_assert_eq!(local.0 as usize, types.len() + 1);
+            match known_types.get(shape) {
+                Some(table_id) => {
+                    found.push((local.0 - 1, table_id));
+                    types.push(STAND_IN);
+                    continue;
+                }
+                None => shaped.push((shape, local)),
+            }
+        }
         let ty = match node {
             Node::Base {
                 name,
@@ -379,7 +424,11 @@ pub(crate) fn lower_types<'input>(
     // The table lives until every CU is lowered: slack from the capacity
     // guess above would add up to tens of MB on a vmlinux.
     types.shrink_to_fit();
-    Ok(types)
+    Ok(LoweredTypes {
+        types,
+        known: found,
+        shaped,
+    })
 }
 
 /// A struct or union as lowered, and whether it may be on a loop of
@@ -722,7 +771,7 @@ mod tests {
 
     fn lower(cu: &CuModel<'static, '_>, features: &Features) -> Vec<Type<'static>> {
         let map = TypeMap::new(cu, 8).unwrap();
-        lower_types(&map, features).unwrap()
+        lower_types(&map, features, None).unwrap().types
     }
 
     #[test]
@@ -773,7 +822,7 @@ mod tests {
         };
         let map = TypeMap::new(&cu, 8).unwrap();
         assert!(matches!(
-            lower_types(&map, &features),
+            lower_types(&map, &features, None).map(|lowered| lowered.types),
             Err(Error::UnsupportedFloat { .. })
         ));
         // Without it, an INT as wide as the type.
@@ -1211,7 +1260,9 @@ mod tests {
         let mut map = TypeMap::new(cu, 8).unwrap();
         map.force = force;
         map.float = features.float;
-        let types = lower_types(&map, &features).map_err(|err| err.to_string());
+        let types = lower_types(&map, &features, None)
+            .map(|lowered| lowered.types)
+            .map_err(|err| err.to_string());
         (types, map.take_warnings())
     }
 

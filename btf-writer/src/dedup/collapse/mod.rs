@@ -29,7 +29,7 @@ mod real_files;
 mod scc;
 mod shape;
 
-use self::scc::{components, Components, Graph};
+use self::scc::{components_except, Components, Graph};
 pub use self::shape::MergedNames;
 use self::shape::{own_hash_and_refs, same_shape, shape_key};
 use super::common::Error;
@@ -215,17 +215,39 @@ pub struct PreparedCu<'a> {
     types: Vec<Type<'a>>,
     comps: Components,
     own: Vec<u64>,
+    /// Types whose table id is already known (index, id): their entries in
+    /// `types` only stand in for them.
+    known: Vec<(u32, u32)>,
 }
 
 impl<'a> PreparedCu<'a> {
     /// Prepares a CU's types (CU-local ids `1..=types.len()`), whose names
     /// are mostly in `names`.
     pub fn new(types: Vec<Type<'a>>, names: MergedNames) -> Result<Self, Error> {
+        Self::with_known(types, names, Vec::new())
+    }
+
+    /// [`PreparedCu::new`] of a CU some of whose types are known to be
+    /// table types already (index in `types`, table id): their entries in
+    /// `types` are not read, and must refer to nothing.
+    pub fn with_known(
+        types: Vec<Type<'a>>,
+        names: MergedNames,
+        known: Vec<(u32, u32)>,
+    ) -> Result<Self, Error> {
         let mut own = Vec::with_capacity(types.len());
-        let comps = components(&Graph::new(&types, |t, edges| {
+        let graph = Graph::new(&types, |t, edges| {
             own.push(own_hash_and_refs(t, names, |id| edges.add(id)))
-        })?);
-        Ok(PreparedCu { types, comps, own })
+        })?;
+        // Known types stand in with no references: they need no matching.
+        let settled: Vec<u32> = known.iter().map(|&(index, _)| index).collect();
+        let comps = components_except(&graph, &settled);
+        Ok(PreparedCu {
+            types,
+            comps,
+            own,
+            known,
+        })
     }
 
     /// Number of types.
@@ -236,6 +258,11 @@ impl<'a> PreparedCu<'a> {
     /// Whether the CU has no types.
     pub fn is_empty(&self) -> bool {
         self.types.is_empty()
+    }
+
+    /// Number of types known to be table types already.
+    pub fn known_count(&self) -> usize {
+        self.known.len()
     }
 }
 
@@ -251,11 +278,16 @@ pub struct Leftovers<'a> {
     _types: Vec<Type<'a>>,
     _comps: Components,
     _own: Vec<u64>,
+    _known: Vec<(u32, u32)>,
 }
 
 /// Where one CU's types went: the table id of each CU-local id.
 #[derive(Debug)]
-pub struct CuIds(Vec<u32>);
+pub struct CuIds {
+    ids: Vec<u32>,
+    /// The first id handed to a type new to the table.
+    first_new: u32,
+}
 
 impl CuIds {
     /// The table id of CU-local `id`; `void` stays `void`, ids past the
@@ -264,7 +296,13 @@ impl CuIds {
         if id == TypeId::VOID {
             return Some(TypeId::VOID);
         }
-        self.0.get(id.0 as usize - 1).map(|&t| TypeId(t))
+        self.ids.get(id.0 as usize - 1).map(|&t| TypeId(t))
+    }
+
+    /// Whether table id `id` went to one of the CU's types that were new
+    /// to the table (rather than to a type already there).
+    pub fn is_new(&self, id: TypeId) -> bool {
+        id.0 >= self.first_new
     }
 }
 
@@ -298,12 +336,31 @@ impl<'a> Collapser<'a> {
     /// Adds one CU's types, keeping only those without an identical copy
     /// in the table; returns where each went, and the rest of the CU.
     pub fn add(&mut self, prepared: PreparedCu<'a>) -> Result<(CuIds, Leftovers<'a>), Error> {
-        let PreparedCu { types, comps, own } = prepared;
+        let PreparedCu {
+            types,
+            comps,
+            own,
+            known,
+        } = prepared;
+        let mut ids = vec![NONE; types.len()];
+        let first = self.btf.first_id().0;
+        let end = first + self.btf.types.len() as u32;
+        for &(index, id) in &known {
+            // Only a type already in the table can be known.
+            if id < first || id >= end {
+                return Err(Error::Unresolved {
+                    type_id: TypeId(id),
+                });
+            }
+            if let Some(slot) = ids.get_mut(index as usize) {
+                *slot = id;
+            }
+        }
         let mut cu = CuMatch {
             types: &types,
             comps: &comps,
             own: &own,
-            ids: vec![NONE; types.len()],
+            ids,
         };
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.fit(types.len());
@@ -330,7 +387,10 @@ impl<'a> Collapser<'a> {
         self.file_new_types(&cu, &fresh, &mut scratch);
         scratch.forget(&fresh);
         self.scratch = scratch;
-        let ids = CuIds(cu.ids);
+        let ids = CuIds {
+            ids: cu.ids,
+            first_new: first + self.btf.types.len() as u32,
+        };
         // The new types are taken out of the CU's table, which is then
         // left with the rest (most of it) in place: moving every type out
         // one by one only to drop it cost more than dropping it.
@@ -350,6 +410,7 @@ impl<'a> Collapser<'a> {
                 _types: types,
                 _comps: comps,
                 _own: own,
+                _known: known,
             },
         ))
     }
@@ -390,6 +451,10 @@ impl<'a> Collapser<'a> {
     /// copy. Whether a target is new is seen while computing the key,
     /// which reads every target's table id anyway.
     fn match_single(&self, cu: &mut CuMatch<'_, 'a>, node: u32, scratch: &mut Scratch) {
+        // A known type is matched already.
+        if cu.ids.get(node as usize) != Some(&NONE) {
+            return;
+        }
         let Some(t) = cu.types.get(node as usize) else {
             return;
         };
