@@ -152,7 +152,8 @@ impl Shapes {
 pub(super) fn shapes(cu: &CuModel<'_, '_>, index: Option<Shape>) -> Shapes {
     let count = cu.nodes.len();
     let mut state = vec![UNVISITED; count];
-    let mut shape = vec![VOID; count];
+    // Read only where `state` says SHAPED.
+    let mut shape = vec![Shape(0, 0); count];
     let mut stack: Vec<u32> = Vec::new();
     for root in 0..count {
         if state[root] != UNVISITED {
@@ -170,14 +171,27 @@ pub(super) fn shapes(cu: &CuModel<'_, '_>, index: Option<Shape>) -> Shapes {
                     state[node] = OPEN;
                     // Targets not yet visited go on the stack; the node is
                     // shaped when it is on top again with all of them done.
+                    // One that is open (a cycle back to this node) or has
+                    // no shape settles it at once: neither has this node,
+                    // and the targets not visited yet are left for later.
                     let before = stack.len();
-                    for_each_target(this, |target| {
-                        if let TypeRef::Node(t) = target {
-                            if state.get(t.0 as usize) == Some(&UNVISITED) {
+                    let may_have_shape = all_targets(this, |target| match target {
+                        TypeRef::Void => true,
+                        TypeRef::Node(t) => match state.get(t.0 as usize) {
+                            Some(&UNVISITED) => {
                                 stack.push(t.0);
+                                true
                             }
-                        }
+                            Some(&SHAPED) => true,
+                            _ => false,
+                        },
                     });
+                    if !may_have_shape {
+                        stack.truncate(before);
+                        stack.pop();
+                        state[node] = UNSHAPED;
+                        continue;
+                    }
                     if stack.len() > before {
                         continue;
                     }
@@ -211,20 +225,18 @@ pub(super) fn shapes(cu: &CuModel<'_, '_>, index: Option<Shape>) -> Shapes {
     Shapes { state, shape }
 }
 
-/// Calls `f` with each reference of a node.
+/// Calls `f` with each reference of a node, in order, until it returns
+/// false; whether it never did.
 #[inline(always)]
-fn for_each_target(node: &Node<'_, '_>, mut f: impl FnMut(TypeRef)) {
+fn all_targets(node: &Node<'_, '_>, mut f: impl FnMut(TypeRef) -> bool) -> bool {
     match node {
-        Node::Base { .. } | Node::Enum { .. } | Node::Unsupported { .. } => {}
+        Node::Base { .. } | Node::Enum { .. } | Node::Unsupported { .. } => true,
         Node::Pointer { target, .. }
         | Node::Qualified { target, .. }
         | Node::Typedef { target, .. } => f(*target),
         Node::Array { elem, .. } => f(*elem),
-        Node::Composite { members, .. } => members.iter().for_each(|m| f(m.ty)),
-        Node::Subroutine { ret, params, .. } => {
-            f(*ret);
-            params.iter().for_each(|p| f(p.ty));
-        }
+        Node::Composite { members, .. } => members.iter().all(|m| f(m.ty)),
+        Node::Subroutine { ret, params, .. } => f(*ret) && params.iter().all(|p| f(p.ty)),
     }
 }
 
