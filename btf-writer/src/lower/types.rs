@@ -127,15 +127,18 @@ pub(crate) fn lower_types<'input>(
             known_types,
             shapes.as_ref().and_then(|shapes| shapes.get(index)),
         ) {
-            let local = map.id(TypeRef::Node(NodeId(index as u32)))?;
-            debug_assert_eq!(local.0 as usize, types.len() + 1);
-            match known_types.get(shape) {
-                Some(table_id) => {
-                    found.push((local.0 - 1, table_id));
-                    types.push(STAND_IN);
-                    continue;
+            // A node found known stands in at its own id: the next one, as
+            // for every node lowered here (checked, not assumed).
+            let local = TypeId(types.len() as u32 + 1);
+            if map.id(TypeRef::Node(NodeId(index as u32)))? == local {
+                match known_types.get(shape) {
+                    Some(table_id) => {
+                        found.push((local.0 - 1, table_id));
+                        types.push(STAND_IN);
+                        continue;
+                    }
+                    None => shaped.push((shape, local)),
                 }
-                None => shaped.push((shape, local)),
             }
         }
         let ty = match node {
