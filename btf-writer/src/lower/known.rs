@@ -432,15 +432,17 @@ pub(super) fn shape_of_leaf(node: &Node<'_, '_>) -> Option<Shape> {
 pub(super) const ADDED_INT: Shape = Shape(0x4528_21e6_38d0_1377, 0xbe54_66cf_34e9_0c6c);
 
 /// The table ids of the shapes filed so far (see the module docs): one
-/// writer (whoever adds a CU to the table, one at a time) and any number
-/// of readers (the workers lowering the next CUs), without a lock.
+/// writer at a time in the pipeline (whoever adds a CU to the table) and
+/// any number of readers (the workers lowering the next CUs), without a
+/// lock.
 ///
 /// An open-addressing table of a fixed number of slots: filing stops at
 /// three quarters full, which only means later copies are lowered again.
-/// A slot is two words: the shape's first half (never 0: 0 marks a free
-/// slot) and, below it, 32 bits of its second half and the table id. The
-/// writer stores the second word before the first, with release ordering;
-/// a reader that sees the first word sees the second.
+/// A slot is two words: the shape's first half (with its top bit set; 0
+/// marks a free slot, [`CLAIMED`] one being filled) and, below it, 32 bits
+/// of its second half and the table id. A writer claims a free slot, then
+/// stores the second word, then the first with release ordering: a reader
+/// that sees the first word sees the second.
 #[derive(Debug)]
 pub struct KnownTypes {
     /// Two words per slot.
@@ -448,15 +450,21 @@ pub struct KnownTypes {
     filed: AtomicUsize,
 }
 
+/// The first word of a slot being filled (no shape's: those have their
+/// top bit set).
+const CLAIMED: u64 = 1;
+
+/// The most slots a registry takes.
+const MAX_SLOTS: usize = 1 << 30;
+
 impl KnownTypes {
-    /// A registry of `slots` slots (rounded up to a power of two; 0 files
-    /// nothing). Each takes 16 bytes, zeroed by the system and so resident
-    /// only once used.
+    /// A registry of `slots` slots (rounded up to a power of two, at most
+    /// 2^30; 0 files nothing). Each takes 16 bytes, zeroed by the system
+    /// and so resident only once used.
     pub fn new(slots: usize) -> Self {
-        let slots = if slots == 0 {
-            0
-        } else {
-            slots.next_power_of_two()
+        let slots = match slots {
+            0 => 0,
+            _ => slots.min(MAX_SLOTS).next_power_of_two(),
         };
         let words = Box::<[AtomicU64]>::new_zeroed_slice(2 * slots);
         // SAFETY: all zero bits are a valid AtomicU64 (0).
@@ -497,14 +505,14 @@ impl KnownTypes {
     }
 
     /// Files `id` under `shape`, unless some id already is or the table is
-    /// full. Only one thread at a time may file (the one adding to the
-    /// table); any may look up meanwhile.
+    /// three quarters full. Any thread may file and look up meanwhile;
+    /// two filing one shape at once may both file it (a lookup then finds
+    /// one of the two).
     pub fn file(&self, shape: Shape, id: u32) {
         let Some(mask) = self.slot_count().checked_sub(1) else {
             return;
         };
-        let filed = self.filed.load(Ordering::Relaxed);
-        if (filed + 1) * 4 > self.slot_count() * 3 {
+        if (self.filed.load(Ordering::Relaxed) + 1) * 4 > self.slot_count() * 3 {
             return;
         }
         let first = Self::first_word(shape);
@@ -514,15 +522,19 @@ impl KnownTypes {
             else {
                 return;
             };
-            let word = head.load(Ordering::Relaxed);
-            if word == 0 {
-                rest.store((shape.1 >> 32) << 32 | u64::from(id), Ordering::Relaxed);
-                head.store(first, Ordering::Release);
-                self.filed.store(filed + 1, Ordering::Relaxed);
-                return;
-            }
-            if word == first && rest.load(Ordering::Relaxed) >> 32 == shape.1 >> 32 {
-                return;
+            match head.compare_exchange(0, CLAIMED, Ordering::Acquire, Ordering::Acquire) {
+                Ok(_) => {
+                    rest.store((shape.1 >> 32) << 32 | u64::from(id), Ordering::Relaxed);
+                    head.store(first, Ordering::Release);
+                    self.filed.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                Err(word) if word == first => {
+                    if rest.load(Ordering::Relaxed) >> 32 == shape.1 >> 32 {
+                        return;
+                    }
+                }
+                Err(_) => {}
             }
             at = (at + 1) & mask;
         }
@@ -870,8 +882,43 @@ mod tests {
         // Same first half, another second: not the same shape.
         let s = shape(3);
         assert_eq!(known.get(Shape(s.0, s.1 ^ 1 << 40)), None);
+        let huge = KnownTypes::new(usize::MAX);
+        assert_eq!(huge.slot_count(), MAX_SLOTS);
+        drop(huge);
         let none = KnownTypes::new(0);
         none.file(shape(1), 1);
         assert_eq!((none.get(shape(1)), none.len()), (None, 0));
+    }
+
+    /// Writers on several threads, readers meanwhile: a lookup finds the
+    /// id filed under its shape or nothing, never another's.
+    #[test]
+    fn the_registry_holds_under_concurrent_filing() {
+        let shape = |n: u64| ShapeHasher::new(2, n).pair(n, !n).finish();
+        let known = KnownTypes::new(1 << 12);
+        std::thread::scope(|threads| {
+            for writer in 0..4u64 {
+                let known = &known;
+                threads.spawn(move || {
+                    for n in (writer * 500)..(writer * 500 + 500) {
+                        known.file(shape(n), n as u32);
+                    }
+                });
+            }
+            for _ in 0..2 {
+                let known = &known;
+                threads.spawn(move || {
+                    for _ in 0..20 {
+                        for n in 0..2000u64 {
+                            if let Some(id) = known.get(shape(n)) {
+                                assert_eq!(id, n as u32);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(known.len(), 2000);
+        assert!((0..2000u64).all(|n| known.get(shape(n)) == Some(n as u32)));
     }
 }
