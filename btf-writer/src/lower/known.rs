@@ -439,7 +439,7 @@ pub(super) const ADDED_INT: Shape = Shape(0x4528_21e6_38d0_1377, 0xbe54_66cf_34e
 /// An open-addressing table of a fixed number of slots: filing stops at
 /// three quarters full, which only means later copies are lowered again.
 /// A slot is two words: the shape's first half (with its top bit set; 0
-/// marks a free slot, [`CLAIMED`] one being filled) and, below it, 32 bits
+/// marks a free slot, `CLAIMED` one being filled) and, below it, 32 bits
 /// of its second half and the table id. A writer claims a free slot, then
 /// stores the second word, then the first with release ordering: a reader
 /// that sees the first word sees the second.
