@@ -343,11 +343,13 @@ impl<'a> Collapser<'a> {
             known,
         } = prepared;
         let mut ids = vec![NONE; types.len()];
+        // The table's ids: `first..first_new`; the CU's new types take the
+        // ids from `first_new` on (matching adds nothing to the table).
         let first = self.btf.first_id().0;
-        let end = first + self.btf.types.len() as u32;
+        let first_new = first + self.btf.types.len() as u32;
         for &(index, id) in &known {
             // Only a type already in the table can be known.
-            if id < first || id >= end {
+            if id < first || id >= first_new {
                 return Err(Error::Unresolved {
                     type_id: TypeId(id),
                 });
@@ -370,8 +372,7 @@ impl<'a> Collapser<'a> {
 
         // New types take the next ids in CU order, so that the table lists
         // types in the order of their first occurrence.
-        let first = self.btf.first_id().0;
-        let mut next = first + self.btf.types.len() as u32;
+        let mut next = first_new;
         let mut fresh = Vec::new();
         for (index, id) in cu.ids.iter_mut().enumerate() {
             if *id == NEW {
@@ -389,7 +390,7 @@ impl<'a> Collapser<'a> {
         self.scratch = scratch;
         let ids = CuIds {
             ids: cu.ids,
-            first_new: first + self.btf.types.len() as u32,
+            first_new,
         };
         // The new types are taken out of the CU's table, which is then
         // left with the rest (most of it) in place: moving every type out
