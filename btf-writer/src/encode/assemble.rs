@@ -226,26 +226,21 @@ mod tests {
     use std::path::Path;
 
     use bumpalo::Bump;
-    use dwarf::ElfFile;
 
     use super::*;
+    use crate::lower::test_support::open_for_lowering;
     use crate::lower::{lower_cu_with, Features};
 
     /// The table `path`'s units make, added in order: with the known
     /// types found and filed as the pipeline does, or without any; and
     /// how many types were found known.
     fn table(path: &Path, with_known: bool) -> (Btf<'static>, usize) {
-        // Leaked so that names can borrow the file for the test's duration.
-        let elf: &'static ElfFile = Box::leak(Box::new(ElfFile::open(path).expect("open")));
-        let symbols = Box::leak(Box::new(elf.symbols().expect("symbols")));
-        let dwarf = Box::leak(Box::new(elf.dwarf().expect("dwarf")));
         let features = Features::parse(
             "encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func",
             true,
         )
         .expect("a known feature list");
-        let mut ctx = Context::new(features, symbols);
-        ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+        let (dwarf, ctx) = open_for_lowering(path, features);
         let names = dwarf
             .merged_debug_str()
             .map_or(MergedNames::NONE, MergedNames::of);

@@ -307,6 +307,24 @@ pub fn lower_cu_with<'input>(
 pub(crate) mod test_support {
     use dwarf::model::*;
 
+    use super::{Context, Features};
+
+    /// A real file opened for lowering: its DWARF, and a context with
+    /// `features` for it. Both are leaked, so that what is lowered can
+    /// borrow the file for the test's duration.
+    pub fn open_for_lowering(
+        path: &std::path::Path,
+        features: Features,
+    ) -> (&'static dwarf::Dwarf<'static>, Context<'static, 'static>) {
+        let elf: &'static dwarf::ElfFile =
+            Box::leak(Box::new(dwarf::ElfFile::open(path).expect("open")));
+        let symbols = Box::leak(Box::new(elf.symbols().expect("symbols")));
+        let dwarf = Box::leak(Box::new(elf.dwarf().expect("dwarf")));
+        let mut ctx = Context::new(features, symbols);
+        ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+        (dwarf, ctx)
+    }
+
     pub fn cu_with<'arena>(nodes: Vec<Node<'static, 'arena>>) -> CuModel<'static, 'arena> {
         CuModel {
             offset: 0,

@@ -5,21 +5,16 @@
 //! modules when the corpus is there (`make corpus`).
 
 use bumpalo::Bump;
-use dwarf::ElfFile;
 
 use super::MergedNames;
 use crate::dedup::{dedup, dedup_as, Collapser, Flavor, PreparedCu, StreamingDedup};
-use crate::lower::{lower_cu, Context, Features};
+use crate::lower::test_support::open_for_lowering;
+use crate::lower::{lower_cu, Features};
 
 /// Every CU's lowered types, in `.debug_info` order, and where the file's
 /// `.debug_str` is.
 fn lowered_cus(path: &std::path::Path) -> (Vec<Vec<crate::types::Type<'static>>>, MergedNames) {
-    // Leaked so that names can borrow the file for the test's duration.
-    let elf: &'static ElfFile = Box::leak(Box::new(ElfFile::open(path).expect("open")));
-    let symbols = Box::leak(Box::new(elf.symbols().expect("symbols")));
-    let dwarf = Box::leak(Box::new(elf.dwarf().expect("dwarf")));
-    let mut ctx = Context::new(Features::default(), symbols);
-    ctx.relocatable = matches!(elf.kind(), dwarf::ElfKind::Relocatable);
+    let (dwarf, ctx) = open_for_lowering(path, Features::default());
     let names = dwarf
         .merged_debug_str()
         .map_or(MergedNames::NONE, MergedNames::of);

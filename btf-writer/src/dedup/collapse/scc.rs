@@ -513,18 +513,23 @@ mod tests {
         (s.out, s.cyclic)
     }
 
+    /// A reproducible source of numbers below a bound (xorshift64), for
+    /// the random graphs.
+    fn xorshift(mut seed: u64) -> impl FnMut(u32) -> u32 {
+        move |below| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(below)) as u32
+        }
+    }
+
     /// On random graphs (sparse and dense, with self-references and
     /// repeated edges), the components, their order, their members and
     /// their cycle flags are the textbook algorithm's.
     #[test]
     fn components_are_tarjans_in_the_same_order() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut random = move |below: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % u64::from(below)) as u32
-        };
+        let mut random = xorshift(0x2545_f491_4f6c_dd1d);
         for round in 0..300 {
             let n = 1 + random(40);
             let fanout = 1 + round % 4;
@@ -563,13 +568,7 @@ mod tests {
     /// the whole graph, where each settled node is a component alone.
     #[test]
     fn settled_nodes_are_left_out_and_the_rest_kept_in_order() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut random = move |below: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % u64::from(below)) as u32
-        };
+        let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
         for round in 0..300 {
             let n = 1 + random(40);
             let settled: Vec<u32> = (0..n).filter(|_| random(3) == 0).collect();
