@@ -41,10 +41,11 @@
 //! depth first from it, and one hash over all of them. Found nodes went
 //! from 1.64 M to 2.33 M and the output stayed the same, but instructions
 //! went up 2.5% (11.93 G to 12.23 G at `-j1`), and the single-thread time
-//! by 11% (10 alternating pairs). The components cost the most: the `task_struct` graph of each
-//! unit (256 to 4,096 nodes) differs from unit to unit by which structs
-//! the unit defines, so its copies are rarely found (344 K of 1.16 M such
-//! members), yet each must be followed edge by edge to be shaped, and all
+//! by 11% (10 alternating pairs). The components cost the most: the
+//! `task_struct` graph of each unit (hundreds to thousands of nodes)
+//! differs from unit to unit by which structs the unit defines, so its
+//! copies are rarely found (344 K of 1.16 M members of cycles over 256
+//! nodes), yet each must be followed edge by edge to be shaped, and all
 //! that reaches it with it. Running Tarjan only on the nodes this DFS
 //! marks as reaching a cycle, and shaping only cycles of up to 256
 //! members, still cost about 1% more instructions than not shaping
