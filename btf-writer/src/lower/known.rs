@@ -48,8 +48,9 @@
 //! nodes), yet each must be followed edge by edge to be shaped, and all
 //! that reaches it with it. Running Tarjan only on the nodes this DFS
 //! marks as reaching a cycle, and shaping only cycles of up to 256
-//! members, still cost about 1% more instructions than not shaping
-//! cycles.
+//! members, still cost 1.5% more instructions than not shaping cycles
+//! (12.11 G; about 1% once the test build's lookup of its size limit,
+//! once per cycle, is taken out, an estimate).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
