@@ -4,7 +4,8 @@
 # alternating, $BENCH_RUNS times each (default 3). Prints, per kernel, the
 # medians of wall time, CPU time (user+sys) and peak RSS, and
 # btfenc/pahole ratios (below 1 means btfenc is better): of the medians,
-# and (ratio/r) the median of the ratios within each round. Then, per kernel,
+# and (ratio/r) the median of the ratios within each round, with the lowest
+# and highest of them. Then, per kernel,
 # the same for the vmlinux.h of btfenc's BTF: bpftool format c vs btfenc
 # dump --format c (whose outputs must be identical).
 #
@@ -77,6 +78,13 @@ round_ratio() {
 	paste -d ' ' "$out/btfenc.times" "$out/pahole.times" |
 		awk -v c="$1" '{ b = $c; p = $(c + 3); if (p > 0) print b / p }' | median |
 		awk '{ printf "%.2f", $1 }'
+}
+# The lowest and highest of those per-round ratios of COLUMN, "LOW-HIGH":
+# what one round alone could have reported.
+round_ratio_range() {
+	paste -d ' ' "$out/btfenc.times" "$out/pahole.times" |
+		awk -v c="$1" '{ b = $c; p = $(c + 3); if (p > 0) print b / p }' | sort -n |
+		awk 'NR == 1 { low = $1 } { high = $1 } END { printf "%.2f-%.2f", low, high }'
 }
 
 # vmlinux.h: bpftool's `btf dump file X format c` vs `btfenc dump --format
@@ -152,6 +160,7 @@ bench_kernel() {
 	# seconds, which moves both runs of a round together but not the
 	# medians of runs from different rounds.
 	printf '%-8s %10s %10s %14s\n' "ratio/r" "$(round_ratio 1)" "$(round_ratio 2)" "$(round_ratio 3)"
+	echo "ratio/r over the rounds: wall $(round_ratio_range 1), cpu $(round_ratio_range 2), peak RSS $(round_ratio_range 3)"
 	for tool in pahole btfenc; do
 		printf '%-8s peak RSS over the runs: %s MiB\n' "$tool" \
 			"$(awk '{ print $3 / 1024 }' "$out/$tool.times" | sort -n |
@@ -169,4 +178,4 @@ for kernel in $kernels; do
 	esac
 done
 echo "(medians of $runs runs each, alternating which runs first; ratio = btfenc / pahole of the medians;"
-echo " ratio/r = median over rounds of the ratio within a round)"
+echo " ratio/r = median over rounds of the ratio within a round, with its lowest and highest)"
