@@ -73,17 +73,17 @@ measure() {
 
 column_median() { awk -v c="$2" '{ print $c }' "$out/$1.times" | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-# Median over rounds of btfenc's COLUMN divided by pahole's in the same round.
-round_ratio() {
+# btfenc's COLUMN divided by pahole's in the same round, a line per round.
+round_ratios() {
 	paste -d ' ' "$out/btfenc.times" "$out/pahole.times" |
-		awk -v c="$1" '{ b = $c; p = $(c + 3); if (p > 0) print b / p }' | median |
-		awk '{ printf "%.2f", $1 }'
+		awk -v c="$1" '{ b = $c; p = $(c + 3); if (p > 0) print b / p }'
 }
-# The lowest and highest of those per-round ratios of COLUMN, "LOW-HIGH":
-# what one round alone could have reported.
+# Their median.
+round_ratio() { round_ratios "$1" | median | awk '{ printf "%.2f", $1 }'; }
+# Their lowest and highest, "LOW-HIGH": what one round alone could have
+# reported.
 round_ratio_range() {
-	paste -d ' ' "$out/btfenc.times" "$out/pahole.times" |
-		awk -v c="$1" '{ b = $c; p = $(c + 3); if (p > 0) print b / p }' | sort -n |
+	round_ratios "$1" | sort -n |
 		awk 'NR == 1 { low = $1 } { high = $1 } END { printf "%.2f-%.2f", low, high }'
 }
 
