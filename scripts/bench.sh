@@ -73,6 +73,12 @@ measure() {
 
 column_median() { awk -v c="$2" '{ print $c }' "$out/$1.times" | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# The lowest and highest of the numbers on stdin, one per line, as
+# "LOW-HIGH" with DIGITS decimals.
+low_high() {
+	sort -g | awk -v d="$1" 'NR == 1 { low = $1 } { high = $1 }
+		END { printf "%." d "f-%." d "f", low, high }'
+}
 # btfenc's COLUMN divided by pahole's in the same round, a line per round.
 round_ratios() {
 	paste -d ' ' "$out/btfenc.times" "$out/pahole.times" |
@@ -80,12 +86,8 @@ round_ratios() {
 }
 # Their median.
 round_ratio() { round_ratios "$1" | median | awk '{ printf "%.2f", $1 }'; }
-# Their lowest and highest, "LOW-HIGH": what one round alone could have
-# reported.
-round_ratio_range() {
-	round_ratios "$1" | sort -n |
-		awk 'NR == 1 { low = $1 } { high = $1 } END { printf "%.2f-%.2f", low, high }'
-}
+# Their lowest and highest: what one round alone could have reported.
+round_ratio_range() { round_ratios "$1" | low_high 2; }
 
 # vmlinux.h: bpftool's `btf dump file X format c` vs `btfenc dump --format
 # c` on the BTF btfenc just wrote (the outputs must be identical), also
@@ -163,8 +165,7 @@ bench_kernel() {
 	echo "ratio/r over the rounds: wall $(round_ratio_range 1), cpu $(round_ratio_range 2), peak RSS $(round_ratio_range 3)"
 	for tool in pahole btfenc; do
 		printf '%-8s peak RSS over the runs: %s MiB\n' "$tool" \
-			"$(awk '{ print $3 / 1024 }' "$out/$tool.times" | sort -n |
-				awk 'NR == 1 { low = $1 } { high = $1 } END { printf "%.1f-%.1f", low, high }')"
+			"$(awk '{ print $3 / 1024 }' "$out/$tool.times" | low_high 1)"
 	done
 	echo
 	((busy > 0)) || bench_c_header
