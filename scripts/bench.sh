@@ -5,9 +5,9 @@
 # medians of wall time, CPU time (user+sys) and peak RSS, and
 # btfenc/pahole ratios (below 1 means btfenc is better): of the medians,
 # and (ratio/r) the median of the ratios within each round, with the lowest
-# and highest of them. Then, per kernel,
-# the same for the vmlinux.h of btfenc's BTF: bpftool format c vs btfenc
-# dump --format c (whose outputs must be identical).
+# and highest of them. Then, per kernel, the same for the vmlinux.h of
+# btfenc's BTF: bpftool format c vs btfenc dump --format c (whose outputs
+# must be identical).
 #
 # With PAHOLE131=/path/to/pahole (a pahole 1.31, dwarves 1436daf; the repo
 # installs none), that pahole is the one timed, and both tools get each
