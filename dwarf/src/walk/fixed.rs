@@ -14,6 +14,11 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// of its children if it `has_children`. `false`, with nothing done,
     /// for a parameter of a function (not of a function type): those take
     /// the general path.
+    ///
+    /// Inlined into the walk's loop, its one caller: called, its frame
+    /// (registers saved and restored, the `Result` written to memory) cost
+    /// 2% of the instructions of Debian's vmlinux (cachegrind, `-j1`).
+    #[inline(always)]
     pub(super) fn visit_fixed(
         &mut self,
         layout: &Layout,
