@@ -65,7 +65,8 @@
 //! any cycle, is not matched to the table's copy of it (that alone cost
 //! 1.4% more instructions). With that change, instructions at `-j1` were
 //! 12.26 G without the list and 10.51 G with it: 12% below the 11.93 G of
-//! the code as it is, without the change or the list. That is a ceiling:
+//! the code as it was then, without the change or the list (the walk's
+//! fast path has been inlined since: 11.68 G). That is a ceiling:
 //! the list came free, and a real build would have to tell an exact copy
 //! before reading its members (from a key of the members' own fields,
 //! confirmed once its member types are known), which costs part of it.
