@@ -542,13 +542,13 @@ impl Layout {
 
     /// A composite's size in bytes (at most four bytes: the general path's
     /// 32-bit check passes).
-    #[inline]
+    #[inline(always)]
     pub(super) fn byte_size(&self, die: &Die<'_>) -> Option<u32> {
         u32::try_from(self.value(die, self.byte_size)?).ok()
     }
 
     /// Whether a composite is a declaration.
-    #[inline]
+    #[inline(always)]
     pub(super) fn declaration(&self, die: &Die<'_>) -> bool {
         match self.declaration {
             Declaration::Absent => false,
@@ -558,7 +558,7 @@ impl Layout {
     }
 
     /// An enumerator's value, in the raw form the general path keeps.
-    #[inline]
+    #[inline(always)]
     pub(super) fn constant<'input>(&self, die: &Die<'input>) -> Option<Value<'input>> {
         match self.constant_form {
             ConstantForm::Absent => None,
