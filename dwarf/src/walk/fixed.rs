@@ -48,7 +48,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             _ => return self.visit_fixed_leaf(layout, die, offset),
         };
         if has_children {
-            self.stack.push(scope);
+            self.push_scope(scope);
         } else {
             self.close(scope);
         }

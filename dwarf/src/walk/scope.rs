@@ -129,13 +129,13 @@ impl Scope<'_, '_> {
         }
     }
 
-    /// Whether a child DIE whose declaration has the [`wanted_in`] mask
-    /// `wanted_in` is worth decoding here; all others are skipped with
-    /// their subtrees. One bit test per DIE instead of matching its tag
-    /// against the scope's list.
+    /// This scope's bit in the [`wanted_in`] masks: a child DIE whose
+    /// declaration's mask has it is worth decoding here; all others are
+    /// skipped with their subtrees. One bit test per DIE instead of
+    /// matching its tag against the scope's list.
     #[inline(always)]
-    pub(super) fn wants(&self, wanted_in: u16) -> bool {
-        wanted_in & (1 << self.class() as u16) != 0
+    pub(super) fn wants_bit(&self) -> u16 {
+        1 << self.class() as u16
     }
 }
 
