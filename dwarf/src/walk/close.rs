@@ -5,6 +5,18 @@ use super::scope::{AnnotationTarget, Scope};
 use super::Walker;
 use crate::model::Node;
 
+/// `items` copied into `arena`, or the empty slice without a call: most
+/// lists of tags are empty (a copy of none still cost a `memcpy` call and
+/// an allocation, once per struct, union and function).
+#[inline(always)]
+fn copied<'arena, T: Copy>(arena: &'arena bumpalo::Bump, items: &[T]) -> &'arena [T] {
+    if items.is_empty() {
+        &[]
+    } else {
+        arena.alloc_slice_copy(items)
+    }
+}
+
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Finishes a scope whose children have all been read.
     pub(super) fn close(&mut self, scope: Scope<'input, 'arena>) {
@@ -16,11 +28,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 varargs,
                 decl_tags,
             } => {
-                let params = self
-                    .arena
-                    .alloc_slice_copy(self.open_function_params.get(first_param..).unwrap_or(&[]));
+                let params = copied(
+                    self.arena,
+                    self.open_function_params.get(first_param..).unwrap_or(&[]),
+                );
                 self.open_function_params.truncate(first_param);
-                let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
+                let decl_tags = copied(self.arena, &decl_tags);
                 if let Some(function) = self.functions.get_mut(index) {
                     function.params = params;
                     function.varargs = varargs;
@@ -36,11 +49,12 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 first_member,
                 decl_tags,
             } => {
-                let members = self
-                    .arena
-                    .alloc_slice_copy(self.open_members.get(first_member..).unwrap_or(&[]));
+                let members = copied(
+                    self.arena,
+                    self.open_members.get(first_member..).unwrap_or(&[]),
+                );
                 self.open_members.truncate(first_member);
-                let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
+                let decl_tags = copied(self.arena, &decl_tags);
                 self.set_node(
                     node,
                     Node::Composite {
@@ -64,9 +78,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 first_param,
                 varargs,
             } => {
-                let params = self
-                    .arena
-                    .alloc_slice_copy(self.open_params.get(first_param..).unwrap_or(&[]));
+                let params = copied(
+                    self.arena,
+                    self.open_params.get(first_param..).unwrap_or(&[]),
+                );
                 self.open_params.truncate(first_param);
                 self.set_node(
                     node,
@@ -94,7 +109,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 decl_tags,
             } => {
                 if !decl_tags.is_empty() {
-                    let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
+                    let decl_tags = copied(self.arena, &decl_tags);
                     self.set_node(
                         node,
                         Node::Typedef {
