@@ -18,6 +18,9 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Inlined into the walk's loop, its one caller: called, its frame
     /// (registers saved and restored, the `Result` written to memory) cost
     /// 2% of the instructions of Debian's vmlinux (cachegrind, `-j1`).
+    /// One match on the kind serves every DIE: the kinds without children
+    /// return from their arm, where a second function matching them again
+    /// cost 0.8% more.
     #[inline(always)]
     pub(super) fn visit_fixed(
         &mut self,
@@ -45,25 +48,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             // What `visit` makes of a lexical block.
             Kind::Block => Scope::Body,
-            _ => return self.visit_fixed_leaf(layout, die, offset),
-        };
-        if has_children {
-            self.push_scope(scope);
-        } else {
-            self.close(scope);
-        }
-        Ok(true)
-    }
-
-    /// [`Walker::visit_fixed`] for DIEs without children.
-    #[inline(always)]
-    pub(super) fn visit_fixed_leaf(
-        &mut self,
-        layout: &Layout,
-        die: Die<'input>,
-        offset: u64,
-    ) -> Result<bool> {
-        match layout.kind {
             Kind::Member => {
                 let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
@@ -78,6 +62,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         decl_tags: &[],
                     });
                 }
+                return Ok(true);
             }
             Kind::Bitfield => {
                 let name = self.fixed_name(layout, &die, offset)?;
@@ -95,6 +80,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         decl_tags: &[],
                     });
                 }
+                return Ok(true);
             }
             Kind::Pointer => {
                 let id = self.node_id(offset);
@@ -106,11 +92,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         type_tags: &[],
                     },
                 );
+                return Ok(true);
             }
             Kind::Qualified(qualifier) => {
                 let id = self.node_id(offset);
                 let target = self.fixed_type(layout.ty(&die));
                 self.set_node(id, Node::Qualified { qualifier, target });
+                return Ok(true);
             }
             Kind::Typedef => {
                 let id = self.node_id(offset);
@@ -125,6 +113,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                         decl_tags: &[],
                     },
                 );
+                return Ok(true);
             }
             Kind::Enumerator => {
                 let name = self.fixed_name(layout, &die, offset)?;
@@ -134,12 +123,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 {
                     pending.enumerators.push((name, value));
                 }
+                return Ok(true);
             }
             Kind::Subrange => {
                 let count = layout.subrange_count(&die);
                 if let Some(Scope::Array { dims, .. }) = self.stack.last_mut() {
                     dims.push(count);
                 }
+                return Ok(true);
             }
             Kind::Param => {
                 if !matches!(self.stack.last(), Some(Scope::Subroutine { .. })) {
@@ -149,9 +140,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 let ty = self.fixed_type(layout.ty(&die));
                 // Checked above: the parameter belongs to a prototype.
                 self.open_params.push(Param::of_prototype(name, ty));
+                return Ok(true);
             }
-            // Opened scopes, handled by the caller.
-            Kind::Composite(_) | Kind::Subroutine | Kind::Array | Kind::Block => {}
+        };
+        if has_children {
+            self.push_scope(scope);
+        } else {
+            self.close(scope);
         }
         Ok(true)
     }
