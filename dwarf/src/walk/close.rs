@@ -109,7 +109,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 decl_tags,
             } => {
                 if !decl_tags.is_empty() {
-                    let decl_tags = copied(self.arena, &decl_tags);
+                    let decl_tags = self.arena.alloc_slice_copy(&decl_tags);
                     self.set_node(
                         node,
                         Node::Typedef {

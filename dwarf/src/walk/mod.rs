@@ -524,7 +524,7 @@ struct Walker<'a, 'input, 'arena> {
     /// [`Scope::wants_bit`] of the scope on top of `stack` (0 when it is
     /// empty), kept by [`Walker::push_scope`] and [`Walker::pop_scope`]:
     /// every DIE is tested against it, and matching the scope for it each
-    /// time cost 1% of the instructions.
+    /// time cost 0.9% of the instructions (Debian's vmlinux, `-j1`).
     top_wants: u16,
     /// Members of the open aggregates, innermost last: one list reused for
     /// the whole unit instead of one growing list per aggregate (nested
