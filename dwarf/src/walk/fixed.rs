@@ -144,7 +144,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
         };
         if has_children {
-            self.push_scope(scope);
+            self.stack.push(scope);
         } else {
             self.close(scope);
         }

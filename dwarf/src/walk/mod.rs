@@ -74,7 +74,7 @@ use self::pending::{
     ParamOrigin, PendingBitfield, PendingEnum, RawFunction, RawParam, RawVariable,
 };
 use self::rules::{language, Value};
-use self::scope::Scope;
+use self::scope::{Scope, Scopes};
 
 /// Walks one unit of `dwarf` into a model whose slices live in `arena`.
 ///
@@ -520,12 +520,7 @@ struct Walker<'a, 'input, 'arena> {
     nodes: Vec<Node<'input, 'arena>>,
     /// Node id of every type DIE referenced or visited, by unit offset.
     ids: NodeIds,
-    stack: Vec<Scope<'input, 'arena>>,
-    /// [`Scope::wants_bit`] of the scope on top of `stack` (0 when it is
-    /// empty), kept by [`Walker::push_scope`] and [`Walker::pop_scope`]:
-    /// every DIE is tested against it, and matching the scope for it each
-    /// time cost 0.9% of the instructions (Debian's vmlinux, `-j1`).
-    top_wants: u16,
+    stack: Scopes<'input, 'arena>,
     /// Members of the open aggregates, innermost last: one list reused for
     /// the whole unit instead of one growing list per aggregate (nested
     /// aggregates close before their parent takes more members).
@@ -611,8 +606,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             current_die: 0,
             odd_names: false,
             ids,
-            stack: Vec::new(),
-            top_wants: 0,
+            stack: Scopes::default(),
             open_members: Vec::new(),
             open_params: Vec::new(),
             open_function_params: Vec::new(),
@@ -647,21 +641,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         self.error(ErrorKind::Dwarf(err), offset)
     }
 
-    /// Opens a scope for the children of the DIE just read.
-    #[inline(always)]
-    pub(super) fn push_scope(&mut self, scope: Scope<'input, 'arena>) {
-        self.top_wants = scope.wants_bit();
-        self.stack.push(scope);
-    }
-
-    /// Takes the innermost open scope off the stack.
-    #[inline(always)]
-    fn pop_scope(&mut self) -> Option<Scope<'input, 'arena>> {
-        let scope = self.stack.pop();
-        self.top_wants = self.stack.last().map_or(0, Scope::wants_bit);
-        scope
-    }
-
     fn walk(&mut self, abbrevs: &UnitAbbrevs) -> Result<()> {
         let unit = self.unit;
         let unit_offset = self.unit_offset;
@@ -677,7 +656,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .map_err(|err| self.gimli_error(err, offset))?;
             let Some(abbrev) = abbrev else {
                 // A null entry ends the innermost open list of children.
-                if let Some(scope) = self.pop_scope() {
+                if let Some(scope) = self.stack.pop() {
                     self.close(scope);
                 }
                 if self.stack.is_empty() {
@@ -704,13 +683,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                     self.check_unit_end(&entries, root_offset)?;
                     break;
                 }
-                self.push_scope(Scope::Unit);
+                self.stack.push(Scope::Unit);
                 continue;
             }
             // A function body's variable whose abbreviation rules out a
             // static address would be read only to be dropped: its mask
             // says so (see `scope::wanted_in`).
-            let wanted = abbrev.wanted_in & self.top_wants != 0;
+            let wanted = self.stack.wants(abbrev.wanted_in);
             if wanted {
                 if let Some(layout) = &abbrev.layout {
                     let before = entries.position();
@@ -734,7 +713,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                                 .seek(sibling.0)
                                 .map_err(|err| self.gimli_error(err, offset))?;
                         }
-                        _ => self.push_scope(Scope::Skip),
+                        _ => self.stack.push(Scope::Skip),
                     }
                 }
                 continue;
@@ -744,14 +723,14 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 .map_err(|err| self.gimli_error(err, offset))?;
             let scope = self.visit(tag, &attrs, offset)?;
             if abbrev.has_children {
-                self.push_scope(scope);
+                self.stack.push(scope);
             } else {
                 self.close(scope);
             }
         }
         // A truncated unit leaves scopes open: close them so that what was
         // read is not lost, the caller already got every DIE there was.
-        while let Some(scope) = self.pop_scope() {
+        while let Some(scope) = self.stack.pop() {
             self.close(scope);
         }
         Ok(())

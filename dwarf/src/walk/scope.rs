@@ -134,8 +134,59 @@ impl Scope<'_, '_> {
     /// skipped with their subtrees. One bit test per DIE instead of
     /// matching its tag against the scope's list.
     #[inline(always)]
-    pub(super) fn wants_bit(&self) -> u16 {
+    fn wants_bit(&self) -> u16 {
         1 << self.class() as u16
+    }
+}
+
+/// The open scopes, innermost last, with the innermost one's
+/// [`Scope::wants_bit`] kept beside them as they are pushed and popped:
+/// every DIE is tested against it, and matching the scope for it each time
+/// cost 0.9% of the instructions (Debian's vmlinux, `-j1`).
+#[derive(Default)]
+pub(super) struct Scopes<'input, 'arena> {
+    open: Vec<Scope<'input, 'arena>>,
+    /// The last scope's bit, 0 when none is open.
+    top_wants: u16,
+}
+
+impl<'input, 'arena> Scopes<'input, 'arena> {
+    /// Opens a scope for the children of the DIE just read.
+    #[inline(always)]
+    pub(super) fn push(&mut self, scope: Scope<'input, 'arena>) {
+        self.top_wants = scope.wants_bit();
+        self.open.push(scope);
+    }
+
+    /// Takes the innermost open scope off.
+    #[inline(always)]
+    pub(super) fn pop(&mut self) -> Option<Scope<'input, 'arena>> {
+        let scope = self.open.pop();
+        self.top_wants = self.open.last().map_or(0, Scope::wants_bit);
+        scope
+    }
+
+    #[inline(always)]
+    pub(super) fn last(&self) -> Option<&Scope<'input, 'arena>> {
+        self.open.last()
+    }
+
+    /// The innermost scope, to collect into: its kind cannot change here.
+    #[inline(always)]
+    pub(super) fn last_mut(&mut self) -> Option<&mut Scope<'input, 'arena>> {
+        self.open.last_mut()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    /// Whether a child DIE whose declaration has the [`wanted_in`] mask
+    /// `wanted_in` is worth decoding in the innermost scope (never when
+    /// none is open).
+    #[inline(always)]
+    pub(super) fn wants(&self, wanted_in: u16) -> bool {
+        wanted_in & self.top_wants != 0
     }
 }
 
