@@ -187,7 +187,19 @@ impl Shapes {
 /// The shape of each node of `cu` (none for a node that reaches a cycle,
 /// or whose lowering adds types of its own), `index` being what the CU's
 /// arrays are indexed by (see `lower_types`).
-pub(super) fn shapes(cu: &CuModel<'_, '_>, index: Option<Shape>) -> Shapes {
+///
+/// Each shape's slot in `known_types` starts loading as soon as the shape
+/// is known: `lower_types` looks every shape up once the whole CU is
+/// shaped, and by then the slots (about 100 KB for a CU of average size)
+/// are in the core's cache. Looked up cold, the load of the slot took a
+/// fifth of `lower_types`' samples on Debian 6.1's vmlinux (`perf`, cpu
+/// clock); prefetching it here took about 3% off btfenc's CPU time for
+/// 0.1% more instructions.
+pub(super) fn shapes(
+    cu: &CuModel<'_, '_>,
+    index: Option<Shape>,
+    known_types: &KnownTypes,
+) -> Shapes {
     let count = cu.nodes.len();
     let mut state = vec![UNVISITED; count];
     // Read only where `state` says SHAPED.
@@ -253,7 +265,10 @@ pub(super) fn shapes(cu: &CuModel<'_, '_>, index: Option<Shape>) -> Shapes {
                 }
             };
             let (new_state, new_shape) = match shape_of(this, index, target_shape) {
-                Some(found) => (SHAPED, found),
+                Some(found) => {
+                    known_types.prefetch(found);
+                    (SHAPED, found)
+                }
                 None => (UNSHAPED, VOID),
             };
             state[node] = new_state;
@@ -521,6 +536,28 @@ impl KnownTypes {
         shape.0 | 1 << 63
     }
 
+    /// Starts loading the slot where a lookup of `shape` begins (see
+    /// [`shapes`]): a hint, with no effect on any result.
+    #[inline(always)]
+    pub fn prefetch(&self, shape: Shape) {
+        let Some(mask) = self.slot_count().checked_sub(1) else {
+            return;
+        };
+        let at = (shape.1 as usize) & mask;
+        if let Some(word) = self.words.get(2 * at) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch never faults or changes memory; SSE is
+            // part of the x86_64 baseline.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    word.as_ptr().cast_const().cast(),
+                );
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = word;
+        }
+    }
+
     /// The table id filed under `shape`, if any.
     #[inline]
     pub fn get(&self, shape: Shape) -> Option<u32> {
@@ -604,7 +641,7 @@ mod tests {
     const B: &str = "b";
 
     fn shape_in(cu: &CuModel<'_, '_>, index: usize) -> Option<Shape> {
-        shapes(cu, Some(ADDED_INT)).get(index)
+        shapes(cu, Some(ADDED_INT), &KnownTypes::new(0)).get(index)
     }
 
     fn member(name: &'static str, ty: TypeRef, bit_offset: u64) -> Member<'static, 'static> {
@@ -817,10 +854,15 @@ mod tests {
         // An array's index is part of its shape.
         let cu = cu_with(vec![base(INT, 4, BaseEncoding::Signed), array(vec![4])]);
         assert_ne!(
-            shapes(&cu, Some(ADDED_INT)).get(1),
-            shapes(&cu, shape_of_leaf(&base(INT, 4, BaseEncoding::Signed))).get(1)
+            shapes(&cu, Some(ADDED_INT), &KnownTypes::new(0)).get(1),
+            shapes(
+                &cu,
+                shape_of_leaf(&base(INT, 4, BaseEncoding::Signed)),
+                &KnownTypes::new(0)
+            )
+            .get(1)
         );
-        assert_eq!(shapes(&cu, None).get(1), None);
+        assert_eq!(shapes(&cu, None, &KnownTypes::new(0)).get(1), None);
     }
 
     /// A struct and the pointer back to it reach a cycle, and so does all
@@ -844,7 +886,7 @@ mod tests {
             // 3: a plain int.
             base(INT, 4, BaseEncoding::Signed),
         ]);
-        let found = shapes(&cu, Some(ADDED_INT));
+        let found = shapes(&cu, Some(ADDED_INT), &KnownTypes::new(0));
         assert_eq!(
             (0..4).map(|i| found.get(i).is_some()).collect::<Vec<_>>(),
             [false, false, false, true]
@@ -864,7 +906,7 @@ mod tests {
                 leak(vec![member(A, node(1), 0), member(B, node(0), 64)]),
             ),
         ]);
-        let found = shapes(&reordered, Some(ADDED_INT));
+        let found = shapes(&reordered, Some(ADDED_INT), &KnownTypes::new(0));
         assert!(found.get(0).is_some() && found.get(1).is_none() && found.get(2).is_none());
     }
 
@@ -895,7 +937,7 @@ mod tests {
                 decl_tags: &[],
             },
         ]);
-        let found = shapes(&cu, Some(ADDED_INT));
+        let found = shapes(&cu, Some(ADDED_INT), &KnownTypes::new(0));
         assert!(found.get(0).is_some());
         assert!((1..4).all(|i| found.get(i).is_none()));
     }

@@ -105,12 +105,12 @@ pub(crate) fn lower_types<'input>(
     };
     // What the CU's arrays are indexed by, as a shape: the `int` node's,
     // or the `int` added above.
-    let shapes = known_types.map(|_| {
+    let shapes = known_types.map(|known_types| {
         let index_shape = match int_node.and_then(|position| cu.nodes.get(position)) {
             Some(int) => known::shape_of_leaf(int),
             None => Some(ADDED_INT),
         };
-        known::shapes(cu, index_shape)
+        known::shapes(cu, index_shape, known_types)
     });
     let mut found: Vec<(u32, u32)> = Vec::new();
     let mut shaped: Vec<(Shape, TypeId)> = Vec::new();
