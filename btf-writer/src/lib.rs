@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 
+mod cache_hint;
 pub mod dedup;
 pub mod diff;
 pub mod distill;

@@ -545,16 +545,7 @@ impl KnownTypes {
         };
         let at = (shape.1 as usize) & mask;
         if let Some(word) = self.words.get(2 * at) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch never faults or changes memory; SSE is
-            // part of the x86_64 baseline.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    word.as_ptr().cast_const().cast(),
-                );
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = word;
+            crate::cache_hint::prefetch(word);
         }
     }
 
