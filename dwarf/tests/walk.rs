@@ -953,3 +953,86 @@ fn type_units_are_refused_clearly() {
         );
     }
 }
+
+/// A member's name that points past `.debug_str` is an error naming that
+/// member's DIE, although the walk looks member names up only when their
+/// struct closes (see `Walker::member_name`).
+#[test]
+fn a_member_name_past_debug_str_is_an_error_naming_its_die() {
+    let source = "struct holder { int zz_first_member_name; int zz_second_member_name; } h;\n\
+                  int main(void) { return h.zz_first_member_name; }\n";
+    let Some((_dir, exe)) = compile("gcc", &["-g", "-gdwarf-5"], source, "t") else {
+        return;
+    };
+    let bytes = std::fs::read(&exe).expect("read");
+    let (str_offset, str_size) = section_range(&bytes, ".debug_str").expect(".debug_str");
+    let (info_offset, info_size) = section_range(&bytes, ".debug_info").expect(".debug_info");
+    let name = b"zz_second_member_name\0";
+    let strp = bytes[str_offset..str_offset + str_size]
+        .windows(name.len())
+        .position(|w| w == name)
+        .expect("gcc keeps a long member name in .debug_str") as u32;
+
+    // The member's DIE, read by gimli from the intact file.
+    let file = object::File::parse(&*bytes).expect("parse");
+    let dwarf = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
+        use object::{Object, ObjectSection};
+        let data = file
+            .section_by_name(id.name())
+            .and_then(|s| s.data().ok())
+            .unwrap_or(&[]);
+        Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
+    })
+    .expect("gimli");
+    let mut member_die = None;
+    let mut units = dwarf.units();
+    while let Some(header) = units.next().expect("unit header") {
+        let unit = dwarf.unit(header).expect("unit");
+        let mut entries = unit.entries();
+        while let Some(entry) = entries.next_dfs().expect("entry") {
+            let named = entry.attr_value(gimli::DW_AT_name);
+            if entry.tag() == gimli::DW_TAG_member
+                && named
+                    == Some(gimli::AttributeValue::DebugStrRef(gimli::DebugStrOffset(
+                        strp as usize,
+                    )))
+            {
+                let offset = entry.offset().to_debug_info_offset(&unit.header);
+                member_die = offset.map(|o| o.0);
+            }
+        }
+    }
+    let member_die = member_die.expect("the member's DIE names it by DW_FORM_strp");
+
+    // Its DW_FORM_strp value (4 bytes in 32-bit DWARF) is the only place
+    // .debug_info holds those 4 bytes: make it point past the section.
+    let info = &bytes[info_offset..info_offset + info_size];
+    let hits: Vec<usize> = info
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == strp.to_le_bytes())
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(
+        hits.len(),
+        1,
+        "the name's offset appears once in .debug_info"
+    );
+    let mut mutated = bytes.clone();
+    let at = info_offset + hits[0];
+    mutated[at..at + 4].copy_from_slice(&(str_size as u32 + 16).to_le_bytes());
+
+    let file = ElfFile::from_bytes("names.o", mutated).expect("headers are intact");
+    let dwarf = file.dwarf().expect("unit headers are intact");
+    let arena = bumpalo::Bump::new();
+    let err = dwarf
+        .units()
+        .iter()
+        .find_map(|unit| dwarf::walk::walk_unit(&dwarf, unit, &arena).err())
+        .expect("a name past .debug_str is an error");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("names.o: .debug_info at {member_die:#x}")),
+        "{message}"
+    );
+}
