@@ -244,24 +244,6 @@ impl<'input> Strings<'input> {
         self.debug_str.get(offset).map(|text| (text, false))
     }
 
-    /// Starts loading what [`Strings::debug_str_name`] reads first for
-    /// `offset`: a hint, with no effect on any result.
-    #[inline(always)]
-    pub(crate) fn prefetch_name(&self, offset: usize) {
-        if let Some(pair) = self.debug_str_bits.pairs.get(offset / 64) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch never faults or changes memory; SSE is
-            // part of the x86_64 baseline.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    pair.as_ptr().cast(),
-                );
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = pair;
-        }
-    }
-
     /// The string an attribute value names, with the same results as
     /// gimli's `Dwarf::attr_string` followed by a UTF-8 check.
     pub(crate) fn get(

@@ -207,16 +207,18 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
 
     /// [`Walker::fixed_name`] of a member about to be pushed on
     /// `open_members`, except that a `.debug_str` name is left `None` and
-    /// looked up only when the aggregate closes ([`Walker::name_members`]),
-    /// its [`NameBits`](crate::strings) starting to load now.
+    /// looked up only when the aggregate closes ([`Walker::name_members`]).
     ///
-    /// Why: the names are at random places of a `.debug_str` whose bits
-    /// (870 KB on Debian 6.1's vmlinux) do not stay in a core's cache, and
-    /// looked up at once each member's lookup stalled the walk until its
-    /// bits arrived: that one load took 5% of btfenc's samples (`perf`, cpu
-    /// clock). Looked up together at the close, the loads of an aggregate's
-    /// members overlap and have mostly arrived: 2.4% more instructions
+    /// Why: the names are at random places of a `.debug_str` whose
+    /// [`NameBits`](crate::strings) (870 KB on Debian 6.1's vmlinux) do not
+    /// stay in a core's cache, and looked up at once each member's lookup
+    /// stalled the walk until its bits arrived: that one load took 5% of
+    /// btfenc's samples (`perf`, cpu clock). Looked up one after another
+    /// at the close, the lookups of an aggregate's members depend on each
+    /// other in nothing, and their loads overlap: 2.4% more instructions
     /// (cachegrind), but 4.9% less CPU time (10 alternating pairs, `-j`).
+    /// Prefetching each name's bits as the member is read as well made no
+    /// difference (10 more pairs).
     #[inline(always)]
     fn member_name(
         &mut self,
@@ -225,7 +227,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         offset: u64,
     ) -> Result<Option<&'input str>> {
         if let (Some(strp), Some(Scope::Composite { .. })) = (layout.strp(die), self.stack.last()) {
-            self.strings.prefetch_name(strp);
             self.unnamed_members.push(UnnamedMember {
                 member: self.open_members.len(),
                 strp,
