@@ -463,6 +463,10 @@ pub struct CuModel<'input, 'arena> {
     /// the name's bytes are in the cache, so that consumers that must
     /// check names (BTF's) look at them only when one is odd.
     pub odd_names: bool,
+    /// Whether some DIE of the unit has a `btf_decl_tag` annotation (only
+    /// clang writes them): consumers that look for decl tags need to go
+    /// through the unit's types and members only when one does.
+    pub decl_tags: bool,
 }
 
 /// `[A-Za-z_.][A-Za-z0-9_.]*`, at most 128 bytes: the names the kernel's

@@ -336,8 +336,10 @@ pub(crate) mod test_support {
             variables: Vec::new(),
             die_count: 0,
             node_offsets: Vec::new(),
-            // Hand-made models: lowering checks every name.
+            // Hand-made models: lowering checks every name, and looks for
+            // tags everywhere.
             odd_names: true,
+            decl_tags: true,
         }
     }
 

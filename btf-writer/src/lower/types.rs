@@ -365,7 +365,10 @@ pub(crate) fn lower_types<'input>(
         types.push(ty);
     }
 
-    if features.decl_tag {
+    // Going through every member of every struct only to find no tag took
+    // 0.7% of btfenc's samples on Debian 6.1's vmlinux, whose gcc writes
+    // none.
+    if features.decl_tag && cu.decl_tags {
         for (index, node) in cu.nodes.iter().enumerate() {
             let (own_tags, members): (&[&str], &[dwarf::model::Member<'_, '_>]) = match node {
                 Node::Composite {

@@ -553,6 +553,9 @@ struct Walker<'a, 'input, 'arena> {
     current_die: u64,
     /// Whether a name that is no C identifier was read (see `note_required_name`).
     odd_names: bool,
+    /// Whether a `btf_decl_tag` annotation was read (the model's
+    /// `decl_tags`).
+    decl_tags: bool,
     /// For each node: the offset of its DIE (the model's `node_offsets`).
     node_offsets: Vec<u64>,
     /// Nodes a reference made before their DIE was read, with the DIE
@@ -608,6 +611,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             first_refs: Vec::new(),
             current_die: 0,
             odd_names: false,
+            decl_tags: false,
             ids,
             stack: Scopes::default(),
             open_members: Vec::new(),

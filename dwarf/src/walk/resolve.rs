@@ -348,6 +348,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             die_count: self.die_count,
             node_offsets: self.node_offsets,
             odd_names: self.odd_names,
+            decl_tags: self.decl_tags,
         })
     }
 

@@ -497,7 +497,10 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 Some(Scope::Annotated {
                     tags: decl_tags, ..
                 }),
-            ) => decl_tags.push(value),
+            ) => {
+                decl_tags.push(value);
+                self.decl_tags = true;
+            }
             _ => {}
         }
         Ok(())
