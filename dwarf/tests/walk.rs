@@ -955,8 +955,7 @@ fn type_units_are_refused_clearly() {
 }
 
 /// A member's name that points past `.debug_str` is an error naming that
-/// member's DIE, although the walk looks member names up only when their
-/// struct closes (see `Walker::member_name`).
+/// member's DIE.
 #[test]
 fn a_member_name_past_debug_str_is_an_error_naming_its_die() {
     let source = "struct holder { int zz_first_member_name; int zz_second_member_name; } h;\n\

@@ -3,7 +3,6 @@
 
 use super::scope::{AnnotationTarget, Scope};
 use super::Walker;
-use crate::error::Result;
 use crate::model::Node;
 
 /// `items` copied into `arena`, or the empty slice without a call: most
@@ -20,7 +19,7 @@ fn copied<'arena, T: Copy>(arena: &'arena bumpalo::Bump, items: &[T]) -> &'arena
 
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Finishes a scope whose children have all been read.
-    pub(super) fn close(&mut self, scope: Scope<'input, 'arena>) -> Result<()> {
+    pub(super) fn close(&mut self, scope: Scope<'input, 'arena>) {
         match scope {
             Scope::Skip | Scope::Leaf | Scope::Unit | Scope::Body => {}
             Scope::Function {
@@ -48,10 +47,8 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 byte_size,
                 declaration,
                 first_member,
-                first_unnamed,
                 decl_tags,
             } => {
-                self.name_members(first_unnamed)?;
                 let members = copied(
                     self.arena,
                     self.open_members.get(first_member..).unwrap_or(&[]),
@@ -125,7 +122,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             }
             Scope::Annotated { target, tags } => {
                 if tags.is_empty() {
-                    return Ok(());
+                    return;
                 }
                 let tags = self.arena.alloc_slice_copy(&tags);
                 match (target, self.stack.last_mut()) {
@@ -152,6 +149,5 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 }
             }
         }
-        Ok(())
     }
 }

@@ -8,18 +8,6 @@ use super::Walker;
 use crate::error::Result;
 use crate::model::{Member, Node, Param, TypeRef};
 
-/// A member on `Walker::open_members` whose `.debug_str` name is still to
-/// be looked up (see [`Walker::member_name`]).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct UnnamedMember {
-    /// Its index in `open_members`.
-    member: usize,
-    /// Its name's offset in `.debug_str`.
-    strp: usize,
-    /// Its DIE, for errors.
-    die: u64,
-}
-
 impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
     /// Handles a DIE read through its [layout](super::layout), making what
     /// [`Walker::visit`] makes of the same attributes, and opens the scope
@@ -61,7 +49,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             // What `visit` makes of a lexical block.
             Kind::Block => Scope::Body,
             Kind::Member => {
-                let name = self.member_name(layout, &die, offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets of at most four bytes: in bits they cannot overflow.
                 let bit_offset = layout.location(&die) << 3;
@@ -77,7 +65,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
                 return Ok(true);
             }
             Kind::Bitfield => {
-                let name = self.member_name(layout, &die, offset)?;
+                let name = self.fixed_name(layout, &die, offset)?;
                 let ty = self.fixed_type(layout.ty(&die));
                 // Offsets and bitfield positions of at most four bytes: in
                 // bits their sum cannot overflow.
@@ -158,7 +146,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
         if has_children {
             self.stack.push(scope);
         } else {
-            self.close(scope)?;
+            self.close(scope);
         }
         Ok(true)
     }
@@ -203,73 +191,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             return Ok(None);
         }
         self.fixed_name_slowly(layout.name(die), offset)
-    }
-
-    /// [`Walker::fixed_name`] of a member about to be pushed on
-    /// `open_members`, except that a `.debug_str` name is left `None` and
-    /// looked up only when the aggregate closes ([`Walker::name_members`]).
-    ///
-    /// Why: the names are at random places of a `.debug_str` whose
-    /// [`NameBits`](crate::strings) (870 KB on Debian 6.1's vmlinux) do not
-    /// stay in a core's cache, and looked up at once each member's lookup
-    /// stalled the walk until its bits arrived: that one load took 5% of
-    /// btfenc's samples (`perf`, cpu clock). Looked up one after another
-    /// at the close, the lookups of an aggregate's members depend on each
-    /// other in nothing, and their loads overlap: 2.4% more instructions
-    /// (cachegrind), but 4.9% less CPU time (10 alternating pairs, `-j`).
-    /// Prefetching each name's bits as the member is read as well made no
-    /// difference (10 more pairs).
-    #[inline(always)]
-    fn member_name(
-        &mut self,
-        layout: &Layout,
-        die: &Die<'input>,
-        offset: u64,
-    ) -> Result<Option<&'input str>> {
-        if let (Some(strp), Some(Scope::Composite { .. })) = (layout.strp(die), self.stack.last()) {
-            self.unnamed_members.push(UnnamedMember {
-                member: self.open_members.len(),
-                strp,
-                die: offset,
-            });
-            return Ok(None);
-        }
-        self.fixed_name(layout, die, offset)
-    }
-
-    /// Names the members whose names [`Walker::member_name`] left for
-    /// later, from `first_unnamed` on in `unnamed_members`: those of the
-    /// aggregate closing (one nested in it closed before it).
-    #[inline(always)]
-    pub(super) fn name_members(&mut self, first_unnamed: usize) -> Result<()> {
-        if first_unnamed >= self.unnamed_members.len() {
-            return Ok(());
-        }
-        let pending = std::mem::take(&mut self.unnamed_members);
-        let named = self.name_pending(pending.get(first_unnamed..).unwrap_or(&[]));
-        self.unnamed_members = pending;
-        self.unnamed_members.truncate(first_unnamed);
-        named
-    }
-
-    fn name_pending(&mut self, pending: &[UnnamedMember]) -> Result<()> {
-        for &UnnamedMember { member, strp, die } in pending {
-            let name = match self.debug_str_noted(strp) {
-                Some(text) => text,
-                None => self
-                    .fixed_name_slowly(
-                        Some(gimli::AttributeValue::DebugStrRef(gimli::DebugStrOffset(
-                            strp,
-                        ))),
-                        die,
-                    )?
-                    .unwrap_or(""),
-            };
-            if let Some(member) = self.open_members.get_mut(member) {
-                member.name = Some(name);
-            }
-        }
-        Ok(())
     }
 
     /// [`Walker::fixed_name`] for the other cases, and for errors.

@@ -525,9 +525,6 @@ struct Walker<'a, 'input, 'arena> {
     /// the whole unit instead of one growing list per aggregate (nested
     /// aggregates close before their parent takes more members).
     open_members: Vec<Member<'input, 'arena>>,
-    /// Members of `open_members` whose names are still to be looked up,
-    /// in order (see [`Walker::member_name`]).
-    unnamed_members: Vec<fixed::UnnamedMember>,
     /// Parameters of the open function types, innermost last, likewise.
     open_params: Vec<Param<'input, 'arena>>,
     /// Parameters of the open functions, innermost last, likewise.
@@ -615,7 +612,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             ids,
             stack: Scopes::default(),
             open_members: Vec::new(),
-            unnamed_members: Vec::new(),
             open_params: Vec::new(),
             open_function_params: Vec::new(),
             functions: Vec::with_capacity(expected(370)),
@@ -665,7 +661,7 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             let Some(abbrev) = abbrev else {
                 // A null entry ends the innermost open list of children.
                 if let Some(scope) = self.stack.pop() {
-                    self.close(scope)?;
+                    self.close(scope);
                 }
                 if self.stack.is_empty() {
                     self.check_unit_end(&entries, root_offset)?;
@@ -733,13 +729,13 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             if abbrev.has_children {
                 self.stack.push(scope);
             } else {
-                self.close(scope)?;
+                self.close(scope);
             }
         }
         // A truncated unit leaves scopes open: close them so that what was
         // read is not lost, the caller already got every DIE there was.
         while let Some(scope) = self.stack.pop() {
-            self.close(scope)?;
+            self.close(scope);
         }
         Ok(())
     }

@@ -52,9 +52,6 @@ pub(super) enum Scope<'input, 'arena> {
         declaration: bool,
         /// Where this aggregate's members start in `Walker::open_members`.
         first_member: usize,
-        /// Where its members whose names are still to be looked up start
-        /// in `Walker::unnamed_members`.
-        first_unnamed: usize,
         decl_tags: Vec<&'input str>,
     },
     Enum(PendingEnum<'input, 'arena>),

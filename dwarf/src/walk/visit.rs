@@ -253,7 +253,6 @@ impl<'a, 'input, 'arena> Walker<'a, 'input, 'arena> {
             byte_size,
             declaration,
             first_member: self.open_members.len(),
-            first_unnamed: self.unnamed_members.len(),
             decl_tags: Vec::new(),
         }
     }
