@@ -539,7 +539,7 @@ impl KnownTypes {
     /// Starts loading the slot where a lookup of `shape` begins (see
     /// [`shapes`]): a hint, with no effect on any result.
     #[inline(always)]
-    pub fn prefetch(&self, shape: Shape) {
+    fn prefetch(&self, shape: Shape) {
         let Some(mask) = self.slot_count().checked_sub(1) else {
             return;
         };
