@@ -532,6 +532,14 @@ impl KnownTypes {
         self.words.len() / 2
     }
 
+    /// The mask of slot indexes, and the slot where probing for `shape`
+    /// starts; `None` for a registry of no slots.
+    #[inline(always)]
+    fn home(&self, shape: Shape) -> Option<(usize, usize)> {
+        let mask = self.slot_count().checked_sub(1)?;
+        Some((mask, (shape.1 as usize) & mask))
+    }
+
     fn first_word(shape: Shape) -> u64 {
         shape.0 | 1 << 63
     }
@@ -540,10 +548,9 @@ impl KnownTypes {
     /// [`shapes`]): a hint, with no effect on any result.
     #[inline(always)]
     fn prefetch(&self, shape: Shape) {
-        let Some(mask) = self.slot_count().checked_sub(1) else {
+        let Some((_, at)) = self.home(shape) else {
             return;
         };
-        let at = (shape.1 as usize) & mask;
         if let Some(word) = self.words.get(2 * at) {
             crate::cache_hint::prefetch(word);
         }
@@ -552,9 +559,8 @@ impl KnownTypes {
     /// The table id filed under `shape`, if any.
     #[inline]
     pub fn get(&self, shape: Shape) -> Option<u32> {
-        let mask = self.slot_count().checked_sub(1)?;
+        let (mask, mut at) = self.home(shape)?;
         let first = Self::first_word(shape);
-        let mut at = (shape.1 as usize) & mask;
         loop {
             let word = self.words.get(2 * at)?.load(Ordering::Acquire);
             if word == 0 {
@@ -575,14 +581,13 @@ impl KnownTypes {
     /// two filing one shape at once may both file it (a lookup then finds
     /// one of the two).
     pub fn file(&self, shape: Shape, id: u32) {
-        let Some(mask) = self.slot_count().checked_sub(1) else {
+        let Some((mask, mut at)) = self.home(shape) else {
             return;
         };
         if (self.filed.load(Ordering::Relaxed) + 1) * 4 > self.slot_count() * 3 {
             return;
         }
         let first = Self::first_word(shape);
-        let mut at = (shape.1 as usize) & mask;
         loop {
             let (Some(head), Some(rest)) = (self.words.get(2 * at), self.words.get(2 * at + 1))
             else {
