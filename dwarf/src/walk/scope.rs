@@ -186,6 +186,13 @@ impl<'input, 'arena> Scopes<'input, 'arena> {
     /// none is open).
     #[inline(always)]
     pub(super) fn wants(&self, wanted_in: u16) -> bool {
+        // `last_mut` lets a caller collect into the innermost scope; one
+        // that replaced it would leave `top_wants` stale.
+        debug_assert_eq!(
+            self.top_wants,
+            self.open.last().map_or(0, Scope::wants_bit),
+            "the innermost scope changed kind without a push or pop"
+        );
         wanted_in & self.top_wants != 0
     }
 }
@@ -243,5 +250,38 @@ fn wants(class: Wants, tag: dw::DwTag) -> bool {
             )
         }
         Wants::Annotations => tag == DW_TAG_LLVM_ANNOTATION,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_innermost_bit_follows_pushes_and_pops() {
+        let mut scopes = Scopes::default();
+        assert!(!scopes.wants(u16::MAX));
+        scopes.push(Scope::Unit);
+        scopes.push(Scope::Body);
+        assert!(scopes.wants(Scope::Body.wants_bit()));
+        assert!(!scopes.wants(Scope::Unit.wants_bit()));
+        scopes.pop();
+        assert!(scopes.wants(Scope::Unit.wants_bit()));
+        scopes.pop();
+        assert!(!scopes.wants(u16::MAX));
+    }
+
+    /// Replacing the innermost scope through `last_mut` bypasses the bit;
+    /// debug builds catch it at the next test.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "changed kind without a push or pop")]
+    fn a_scope_replaced_in_place_is_caught() {
+        let mut scopes = Scopes::default();
+        scopes.push(Scope::Unit);
+        if let Some(top) = scopes.last_mut() {
+            *top = Scope::Body;
+        }
+        scopes.wants(0);
     }
 }
